@@ -1,0 +1,3 @@
+//! Command implementations: the only place that wires modules together.
+
+pub mod serve;

@@ -1,0 +1,61 @@
+//! `ppcert serve`: the sandbox standalone, until Ctrl-C.
+
+use std::time::Duration;
+
+use crate::Failure;
+use crate::cli::ServeArgs;
+use crate::exit_codes;
+use crate::sandbox::{Layout, Sandbox, SandboxOptions, random_token};
+
+/// Turns `serve`'s flags into sandbox options, refusing a non-loopback address.
+pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
+    if !args.addr.ip().is_loopback() {
+        return Err(Failure::usage(format!(
+            "--addr {}: the sandbox listens on loopback only (127.0.0.0/8 or [::1])",
+            args.addr
+        )));
+    }
+    Ok(SandboxOptions {
+        addr: args.addr,
+        token: args.token.clone().unwrap_or_else(random_token),
+        latency: Duration::from_millis(args.latency_ms),
+        jitter: Duration::from_millis(args.jitter_ms),
+        rate_limit_every: args.rate_limit_every,
+        retry_after_secs: args.retry_after_secs,
+        unavailable_every: args.unavailable_every,
+        drop_every: args.drop_every,
+        production: args.production,
+        layout: Layout {
+            wrap: !args.unwrapped,
+            contracts: args.contracts_layout,
+            update_status: args.update_status,
+            price_delta: args.delta_shape,
+            delete_status: args.delete_status,
+        },
+        claim_step: Duration::from_millis(args.claim_step_ms),
+    })
+}
+
+pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
+    let options = options(&args)?;
+    let sandbox = Sandbox::start(options).await.map_err(|e| {
+        Failure::new(
+            exit_codes::USAGE,
+            format!("cannot listen on {}: {e}", args.addr),
+        )
+    })?;
+    // The sandbox's own development token is printed on purpose: it is how a partner talks to it.
+    println!("ppcert sandbox listening on {}", sandbox.base_url());
+    println!("token: {}", sandbox.token());
+    println!("OpenAPI document: {}/openapi.json", sandbox.base_url());
+    eprintln!("press Ctrl-C to stop");
+    let _ = tokio::signal::ctrl_c().await;
+    eprintln!("stopping: letting in-flight requests finish");
+    sandbox.shutdown().await.map_err(|e| {
+        Failure::new(
+            exit_codes::USAGE,
+            format!("sandbox stopped with an error: {e}"),
+        )
+    })?;
+    Ok(exit_codes::SUCCESS)
+}

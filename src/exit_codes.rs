@@ -1,0 +1,16 @@
+//! The process exit codes, a stable contract (DESIGN.md): CI scripts branch on them.
+
+/// Every requirement met (or a non-run command succeeded).
+pub const SUCCESS: u8 = 0;
+/// The run finished, but a requirement was not met or a step failed; `verify` found a change.
+pub const REQUIREMENT_NOT_MET: u8 = 1;
+/// Usage, config or scenario error: nothing was sent.
+pub const USAGE: u8 = 2;
+/// The token was rejected (401 on the first call).
+pub const TOKEN_REJECTED: u8 = 3;
+/// The target could not be reached.
+pub const UNREACHABLE: u8 = 4;
+/// Refused by the production guard: the scenario would create contracts or claims in production.
+pub const PRODUCTION_GUARD: u8 = 5;
+/// Interrupted (Ctrl-C); the bundle is still written, marked incomplete.
+pub const INTERRUPTED: u8 = 130;

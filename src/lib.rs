@@ -1,0 +1,63 @@
+//! ppcert: the staging certification runner for the Partner Protection API.
+//!
+//! Data flows one way: cli → config + scenario → datagen → engine → journal → evidence →
+//! report. The sandbox is the default target and shares only the API models.
+
+pub mod cli;
+mod commands;
+pub mod exit_codes;
+pub mod models;
+pub mod sandbox;
+
+use cli::{Cli, Command};
+
+/// A command's failure: the exit code it maps to and what to tell the user.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    pub fn new(code: u8, error: impl std::fmt::Display) -> Self {
+        Failure {
+            code,
+            error: anyhow::anyhow!("{error}"),
+        }
+    }
+
+    /// A usage, config or scenario error (exit 2).
+    pub fn usage(error: impl std::fmt::Display) -> Self {
+        Failure {
+            code: exit_codes::USAGE,
+            error: anyhow::anyhow!("{error}"),
+        }
+    }
+}
+
+/// Runs one command to completion and returns the process exit code.
+pub fn run(cli: Cli) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit_codes::USAGE;
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("error: {:#}", failure.error);
+            failure.code
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<u8, Failure> {
+    match cli.command {
+        Command::Serve(args) => commands::serve::serve(args).await,
+    }
+}

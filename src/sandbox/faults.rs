@@ -1,0 +1,123 @@
+//! Request gates of the sandbox: bearer-token check, latency, and injected faults
+//! (429, 503, lost responses) for testing clients.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rand::RngExt;
+
+use super::Shared;
+use super::validate::ApiFailure;
+
+/// Spec §5: exactly `Authorization: Bearer <token>`, else 401.
+pub async fn authorize(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let expected = format!("Bearer {}", shared.options.token);
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    if given != Some(expected.as_bytes()) {
+        let message = if given.is_none() {
+            "missing bearer token"
+        } else {
+            "invalid bearer token"
+        };
+        return ApiFailure::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message).into_response();
+    }
+    if request_has_body(request.method()) && !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        return ApiFailure::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UNSUPPORTED_MEDIA_TYPE",
+            "Content-Type must be application/json",
+        )
+        .into_response();
+    }
+    next.run(request).await
+}
+
+fn request_has_body(method: &Method) -> bool {
+    method == Method::POST || method == Method::PATCH
+}
+
+fn is_json(value: Option<&HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn every(n: Option<u64>, count: u64) -> bool {
+    n.is_some_and(|n| n > 0 && count.is_multiple_of(n))
+}
+
+/// Latency, then the configured faults. 429 and 503 refuse before processing; a dropped
+/// response is processed first, so the client cannot know whether it took effect.
+pub async fn inject(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let options = &shared.options;
+    let delay = options.latency + jitter(options.jitter);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let count = shared.requests.fetch_add(1, Ordering::Relaxed) + 1;
+    if every(options.rate_limit_every, count) {
+        let mut response = ApiFailure::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "RATE_LIMITED",
+            "too many requests",
+        )
+        .into_response();
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(options.retry_after_secs),
+        );
+        return response;
+    }
+    if every(options.unavailable_every, count) {
+        return ApiFailure::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "UNAVAILABLE",
+            "service unavailable",
+        )
+        .into_response();
+    }
+    let is_post = request.method() == Method::POST;
+    let response = next.run(request).await;
+    if is_post
+        && every(
+            options.drop_every,
+            shared.posts.fetch_add(1, Ordering::Relaxed) + 1,
+        )
+    {
+        return lost_response();
+    }
+    response
+}
+
+fn jitter(max: std::time::Duration) -> std::time::Duration {
+    if max.is_zero() {
+        return max;
+    }
+    let micros = rand::rng().random_range(0..=max.as_micros() as u64);
+    std::time::Duration::from_micros(micros)
+}
+
+/// A response whose body fails at once: the server closes the connection, so the client sees
+/// its request vanish without a complete answer.
+fn lost_response() -> Response {
+    let failing = futures_util::stream::once(async {
+        Err::<axum::body::Bytes, _>(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "response dropped by fault injection",
+        ))
+    });
+    Response::new(Body::from_stream(failing))
+}

@@ -1,0 +1,181 @@
+//! HTTP handlers of the sandbox: parse, apply the store's rules, and shape the response in the
+//! configured layout.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+use super::validate::{self, ApiFailure, parse_data};
+use super::{ContractsLayout, DeltaShape, Layout, Shared};
+use crate::models::{
+    ClaimRequest, FlightCancellationReport, QuoteRequest, SubscriptionRequest, UpdateRequest,
+};
+
+/// The OpenAPI 3.1 document of exactly what the sandbox serves.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+fn reply(layout: &Layout, status: StatusCode, body: Value) -> Response {
+    let body = if layout.wrap {
+        json!({ "data": body })
+    } else {
+        body
+    };
+    (status, Json(body)).into_response()
+}
+
+fn status(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::OK)
+}
+
+fn delta_value(layout: &Layout, delta: f64, currency: &str) -> Value {
+    match layout.price_delta {
+        DeltaShape::Number => json!(delta),
+        DeltaShape::String => json!(format!("{delta:.2}")),
+        DeltaShape::Object => json!({ "amount": delta, "currency": currency }),
+    }
+}
+
+pub async fn create_quote(
+    State(shared): State<Arc<Shared>>,
+    body: Bytes,
+) -> Result<Response, ApiFailure> {
+    let quote: QuoteRequest = parse_data(&body)?;
+    if let Some(bn) = &quote.booking_number {
+        validate::check_booking_number(bn, "data.bookingNumber")?;
+    }
+    let facts = validate::check_quote(&quote, shared.now())?;
+    let created = shared.store().create_quote(quote, facts)?;
+    let layout = &shared.options.layout;
+    let mut value = json!({
+        "id": created.id,
+        "reference": created.reference,
+        "price": { "amount": created.price, "currency": created.currency },
+        "productTypes": created.product_types,
+    });
+    if let Some(bn) = created.booking_number {
+        value["bookingNumber"] = json!(bn);
+    }
+    if let Some(delta) = created.price_delta {
+        value["priceDelta"] = delta_value(layout, delta, &created.currency);
+    }
+    Ok(reply(layout, StatusCode::CREATED, value))
+}
+
+pub async fn delete_quote(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiFailure> {
+    shared.store().delete_quote(&id)?;
+    let layout = &shared.options.layout;
+    if layout.delete_status == 204 {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    Ok(reply(
+        layout,
+        status(layout.delete_status),
+        json!({ "id": id, "status": "DELETED" }),
+    ))
+}
+
+pub async fn subscribe(
+    State(shared): State<Arc<Shared>>,
+    body: Bytes,
+) -> Result<Response, ApiFailure> {
+    let request: SubscriptionRequest = parse_data(&body)?;
+    let now = shared.now();
+    let created = shared.store().subscribe(request, now)?;
+    Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
+}
+
+pub async fn update(
+    State(shared): State<Arc<Shared>>,
+    Path(booking_number): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiFailure> {
+    let now = shared.now();
+    // An unknown booking or an expired contract is reported before the body is judged.
+    shared.store().contracts_exist(&booking_number, now)?;
+    let request: UpdateRequest = parse_data(&body)?;
+    let (mut value, delta) = shared.store().update(&booking_number, request, now)?;
+    let layout = &shared.options.layout;
+    let currency = value["price"]["currency"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    value["priceDelta"] = delta_value(layout, delta, &currency);
+    Ok(reply(layout, status(layout.update_status), value))
+}
+
+pub async fn contracts(
+    State(shared): State<Arc<Shared>>,
+    Path(booking_number): Path<String>,
+) -> Result<Response, ApiFailure> {
+    let now = shared.now();
+    let rules = shared.rules();
+    let contracts = shared.store().contracts_of(&booking_number, now, rules)?;
+    let layout = &shared.options.layout;
+    let body = match layout.contracts {
+        ContractsLayout::List => Value::Array(contracts.into_iter().map(|(_, c)| c).collect()),
+        ContractsLayout::ByType | ContractsLayout::Nested => {
+            let mut groups = Map::new();
+            for (product_type, contract) in contracts {
+                let group = groups
+                    .entry(product_type)
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(items) = group {
+                    items.push(contract);
+                }
+            }
+            if layout.contracts == ContractsLayout::Nested {
+                json!({ "bookingNumber": booking_number, "contracts": groups })
+            } else {
+                Value::Object(groups)
+            }
+        }
+    };
+    Ok(reply(layout, StatusCode::OK, body))
+}
+
+pub async fn claim(
+    State(shared): State<Arc<Shared>>,
+    Path(contract_id): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiFailure> {
+    // A missing contract is a 404 whatever the body says.
+    shared.store().contract_exists(&contract_id)?;
+    let request: ClaimRequest = parse_data(&body)?;
+    let now = shared.now();
+    let rules = shared.rules();
+    let created = shared.store().claim(&contract_id, request, now, rules)?;
+    Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
+}
+
+pub async fn report_flight_cancellation(
+    State(shared): State<Arc<Shared>>,
+    body: Bytes,
+) -> Result<Response, ApiFailure> {
+    let report: FlightCancellationReport = parse_data(&body)?;
+    let created = shared.store().report_flight_cancellation(report)?;
+    Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
+}
+
+pub async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+pub async fn not_found() -> ApiFailure {
+    ApiFailure::new(StatusCode::NOT_FOUND, "NOT_FOUND", "no such endpoint")
+}
+
+pub async fn method_not_allowed() -> ApiFailure {
+    ApiFailure::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "METHOD_NOT_ALLOWED",
+        "method not allowed on this endpoint",
+    )
+}

@@ -1,0 +1,271 @@
+//! The embedded staging simulator: a strict, in-memory Partner Protection API on loopback.
+//!
+//! Started by [`Sandbox::start`] (for `ppcert run` and tests) or by `ppcert serve`.
+
+mod faults;
+mod handlers;
+mod store;
+pub mod validate;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{get, patch, post};
+use chrono::{DateTime, Utc};
+use rand::RngExt;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::models::Operation;
+pub use store::{FRAUD_WINDOW_HOURS, PRODUCT_RATE};
+
+/// Response layouts for the points the spec leaves open, so clients can be tested against each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Wrap response bodies in `{"data": ...}`.
+    pub wrap: bool,
+    pub contracts: ContractsLayout,
+    /// Success status of PATCH /subscriptions/{bookingNumber}: 200 or 201.
+    pub update_status: u16,
+    pub price_delta: DeltaShape,
+    /// Success status of DELETE /quotes/{id}: 200, 202 or 204.
+    pub delete_status: u16,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            wrap: true,
+            contracts: ContractsLayout::ByType,
+            update_status: 201,
+            price_delta: DeltaShape::Number,
+            delete_status: 204,
+        }
+    }
+}
+
+/// How GET /subscriptions/{bookingNumber}/contracts groups contracts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContractsLayout {
+    /// `{"WITHDRAWAL": [...], ...}`
+    ByType,
+    /// `{"contracts": {"WITHDRAWAL": [...]}}`
+    Nested,
+    /// `[{"productType": "WITHDRAWAL", ...}]`
+    List,
+}
+
+/// How `priceDelta` is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeltaShape {
+    /// `12.5`
+    Number,
+    /// `"12.50"`
+    String,
+    /// `{"amount": 12.5, "currency": "EUR"}`
+    Object,
+}
+
+/// Everything `ppcert serve` and tests can set.
+#[derive(Debug, Clone)]
+pub struct SandboxOptions {
+    pub addr: SocketAddr,
+    pub token: String,
+    pub latency: Duration,
+    pub jitter: Duration,
+    /// Answer 429 (with `Retry-After`) to every Nth request.
+    pub rate_limit_every: Option<u64>,
+    pub retry_after_secs: u64,
+    /// Answer 503 to every Nth request.
+    pub unavailable_every: Option<u64>,
+    /// Process every Nth POST, then cut the connection instead of answering.
+    pub drop_every: Option<u64>,
+    /// Production mode: `claimDate` is refused.
+    pub production: bool,
+    pub layout: Layout,
+    /// How long a claim with bank details stays in each status before moving on.
+    pub claim_step: Duration,
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        SandboxOptions {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token: random_token(),
+            latency: Duration::ZERO,
+            jitter: Duration::ZERO,
+            rate_limit_every: None,
+            retry_after_secs: 1,
+            unavailable_every: None,
+            drop_every: None,
+            production: false,
+            layout: Layout::default(),
+            claim_step: Duration::from_secs(2),
+        }
+    }
+}
+
+/// A fresh random bearer token for a sandbox.
+pub fn random_token() -> String {
+    let mut rng = rand::rng();
+    let bytes: [u8; 24] = rng.random();
+    format!(
+        "sbx_{}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+/// State shared by the sandbox's handlers.
+pub(crate) struct Shared {
+    store: Mutex<store::Store>,
+    options: SandboxOptions,
+    clock_offset: Mutex<chrono::Duration>,
+    requests: AtomicU64,
+    posts: AtomicU64,
+}
+
+impl Shared {
+    fn store(&self) -> MutexGuard<'_, store::Store> {
+        // A panicking handler cannot leave the store half-written (every mutation happens after
+        // all checks), so a poisoned lock is still safe to use.
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now() + *self.clock_offset.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn rules(&self) -> store::Rules {
+        store::Rules {
+            production: self.options.production,
+            claim_step: chrono::Duration::from_std(self.options.claim_step)
+                .unwrap_or(chrono::Duration::MAX),
+        }
+    }
+}
+
+/// A running sandbox on loopback; dropped or [`Sandbox::shutdown`], it stops serving.
+pub struct Sandbox {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Sandbox {
+    /// Binds `options.addr` (port 0 for an ephemeral port) and serves in the background.
+    pub async fn start(options: SandboxOptions) -> std::io::Result<Sandbox> {
+        let listener = tokio::net::TcpListener::bind(options.addr).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            store: Mutex::new(store::Store::new(rand::rng().random())),
+            options,
+            clock_offset: Mutex::new(chrono::Duration::zero()),
+            requests: AtomicU64::new(0),
+            posts: AtomicU64::new(0),
+        });
+        let app = router(shared.clone());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(Sandbox {
+            addr,
+            shared,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, with no trailing slash.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn token(&self) -> &str {
+        &self.shared.options.token
+    }
+
+    pub fn options(&self) -> &SandboxOptions {
+        &self.shared.options
+    }
+
+    /// The sandbox's own count of successful operations per kind (responses lost included).
+    pub fn counts(&self) -> BTreeMap<Operation, u64> {
+        self.shared.store().counts()
+    }
+
+    /// Moves the sandbox's clock forward, to test time rules (contract validity, claim status).
+    pub fn advance_clock(&self, by: chrono::Duration) {
+        *self
+            .shared
+            .clock_offset
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) += by;
+    }
+
+    /// Stops accepting, lets in-flight requests finish, and waits for the server to end.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.task.take() {
+            Some(task) => task.await.unwrap_or_else(|e| Err(std::io::Error::other(e))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    let api = Router::new()
+        .route("/quotes", post(handlers::create_quote))
+        .route(
+            "/quotes/{id}",
+            axum::routing::delete(handlers::delete_quote),
+        )
+        .route("/subscriptions", post(handlers::subscribe))
+        .route("/subscriptions/{booking_number}", patch(handlers::update))
+        .route(
+            "/subscriptions/{booking_number}/contracts",
+            get(handlers::contracts),
+        )
+        .route("/contracts/{contract_id}/claims", post(handlers::claim))
+        .route(
+            "/flight-cancellations",
+            post(handlers::report_flight_cancellation),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            faults::authorize,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            faults::inject,
+        ));
+    Router::new()
+        .route("/openapi.json", get(handlers::openapi))
+        .merge(api)
+        .fallback(handlers::not_found)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .with_state(shared)
+}
