@@ -23,6 +23,31 @@ pub struct Cli {
 pub enum Command {
     /// Run the embedded staging simulator ("sandbox") standalone, until Ctrl-C.
     Serve(ServeArgs),
+    /// Print generated booking data as JSON: what a run would send.
+    Generate(GenerateArgs),
+}
+
+/// Options of `ppcert generate`.
+#[derive(Debug, Args, Clone)]
+pub struct GenerateArgs {
+    /// Data generation seed; the same seed and start give the same bytes [default: random].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// How many bookings.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub count: u64,
+    /// The instant dates are relative to (RFC 3339) [default: today, 00:00 UTC].
+    #[arg(long, value_parser = parse_instant)]
+    pub start: Option<chrono::DateTime<chrono::Utc>>,
+    /// Flight plans per booking; 2 or more gives multi-planning bookings.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=5))]
+    pub flight_plans: u32,
+}
+
+fn parse_instant(value: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    chrono::DateTime::parse_from_rfc3339(value)
+        .map(|at| at.with_timezone(&chrono::Utc))
+        .map_err(|e| format!("`{value}` is not an RFC 3339 date-time with offset: {e}"))
 }
 
 /// Options of `ppcert serve`.

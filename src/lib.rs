@@ -5,6 +5,7 @@
 
 pub mod cli;
 mod commands;
+pub mod datagen;
 pub mod exit_codes;
 pub mod models;
 pub mod sandbox;
@@ -59,5 +60,6 @@ pub fn run(cli: Cli) -> u8 {
 async fn dispatch(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Serve(args) => commands::serve::serve(args).await,
+        Command::Generate(args) => commands::generate::generate(args),
     }
 }

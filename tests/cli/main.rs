@@ -2,6 +2,7 @@
 //! port, through real HTTP or the real `ppcert` binary.
 
 mod common;
+mod datagen;
 mod sandbox;
 mod sandbox_claims;
 mod sandbox_options;

@@ -1,0 +1,100 @@
+//! Booking changes for update quotes, each with the sign of `priceDelta` it must produce.
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{Booking, first_departure_date, flights, people, round_cents};
+
+/// A change to a booking that an update sends in full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mutation {
+    PriceUp,
+    PriceDown,
+    AddTraveler,
+    RemoveTraveler,
+    MoveFlights,
+}
+
+impl Mutation {
+    pub const ALL: [Mutation; 5] = [
+        Mutation::PriceUp,
+        Mutation::PriceDown,
+        Mutation::AddTraveler,
+        Mutation::RemoveTraveler,
+        Mutation::MoveFlights,
+    ];
+}
+
+/// The expected sign of the product price change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sign {
+    Positive,
+    Negative,
+    Zero,
+}
+
+impl Sign {
+    pub fn of(value: f64) -> Sign {
+        if value > 0.0 {
+            Sign::Positive
+        } else if value < 0.0 {
+            Sign::Negative
+        } else {
+            Sign::Zero
+        }
+    }
+}
+
+/// The complete new booking, the mutation actually applied, and the delta sign it implies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Update {
+    pub booking: Booking,
+    pub mutation: Mutation,
+    pub expected_delta: Sign,
+}
+
+/// Applies `mutation`; removing the only traveler of a plan lowers the price instead.
+pub fn apply(rng: &mut ChaCha8Rng, booking: &Booking, mutation: Mutation) -> Update {
+    let mut booking = booking.clone();
+    let mutation = match mutation {
+        Mutation::RemoveTraveler if booking.plans[0].travelers.len() < 2 => Mutation::PriceDown,
+        other => other,
+    };
+    let plan = &mut booking.plans[0];
+    let expected_delta = match mutation {
+        Mutation::PriceUp => {
+            plan.price = round_cents(plan.price * rng.random_range(1.1..1.5));
+            Sign::Positive
+        }
+        Mutation::PriceDown => {
+            plan.price = round_cents(plan.price * rng.random_range(0.6..0.9));
+            Sign::Negative
+        }
+        Mutation::AddTraveler => {
+            let per_traveler = plan.price / plan.travelers.len() as f64;
+            let date = first_departure_date(&plan.journeys)
+                .unwrap_or_else(|| chrono::Utc::now().date_naive());
+            plan.travelers.push(people::adult(rng, date));
+            plan.price = round_cents(plan.price + per_traveler);
+            Sign::Positive
+        }
+        Mutation::RemoveTraveler => {
+            let per_traveler = plan.price / plan.travelers.len() as f64;
+            plan.travelers.pop();
+            plan.price = round_cents(plan.price - per_traveler);
+            Sign::Negative
+        }
+        Mutation::MoveFlights => {
+            flights::shift_journeys(&mut plan.journeys, rng.random_range(1..=7));
+            Sign::Zero
+        }
+    };
+    Update {
+        booking,
+        mutation,
+        expected_delta,
+    }
+}

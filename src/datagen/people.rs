@@ -1,0 +1,108 @@
+//! Travelers, clients and refund beneficiaries: plausible people who can never receive mail.
+
+use chrono::{Months, NaiveDate};
+use fake::Fake;
+use fake::faker::name::en::{FirstName, LastName};
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use crate::models::{ADULT, Beneficiary, Client, Traveler};
+
+/// Reserved for documentation (RFC 2606): no real mailbox is ever written to.
+const EMAIL_DOMAINS: [&str; 3] = ["example.com", "example.org", "example.net"];
+
+/// An adult who is 18 to 85 years old on the departure date.
+pub fn adult(rng: &mut ChaCha8Rng, departure: NaiveDate) -> Traveler {
+    let age: u32 = rng.random_range(18..=84);
+    let birthday = departure
+        .checked_sub_months(Months::new(12 * age))
+        .expect("date in range");
+    // Up to 360 days before the birthday keeps the age at departure within [age, age + 1).
+    let birthdate = birthday - chrono::Duration::days(rng.random_range(0..=360));
+    Traveler {
+        age_range: ADULT.to_string(),
+        birthdate: birthdate.format("%Y-%m-%d").to_string(),
+        first_name: FirstName().fake_with_rng(rng),
+        last_name: LastName().fake_with_rng(rng),
+    }
+}
+
+fn ascii_slug(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_lowercase()
+}
+
+/// The booker is the first traveler, reachable only at a reserved example domain.
+pub fn client(rng: &mut ChaCha8Rng, booker: &Traveler) -> Client {
+    let domain = EMAIL_DOMAINS[rng.random_range(0..EMAIL_DOMAINS.len())];
+    let tag: u16 = rng.random_range(1..1000);
+    Client {
+        email: format!(
+            "{}.{}{tag}@{domain}",
+            ascii_slug(&booker.first_name),
+            ascii_slug(&booker.last_name)
+        ),
+        firstname: booker.first_name.clone(),
+        lastname: booker.last_name.clone(),
+    }
+}
+
+/// Countries beneficiaries bank in: ISO code, a bank code for the BIC, and the BBAN shape
+/// (`n` digit, `a` upper-case letter) of that country's IBAN registry entry.
+const BANKS: [(&str, &str, &str); 5] = [
+    ("DE", "DEUT", "nnnnnnnnnnnnnnnnnn"),
+    ("NL", "INGB", "aaaannnnnnnnnn"),
+    ("AT", "BKAU", "nnnnnnnnnnnnnnnn"),
+    ("FI", "NDEA", "nnnnnnnnnnnnnn"),
+    ("GB", "BARC", "aaaannnnnnnnnnnnnn"),
+];
+
+/// A refund beneficiary with an IBAN whose mod-97 check digits are right, and a BIC of valid format.
+pub fn beneficiary(rng: &mut ChaCha8Rng, holder: &Client) -> Beneficiary {
+    let (country, bank, shape) = BANKS[rng.random_range(0..BANKS.len())];
+    // Letter positions hold the bank code itself, as real NL and GB account numbers do.
+    let mut bank_letters = bank.chars();
+    let bban: String = shape
+        .chars()
+        .map(|kind| match kind {
+            'a' => bank_letters.next().unwrap_or('X'),
+            _ => char::from(b'0' + rng.random_range(0..10u8)),
+        })
+        .collect();
+    let location: String = (0..2)
+        .map(|_| char::from(b'A' + rng.random_range(0..26u8)))
+        .collect();
+    Beneficiary {
+        name: format!("{} {}", holder.firstname, holder.lastname),
+        iban: iban(country, &bban),
+        bic: format!("{bank}{country}{location}"),
+    }
+}
+
+/// ISO 13616: the check digits make the rearranged number equal 1 modulo 97.
+pub fn iban(country: &str, bban: &str) -> String {
+    let rearranged = format!("{bban}{country}00");
+    let remainder = rearranged.chars().fold(0u32, |acc, c| {
+        let value = c.to_digit(36).expect("alphanumeric");
+        if value >= 10 {
+            (acc * 100 + value) % 97
+        } else {
+            (acc * 10 + value) % 97
+        }
+    });
+    format!("{country}{:02}{bban}", 98 - remainder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iban_check_digits_match_a_published_example() {
+        // The example IBAN of the German registry entry.
+        assert_eq!(iban("DE", "370400440532013000"), "DE89370400440532013000");
+        assert_eq!(iban("GB", "NWBK60161331926819"), "GB29NWBK60161331926819");
+    }
+}
