@@ -21,10 +21,92 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a scenario (default `certification`) and write the evidence bundle.
+    Run(RunArgs),
+    /// POST /quotes once: any answer but 401 means the token is valid (spec §5.3).
+    CheckToken(TargetArgs),
+    /// Check scenario and config files without sending a request.
+    Validate(ValidateArgs),
+    /// List the scenarios found, with description and requirements.
+    Scenarios,
     /// Run the embedded staging simulator ("sandbox") standalone, until Ctrl-C.
     Serve(ServeArgs),
     /// Print generated booking data as JSON: what a run would send.
     Generate(GenerateArgs),
+}
+
+/// Where to send requests, and with which token.
+#[derive(Debug, Args, Clone, Default)]
+pub struct TargetArgs {
+    /// Target API root; may carry a path prefix [default: the embedded sandbox].
+    #[arg(long, env = "PPCERT_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// File holding the bearer token (else $PPCERT_TOKEN); never given as a plain value.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+    /// Config file [default: ./ppcert.toml if present].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Per-request timeout.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: Option<u64>,
+}
+
+/// Options of `ppcert run`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Scenario name (scenarios/NAME.toml, else built in) or path to a scenario file.
+    #[arg(long, default_value = "certification", value_name = "NAME|PATH")]
+    pub scenario: String,
+    /// Where the evidence bundle goes [default: reports/<run-id>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Data generation seed; same seed, same data [default: random, recorded].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Flows in flight at once [default: 4].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub concurrency: Option<u32>,
+    /// Attempts after the first, for retryable failures only [default: 3].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub retries: Option<u32>,
+    /// Multiply every flow's repeat count (load and soak runs).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub scale: u32,
+    /// For partners that do not sell flights: skip flight-cancellation flows and requirements.
+    #[arg(long)]
+    pub no_flight_cancellations: bool,
+    /// Continue an interrupted run from DIR/journal.jsonl.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// First retry delay; later ones double, with jitter.
+    #[arg(long, default_value_t = 250, value_name = "MS", hide = true)]
+    pub backoff_ms: u64,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Output control, shared by the commands that show progress.
+#[derive(Debug, Args, Clone, Default)]
+pub struct OutputArgs {
+    /// Print only the final summary (and errors).
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Plain progress lines instead of bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Color: auto (terminal without NO_COLOR), always, never.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+/// Options of `ppcert validate`.
+#[derive(Debug, Args, Clone)]
+pub struct ValidateArgs {
+    /// Scenario or config files [default: ./ppcert.toml and ./scenarios/*.toml].
+    pub files: Vec<PathBuf>,
 }
 
 /// Options of `ppcert generate`.
@@ -98,6 +180,9 @@ pub struct ServeArgs {
     /// Time a refundable claim stays in each status (ACCEPTED, REFUNDABLE) before moving on.
     #[arg(long, default_value_t = 2000, value_name = "MS")]
     pub claim_step_ms: u64,
+    /// Serve the API under a path prefix, e.g. /partner-api.
+    #[arg(long, value_name = "PATH")]
+    pub path_prefix: Option<String>,
 }
 
 /// When to color output.
@@ -107,10 +192,4 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
-}
-
-/// Where files are read from, shared by several commands.
-#[derive(Debug, Clone)]
-pub struct Paths {
-    pub config: Option<PathBuf>,
 }

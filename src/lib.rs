@@ -5,10 +5,19 @@
 
 pub mod cli;
 mod commands;
+pub mod config;
 pub mod datagen;
+pub mod engine;
+pub mod evidence;
 pub mod exit_codes;
+pub mod journal;
 pub mod models;
+pub mod output;
+pub mod record;
+pub mod report;
 pub mod sandbox;
+pub mod scenario;
+pub mod secret;
 
 use cli::{Cli, Command};
 
@@ -61,5 +70,9 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Serve(args) => commands::serve::serve(args).await,
         Command::Generate(args) => commands::generate::generate(args),
+        Command::Run(args) => commands::run::run(args).await,
+        Command::CheckToken(args) => commands::check_token::check_token(args).await,
+        Command::Validate(args) => commands::validate::validate(args),
+        Command::Scenarios => commands::validate::scenarios(),
     }
 }

@@ -1,4 +1,7 @@
 //! Command implementations: the only place that wires modules together.
 
+pub mod check_token;
 pub mod generate;
+pub mod run;
 pub mod serve;
+pub mod validate;

@@ -33,6 +33,7 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             delete_status: args.delete_status,
         },
         claim_step: Duration::from_millis(args.claim_step_ms),
+        path_prefix: args.path_prefix.clone(),
     })
 }
 

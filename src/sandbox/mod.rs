@@ -89,6 +89,8 @@ pub struct SandboxOptions {
     pub layout: Layout,
     /// How long a claim with bank details stays in each status before moving on.
     pub claim_step: Duration,
+    /// Serve the API under this prefix (`/partner-api`), as a real server behind a gateway would.
+    pub path_prefix: Option<String>,
 }
 
 impl Default for SandboxOptions {
@@ -105,6 +107,7 @@ impl Default for SandboxOptions {
             production: false,
             layout: Layout::default(),
             claim_step: Duration::from_secs(2),
+            path_prefix: None,
         }
     }
 }
@@ -189,9 +192,13 @@ impl Sandbox {
         self.addr
     }
 
-    /// `http://127.0.0.1:PORT`, with no trailing slash.
+    /// `http://127.0.0.1:PORT` plus the path prefix, with no trailing slash.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!(
+            "http://{}{}",
+            self.addr,
+            self.shared.options.path_prefix.as_deref().unwrap_or("")
+        )
     }
 
     pub fn token(&self) -> &str {
@@ -262,6 +269,15 @@ fn router(shared: Arc<Shared>) -> Router {
             shared.clone(),
             faults::inject,
         ));
+    let prefix = shared
+        .options
+        .path_prefix
+        .clone()
+        .filter(|p| p.starts_with('/') && p.len() > 1);
+    let api = match prefix {
+        Some(prefix) => Router::new().nest(prefix.trim_end_matches('/'), api),
+        None => api,
+    };
     Router::new()
         .route("/openapi.json", get(handlers::openapi))
         .merge(api)

@@ -1,0 +1,83 @@
+//! `ppcert check-token`: POST /quotes once; any answer but 401 means the token is valid (spec §5.3).
+
+use chrono::Utc;
+use serde_json::json;
+
+use crate::Failure;
+use crate::cli::TargetArgs;
+use crate::config::{self, Target};
+use crate::datagen::{DataProfile, Generator, run_id};
+use crate::engine::{ApiClient, Cancel, client::Request};
+use crate::exit_codes;
+use crate::models::Envelope;
+use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::secret::Secret;
+
+pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
+    let file = config::load_file(args.config.as_deref()).map_err(Failure::usage)?;
+    let (target, token) = config::target(&args, &file).map_err(Failure::usage)?;
+    let sandbox = match target {
+        Target::Embedded => Some(
+            Sandbox::start(SandboxOptions::default())
+                .await
+                .map_err(|e| Failure::usage(format!("cannot start the embedded sandbox: {e}")))?,
+        ),
+        Target::Remote { .. } => None,
+    };
+    let (base_url, token) = match (&sandbox, target, token) {
+        (Some(sandbox), _, _) => (sandbox.base_url(), Secret::new(sandbox.token())),
+        (None, Target::Remote { base_url, .. }, Some(token)) => {
+            (base_url.as_str().to_string(), token)
+        }
+        _ => return Err(Failure::usage("no token")),
+    };
+    let timeout =
+        std::time::Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30));
+    let client = ApiClient::new(
+        &base_url,
+        token.clone(),
+        timeout,
+        1,
+        std::time::Duration::from_millis(500),
+    )
+    .map_err(Failure::usage)?;
+    let start = Utc::now();
+    let seed = rand::random();
+    let booking =
+        Generator::new(seed, run_id(start, seed), start, DataProfile::default()).booking(0);
+    let request = Request {
+        method: reqwest::Method::POST,
+        path: "/quotes".into(),
+        body: Some(json!(Envelope {
+            data: booking.quote_request(0, false)
+        })),
+        wrong_token: None,
+    };
+    let attempts = client.execute(&request, &Cancel::default()).await;
+    let last = attempts.last().expect("one attempt at least");
+    let fingerprint = token.fingerprint();
+    match last.status() {
+        Some(401) => Err(Failure::new(
+            exit_codes::TOKEN_REJECTED,
+            format!(
+                "token {fingerprint}… rejected: POST {} answered 401",
+                last.url
+            ),
+        )),
+        Some(status) => {
+            println!(
+                "token {fingerprint}… is valid: POST {} answered {status} (any answer but 401 means valid)",
+                last.url
+            );
+            Ok(exit_codes::SUCCESS)
+        }
+        None => Err(Failure::new(
+            exit_codes::UNREACHABLE,
+            format!(
+                "{} could not be reached: {}",
+                last.url,
+                last.error.as_deref().unwrap_or("no answer")
+            ),
+        )),
+    }
+}

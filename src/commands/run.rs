@@ -1,0 +1,424 @@
+//! `ppcert run`: run a scenario against the target (or the embedded sandbox), record every
+//! exchange, and write the evidence bundle.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{SecondsFormat, Utc};
+
+use crate::Failure;
+use crate::cli::RunArgs;
+use crate::config::{Environment, RunConfig, Target};
+use crate::datagen::{Generator, run_id};
+use crate::engine::{
+    self, ApiClient, Cancel, FlowInstance, FlowResult, FlowStatus, Gate, GateState, Recorder,
+    Shared,
+};
+use crate::evidence::{self, Evidence, Partner, RunInfo, TargetInfo};
+use crate::exit_codes;
+use crate::journal::{self, Journal, Line};
+use crate::models::Operation;
+use crate::output::{OutputMode, Progress};
+use crate::record::{Exchange, StepEvent};
+use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::scenario::{self, Step};
+use crate::secret::Secret;
+
+/// How long a claim stays in each status in the embedded sandbox: short, so runs that await
+/// REFUNDED finish in seconds.
+const EMBEDDED_CLAIM_STEP: Duration = Duration::from_millis(200);
+
+/// A journal to continue: what was recorded and who the run was.
+struct Previous {
+    run: RunInfo,
+    exchanges: Vec<Exchange>,
+    steps: Vec<StepEvent>,
+    started: Vec<(String, usize)>,
+}
+
+fn usage(message: impl std::fmt::Display) -> Failure {
+    Failure::usage(message)
+}
+
+/// Refuses, before anything is sent, a scenario that would write contracts or claims in production.
+fn production_guard(config: &RunConfig) -> Result<(), Failure> {
+    if config.environment() != Environment::Production {
+        return Ok(());
+    }
+    let writes: Vec<String> = config
+        .scenario
+        .scenario
+        .flows
+        .iter()
+        .flat_map(|f| {
+            f.steps
+                .iter()
+                .filter(|s| s.writes_contracts())
+                .map(move |s| format!("{} ({})", f.name, s.name()))
+        })
+        .collect();
+    if writes.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::new(
+        exit_codes::PRODUCTION_GUARD,
+        format!(
+            "refused by the production guard: target.environment is \"production\" and scenario `{}` would create or change contracts or claims: {}. Certify against staging; only read-only scenarios (such as `smoke`) may run against production.",
+            config.scenario.scenario.name,
+            writes.join(", ")
+        ),
+    ))
+}
+
+fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Failure> {
+    let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(usage)?;
+    let mut previous: Option<Previous> = None;
+    for line in lines {
+        match (line, previous.as_mut()) {
+            (Line::Run { run }, None) => {
+                let run: RunInfo = serde_json::from_value(run).map_err(|e| {
+                    usage(format!(
+                        "{}: the run line is unreadable: {e}",
+                        dir.display()
+                    ))
+                })?;
+                previous = Some(Previous {
+                    run,
+                    exchanges: Vec::new(),
+                    steps: Vec::new(),
+                    started: Vec::new(),
+                });
+            }
+            (Line::Exchange(exchange), Some(p)) => p.exchanges.push(*exchange),
+            (Line::Step(step), Some(p)) => p.steps.push(step),
+            (Line::StepStarted { flow, step_index }, Some(p)) => p.started.push((flow, step_index)),
+            _ => {}
+        }
+    }
+    let previous = previous.ok_or_else(|| {
+        usage(format!(
+            "{}: the journal has no run line to resume",
+            dir.display()
+        ))
+    })?;
+    if previous.run.target.embedded {
+        return Err(usage(
+            "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead",
+        ));
+    }
+    let name = previous
+        .run
+        .scenario_source
+        .strip_prefix("<built-in ")
+        .and_then(|s| s.strip_suffix('>'))
+        .unwrap_or(&previous.run.scenario_source);
+    let scenario = scenario::resolve(name, Path::new(".")).map_err(usage)?;
+    if scenario.sha256 != previous.run.scenario_sha256 {
+        return Err(usage(format!(
+            "--resume: scenario `{name}` changed since the run started (SHA-256 {} then, {} now)",
+            previous.run.scenario_sha256, scenario.sha256
+        )));
+    }
+    config.scenario = scenario;
+    Ok(previous)
+}
+
+fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
+    if let Some(dir) = &config.resume {
+        return Ok(dir.clone());
+    }
+    let dir = config
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(id));
+    if dir.join(journal::FILE_NAME).exists() {
+        return Err(usage(format!(
+            "{} already holds a run; pass --resume {0} to continue it, or another --out",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The planned successes per required operation, for the progress bars.
+fn planned(instances: &[FlowInstance], config: &RunConfig) -> Vec<(Operation, u64)> {
+    let plans = u64::from(config.scenario.scenario.data.flight_plans.max(1));
+    let count = |op: Operation| -> u64 {
+        instances
+            .iter()
+            .flat_map(|i| i.steps.iter())
+            .map(|s| match (s, op) {
+                (Step::Quote, Operation::Quote) | (Step::Update { .. }, Operation::Quote) => plans,
+                (Step::Subscribe, Operation::Subscription)
+                | (Step::Update { .. }, Operation::Update)
+                | (Step::Claim { .. }, Operation::Claim) => 1,
+                (Step::DeleteQuote, Operation::QuoteDeletion)
+                | (Step::ReportFlightCancellation, Operation::FlightCancellation) => 1,
+                _ => 0,
+            })
+            .sum()
+    };
+    config
+        .scenario
+        .scenario
+        .requirements
+        .iter()
+        .filter(|r| config.flight_seller || !r.flight_sellers_only)
+        .map(|r| (r.operation, count(r.operation).max(u64::from(r.required))))
+        .collect()
+}
+
+fn run_info(
+    config: &RunConfig,
+    id: String,
+    seed: u64,
+    started_at: String,
+    base_url: &str,
+    token: &Secret,
+) -> RunInfo {
+    let embedded = matches!(config.target, Target::Embedded);
+    RunInfo {
+        id,
+        started_at,
+        finished_at: None,
+        scenario: config.scenario.scenario.name.clone(),
+        scenario_description: config.scenario.scenario.description.clone(),
+        scenario_source: config.scenario.source.clone(),
+        scenario_sha256: config.scenario.sha256.clone(),
+        seed,
+        complete: false,
+        partner: Partner {
+            name: config.partner_name.clone(),
+            flight_seller: config.flight_seller,
+        },
+        target: TargetInfo {
+            base_url: base_url.to_string(),
+            environment: config.environment().as_str().into(),
+            embedded,
+        },
+        token_fingerprint: token.fingerprint(),
+        concurrency: config.concurrency,
+        scale: config.scale,
+        notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),
+    }
+}
+
+/// Runs the engine until it ends, or until Ctrl-C: then no new step starts, in-flight requests end.
+async fn execute(
+    shared: Arc<Shared>,
+    instances: Vec<FlowInstance>,
+    points: std::collections::HashMap<String, engine::ResumePoint>,
+) -> (Vec<FlowResult>, bool) {
+    let cancel = shared.cancel.clone();
+    let engine = tokio::spawn(engine::execute(shared, instances, points));
+    tokio::pin!(engine);
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let (joined, interrupted) = tokio::select! {
+        joined = &mut engine => (joined, false),
+        _ = ctrl_c => {
+            eprintln!("interrupted: no new step starts; letting in-flight requests end, then writing the bundle");
+            cancel.cancel();
+            ((&mut engine).await, true)
+        }
+    };
+    let results = joined.unwrap_or_else(|e| {
+        eprintln!("error: the engine stopped unexpectedly: {e}");
+        Vec::new()
+    });
+    (results, interrupted)
+}
+
+pub async fn run(args: RunArgs) -> Result<u8, Failure> {
+    let mode = OutputMode::decide(&args.output);
+    let mut config = RunConfig::from_args(&args).map_err(usage)?;
+    let previous = match config.resume.clone() {
+        Some(dir) => Some(read_previous(&dir, &mut config)?),
+        None => None,
+    };
+    production_guard(&config)?;
+    let sandbox = match &config.target {
+        Target::Embedded => Some(
+            Sandbox::start(SandboxOptions {
+                claim_step: EMBEDDED_CLAIM_STEP,
+                ..SandboxOptions::default()
+            })
+            .await
+            .map_err(|e| usage(format!("cannot start the embedded sandbox: {e}")))?,
+        ),
+        Target::Remote { .. } => None,
+    };
+    let (base_url, token) = match (&sandbox, &config.target) {
+        (Some(sandbox), _) => (sandbox.base_url(), Secret::new(sandbox.token())),
+        (None, Target::Remote { base_url, .. }) => (
+            base_url.as_str().trim_end_matches('/').to_string(),
+            config.token.clone().ok_or_else(|| usage("no token"))?,
+        ),
+        (None, Target::Embedded) => unreachable!("an embedded target always has its sandbox"),
+    };
+    let start = Utc::now();
+    let mut started = Vec::new();
+    let (run, recorded) = match previous {
+        Some(p) => {
+            started = p.started;
+            (
+                RunInfo {
+                    target: TargetInfo {
+                        base_url: base_url.clone(),
+                        ..p.run.target.clone()
+                    },
+                    token_fingerprint: token.fingerprint(),
+                    ..p.run
+                },
+                (p.exchanges, p.steps),
+            )
+        }
+        None => {
+            let seed = config.seed.unwrap_or_else(rand::random);
+            let id = run_id(start, seed);
+            (
+                run_info(
+                    &config,
+                    id,
+                    seed,
+                    start.to_rfc3339_opts(SecondsFormat::Millis, true),
+                    &base_url,
+                    &token,
+                ),
+                (Vec::new(), Vec::new()),
+            )
+        }
+    };
+    let dir = out_dir(&config, &run.id)?;
+    let mut journal = Journal::open(&dir, config.resume.is_some())
+        .map_err(|e| usage(format!("{}: cannot write the journal: {e}", dir.display())))?;
+    let header = if config.resume.is_some() {
+        Line::Resumed {
+            at: Utc::now().to_rfc3339(),
+        }
+    } else {
+        Line::Run {
+            run: serde_json::to_value(&run).unwrap_or_default(),
+        }
+    };
+    journal.append(&header).map_err(|e| {
+        usage(format!(
+            "{}: cannot write the journal: {e}",
+            journal.path().display()
+        ))
+    })?;
+
+    let instances = engine::plan(
+        &config.scenario.scenario,
+        config.flight_seller,
+        config.scale,
+    );
+    let points = engine::resume_points(&instances, &started, &recorded.1);
+    let progress = Arc::new(Progress::new(
+        mode,
+        &planned(&instances, &config),
+        instances.len(),
+    ));
+    let observer = progress.clone();
+    let recorder = Arc::new(Recorder::new(
+        Some(journal),
+        recorded,
+        Box::new(move |event| observer.observe(event)),
+    ));
+    let run_start = chrono::DateTime::parse_from_rfc3339(&run.started_at)
+        .map(|at| at.with_timezone(&Utc))
+        .unwrap_or(start);
+    let shared = Arc::new(Shared {
+        client: ApiClient::new(
+            &base_url,
+            token,
+            config.timeout,
+            config.retries,
+            config.backoff,
+        )
+        .map_err(usage)?,
+        endpoints: config.endpoints.clone(),
+        generator: Generator::new(
+            run.seed,
+            run.id.clone(),
+            run_start,
+            config.scenario.scenario.data.clone(),
+        ),
+        environment: config.environment(),
+        recorder: recorder.clone(),
+        cancel: Cancel::default(),
+        gate: Gate::default(),
+        concurrency: config.concurrency,
+    });
+    if mode.progress != crate::output::ProgressMode::Quiet {
+        eprintln!(
+            "ppcert run {}: scenario {} against {} ({} flows, concurrency {})",
+            run.id,
+            run.scenario,
+            base_url,
+            instances.len(),
+            config.concurrency
+        );
+    }
+    let (results, interrupted) = execute(shared.clone(), instances, points).await;
+    progress.finish();
+    let gate = shared.gate.state();
+    let evidence = finish(&config, run, &recorder, &results, interrupted);
+    crate::report::write_bundle(&dir, &evidence)
+        .map_err(|e| usage(format!("{}: cannot write the bundle: {e}", dir.display())))?;
+    recorder.line(Line::End {
+        at: Utc::now().to_rfc3339(),
+        complete: evidence.run.complete,
+    });
+    if let Some(sandbox) = sandbox {
+        let _ = sandbox.shutdown().await;
+    }
+    println!("{}", crate::output::summary(&mode, &evidence, &dir));
+    Ok(exit_code(interrupted, gate, &evidence))
+}
+
+fn finish(
+    config: &RunConfig,
+    mut run: RunInfo,
+    recorder: &Recorder,
+    results: &[FlowResult],
+    interrupted: bool,
+) -> Evidence {
+    let recorded = recorder.take();
+    run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
+    run.complete = !interrupted && results.iter().all(|r| r.status != FlowStatus::Interrupted);
+    let mut warnings = Vec::new();
+    if let Some(error) = recorded.journal_error {
+        warnings.push(format!(
+            "the journal could not be written completely ({error}); evidence.json holds everything"
+        ));
+    }
+    evidence::build(
+        run,
+        &config.scenario.scenario.requirements,
+        recorded.exchanges,
+        recorded.steps,
+        results,
+        warnings,
+    )
+}
+
+fn exit_code(interrupted: bool, gate: GateState, evidence: &Evidence) -> u8 {
+    match (interrupted, gate) {
+        (true, _) => exit_codes::INTERRUPTED,
+        (_, GateState::TokenRejected) => {
+            eprintln!("error: the token was rejected (401 on the first call)");
+            exit_codes::TOKEN_REJECTED
+        }
+        (_, GateState::Unreachable) => {
+            eprintln!("error: the target could not be reached");
+            exit_codes::UNREACHABLE
+        }
+        _ if evidence.verdict == evidence::Verdict::Passed => exit_codes::SUCCESS,
+        _ => exit_codes::REQUIREMENT_NOT_MET,
+    }
+}

@@ -1,0 +1,134 @@
+//! `ppcert validate` and `ppcert scenarios`: check files without sending a request, and list
+//! the scenarios found.
+
+use std::path::{Path, PathBuf};
+
+use crate::Failure;
+use crate::cli::ValidateArgs;
+use crate::config;
+use crate::exit_codes;
+use crate::scenario::{self, LoadedScenario};
+
+/// Scenario files have flows; anything else is read as a `ppcert.toml`.
+fn check_file(path: &Path) -> Result<String, String> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let is_scenario = text
+        .parse::<toml::Table>()
+        .map(|t| t.contains_key("flows"))
+        .unwrap_or(false);
+    if is_scenario {
+        let loaded = scenario::parse(&shown, &text).map_err(|e| e.to_string())?;
+        Ok(format!("{shown}: scenario `{}` ok", loaded.scenario.name))
+    } else {
+        config::parse_file(&shown, &text).map_err(|e| e.to_string())?;
+        Ok(format!("{shown}: config ok"))
+    }
+}
+
+fn local_scenarios() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir("scenarios")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
+    let mut files = args.files;
+    if files.is_empty() {
+        if Path::new(config::DEFAULT_CONFIG).is_file() {
+            files.push(PathBuf::from(config::DEFAULT_CONFIG));
+        }
+        files.extend(local_scenarios());
+        for (name, text) in scenario::BUILTIN {
+            match scenario::parse(&format!("<built-in {name}>"), text) {
+                Ok(_) => println!("<built-in {name}>: scenario ok"),
+                Err(e) => return Err(Failure::usage(e)),
+            }
+        }
+    }
+    let mut failed = 0;
+    for file in &files {
+        match check_file(file) {
+            Ok(line) => println!("{line}"),
+            Err(line) => {
+                eprintln!("error: {line}");
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(Failure::usage(format!(
+            "{failed} of {} file(s) have errors",
+            files.len()
+        )));
+    }
+    Ok(exit_codes::SUCCESS)
+}
+
+fn describe(loaded: &LoadedScenario) -> String {
+    let s = &loaded.scenario;
+    let requirements: Vec<String> = s
+        .requirements
+        .iter()
+        .map(|r| {
+            format!(
+                "{} >= {}{}",
+                r.operation,
+                r.required,
+                if r.flight_sellers_only {
+                    " (flight sellers)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    let flows: Vec<String> = s
+        .flows
+        .iter()
+        .map(|f| format!("{} x{}", f.name, f.repeat))
+        .collect();
+    format!(
+        "{}\n    {}\n    flows: {}\n    requires: {}\n    from: {}\n",
+        s.name,
+        s.description,
+        flows.join(", "),
+        if requirements.is_empty() {
+            "every step passing".to_string()
+        } else {
+            requirements.join(", ")
+        },
+        loaded.source
+    )
+}
+
+pub fn scenarios() -> Result<u8, Failure> {
+    let mut seen = Vec::new();
+    for file in local_scenarios() {
+        match std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                scenario::parse(&file.display().to_string(), &t).map_err(|e| e.to_string())
+            }) {
+            Ok(loaded) => {
+                seen.push(loaded.scenario.name.clone());
+                println!("{}", describe(&loaded));
+            }
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
+    for (name, text) in scenario::BUILTIN {
+        if !seen.iter().any(|s| s == name)
+            && let Ok(loaded) = scenario::parse(&format!("<built-in {name}>"), text)
+        {
+            println!("{}", describe(&loaded));
+        }
+    }
+    Ok(exit_codes::SUCCESS)
+}

@@ -1,0 +1,258 @@
+//! `ppcert.toml` and the validated run configuration: flags beat the file, which beats defaults.
+//! Raw arguments become a [`RunConfig`] before any request is sent.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reqwest::Url;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{RunArgs, TargetArgs};
+use crate::engine::endpoints::{EndpointOverride, Endpoints};
+use crate::scenario::{self, FileError, LoadedScenario};
+use crate::secret::Secret;
+
+pub const DEFAULT_CONFIG: &str = "ppcert.toml";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub target: TargetSection,
+    #[serde(default)]
+    pub partner: PartnerSection,
+    #[serde(default)]
+    pub run: RunSection,
+    #[serde(default)]
+    pub endpoints: BTreeMap<String, EndpointOverride>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSection {
+    pub base_url: Option<String>,
+    pub environment: Option<Environment>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartnerSection {
+    pub name: Option<String>,
+    pub flight_seller: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    pub concurrency: Option<u32>,
+    pub timeout_secs: Option<u64>,
+    pub retries: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Environment {
+    Staging,
+    Production,
+    /// The embedded sandbox (never written in a config file by hand).
+    Sandbox,
+}
+
+impl Environment {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Environment::Staging => "staging",
+            Environment::Production => "production",
+            Environment::Sandbox => "sandbox",
+        }
+    }
+}
+
+/// Where requests go.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The embedded sandbox, started for this run on an ephemeral loopback port.
+    Embedded,
+    Remote {
+        base_url: Url,
+        environment: Environment,
+    },
+}
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: Target,
+    pub token: Option<Secret>,
+    pub partner_name: String,
+    pub flight_seller: bool,
+    pub scenario: LoadedScenario,
+    pub out: Option<PathBuf>,
+    pub seed: Option<u64>,
+    pub concurrency: usize,
+    pub timeout: Duration,
+    pub retries: u32,
+    pub scale: u32,
+    pub resume: Option<PathBuf>,
+    pub endpoints: Endpoints,
+    pub backoff: Duration,
+}
+
+/// Reads a config file; a missing default file is no error, a missing named one is.
+pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileError> {
+    let path = match explicit {
+        Some(path) => path.to_path_buf(),
+        None if Path::new(DEFAULT_CONFIG).is_file() => PathBuf::from(DEFAULT_CONFIG),
+        None => return Ok(FileConfig::default()),
+    };
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| FileError {
+        file: shown.clone(),
+        line: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse_file(&shown, &text)
+}
+
+pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
+    let config: FileConfig =
+        toml::from_str(text).map_err(|e| scenario::toml_error(file, text, &e))?;
+    if config.target.environment == Some(Environment::Sandbox) {
+        return Err(FileError { file: file.into(), line: line_with(text, "environment"), message: "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into() });
+    }
+    Endpoints::with_overrides(&config.endpoints).map_err(|(name, message)| FileError {
+        file: file.into(),
+        line: line_with(text, &format!("[endpoints.{name}]")),
+        message: format!("endpoints.{name}: {message}"),
+    })?;
+    Ok(config)
+}
+
+fn line_with(text: &str, needle: &str) -> Option<usize> {
+    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
+}
+
+/// `http://` is accepted only for loopback targets; the URL keeps its path prefix.
+pub fn parse_base_url(raw: &str) -> Result<Url, String> {
+    let url = Url::parse(raw.trim()).map_err(|e| format!("base URL `{raw}`: {e}"))?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        "http" => {
+            return Err(format!(
+                "base URL `{raw}`: http:// is accepted only for loopback targets; use https://"
+            ));
+        }
+        other => return Err(format!("base URL `{raw}`: unsupported scheme `{other}`")),
+    }
+    if url.query().is_some()
+        || url.fragment().is_some()
+        || !url.username().is_empty()
+        || url.password().is_some()
+    {
+        return Err(format!(
+            "base URL `{raw}`: no credentials, query or fragment allowed"
+        ));
+    }
+    Ok(url)
+}
+
+/// The token: `--token-file` beats `PPCERT_TOKEN`; never taken from a plain flag.
+pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--token-file {}: cannot read: {e}", path.display()))?;
+        let token = text.trim();
+        if token.is_empty() || token.contains(char::is_whitespace) {
+            return Err(format!(
+                "--token-file {}: expected one token on one line",
+                path.display()
+            ));
+        }
+        return Ok(Some(Secret::new(token)));
+    }
+    match std::env::var("PPCERT_TOKEN") {
+        Ok(token) if !token.trim().is_empty() => Ok(Some(Secret::new(token.trim()))),
+        _ => Ok(None),
+    }
+}
+
+/// Resolves the target from flags and file, and the token it needs.
+pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<(Target, Option<Secret>), String> {
+    let token = read_token(args)?;
+    let raw = args
+        .base_url
+        .clone()
+        .or_else(|| file.target.base_url.clone());
+    let Some(raw) = raw else {
+        return Ok((Target::Embedded, None));
+    };
+    let base_url = parse_base_url(&raw)?;
+    if token.is_none() {
+        return Err("a target needs a token: set PPCERT_TOKEN or pass --token-file PATH".into());
+    }
+    let environment = file.target.environment.unwrap_or(Environment::Staging);
+    Ok((
+        Target::Remote {
+            base_url,
+            environment,
+        },
+        token,
+    ))
+}
+
+impl RunConfig {
+    pub fn from_args(args: &RunArgs) -> Result<RunConfig, String> {
+        let file = load_file(args.target.config.as_deref()).map_err(|e| e.to_string())?;
+        let (target, token) = target(&args.target, &file)?;
+        let scenario =
+            scenario::resolve(&args.scenario, Path::new(".")).map_err(|e| e.to_string())?;
+        let endpoints = Endpoints::with_overrides(&file.endpoints)
+            .map_err(|(name, message)| format!("endpoints.{name}: {message}"))?;
+        Ok(RunConfig {
+            target,
+            token,
+            partner_name: file
+                .partner
+                .name
+                .clone()
+                .unwrap_or_else(|| "Unnamed partner".into()),
+            flight_seller: !args.no_flight_cancellations
+                && file.partner.flight_seller.unwrap_or(true),
+            scenario,
+            out: args.out.clone(),
+            seed: args.seed,
+            concurrency: args
+                .concurrency
+                .or(file.run.concurrency)
+                .unwrap_or(4)
+                .max(1) as usize,
+            timeout: Duration::from_secs(
+                args.target
+                    .timeout
+                    .or(file.run.timeout_secs)
+                    .unwrap_or(30)
+                    .max(1),
+            ),
+            retries: args.retries.or(file.run.retries).unwrap_or(3),
+            scale: args.scale.max(1),
+            resume: args.resume.clone(),
+            endpoints,
+            backoff: Duration::from_millis(args.backoff_ms),
+        })
+    }
+
+    pub fn environment(&self) -> Environment {
+        match &self.target {
+            Target::Embedded => Environment::Sandbox,
+            Target::Remote { environment, .. } => *environment,
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The API client: the spec's headers on every call, a per-request timeout, and retries with
+//! exponential backoff and jitter for retryable failures. Every attempt is returned for the record.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use chrono::{SecondsFormat, Utc};
+use rand::RngExt;
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use super::cancel::Cancel;
+use crate::record::{RequestRecord, ResponseRecord};
+use crate::secret::{REDACTED_BEARER, Secret};
+
+/// Bodies kept in the evidence are cut at this size; larger ones are not parsed.
+pub const MAX_KEPT_BODY: usize = 64 * 1024;
+/// Reading stops here: a larger body is an error, never a memory problem.
+pub const MAX_READ_BODY: usize = 16 * 1024 * 1024;
+/// The longest `Retry-After` honoured.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+#[derive(Clone)]
+pub struct ApiClient {
+    http: reqwest::Client,
+    base: String,
+    token: Secret,
+    retries: u32,
+    backoff: Duration,
+}
+
+/// One request to send.
+pub struct Request {
+    pub method: Method,
+    pub path: String,
+    pub body: Option<Value>,
+    /// Sent instead of the real token (the bad-token conformance check).
+    pub wrong_token: Option<String>,
+}
+
+/// One attempt as it happened.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub number: u32,
+    pub url: String,
+    pub started_at: String,
+    pub duration: Duration,
+    pub request: RequestRecord,
+    pub response: Option<ResponseRecord>,
+    pub error: Option<String>,
+    /// The request left and may have been processed, but no complete answer came back.
+    pub maybe_processed: bool,
+    /// No connection could be made at all.
+    pub unreachable: bool,
+}
+
+impl Attempt {
+    pub fn status(&self) -> Option<u16> {
+        self.response.as_ref().map(|r| r.status)
+    }
+
+    fn retry_delay(&self) -> Option<Option<Duration>> {
+        match &self.response {
+            None => Some(None),
+            Some(r) if r.status == 429 => Some(
+                r.headers
+                    .get("retry-after")
+                    .and_then(|v| parse_retry_after(v)),
+            ),
+            Some(r) if matches!(r.status, 502..=504) => Some(None),
+            Some(_) => None,
+        }
+    }
+}
+
+/// `Retry-After`: delta-seconds or an HTTP date.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    if let Ok(secs) = value.trim().parse::<u64>() {
+        return Some(Duration::from_secs(secs).min(MAX_RETRY_AFTER));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value.trim()).ok()?;
+    let wait = (at.with_timezone(&Utc) - Utc::now())
+        .to_std()
+        .unwrap_or_default();
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+impl ApiClient {
+    pub fn new(
+        base_url: &str,
+        token: Secret,
+        timeout: Duration,
+        retries: u32,
+        backoff: Duration,
+    ) -> Result<ApiClient, String> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .user_agent(concat!("ppcert/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(ApiClient {
+            http,
+            base: base_url.trim_end_matches('/').to_string(),
+            token,
+            retries,
+            backoff,
+        })
+    }
+
+    pub fn token(&self) -> &Secret {
+        &self.token
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Sends `request`, retrying retryable failures; returns every attempt, the last one final.
+    pub async fn execute(&self, request: &Request, cancel: &Cancel) -> Vec<Attempt> {
+        let mut attempts: Vec<Attempt> = Vec::new();
+        loop {
+            let attempt = self.attempt(request, attempts.len() as u32 + 1).await;
+            let delay = attempt.retry_delay();
+            attempts.push(attempt);
+            let Some(announced) = delay else { break };
+            if attempts.len() as u32 > self.retries || cancel.is_cancelled() {
+                break;
+            }
+            let wait = announced.unwrap_or_else(|| self.backoff_delay(attempts.len() as u32));
+            if !cancel.sleep(wait).await {
+                break;
+            }
+        }
+        attempts
+    }
+
+    /// Exponential backoff with full jitter on top: base × 2^(n-1) + [0, base), capped at 10 s.
+    fn backoff_delay(&self, attempt: u32) -> Duration {
+        let exp = self.backoff.saturating_mul(1 << (attempt - 1).min(10));
+        let jitter_ms = rand::rng().random_range(0..=self.backoff.as_millis().max(1) as u64);
+        (exp + Duration::from_millis(jitter_ms)).min(Duration::from_secs(10))
+    }
+
+    fn headers(&self, request: &Request) -> (HeaderMap, RequestRecord) {
+        let mut headers = HeaderMap::new();
+        let bearer = format!(
+            "Bearer {}",
+            request
+                .wrong_token
+                .as_deref()
+                .unwrap_or(self.token.expose())
+        );
+        let mut recorded = BTreeMap::new();
+        for (name, value) in [
+            ("content-type", "application/JSON"),
+            ("accept", "application/JSON"),
+        ] {
+            headers.insert(name, value.parse().expect("static header"));
+            recorded.insert(name.to_string(), value.to_string());
+        }
+        if let Ok(mut value) = bearer.parse::<reqwest::header::HeaderValue>() {
+            value.set_sensitive(true);
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        recorded.insert("authorization".into(), REDACTED_BEARER.into());
+        let record = RequestRecord {
+            headers: recorded,
+            body: request.body.clone(),
+        };
+        (headers, record)
+    }
+
+    async fn attempt(&self, request: &Request, number: u32) -> Attempt {
+        let url = self.url(&request.path);
+        let (headers, record) = self.headers(request);
+        let started_at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+        let clock = Instant::now();
+        let mut builder = self
+            .http
+            .request(request.method.clone(), &url)
+            .headers(headers);
+        if let Some(body) = &request.body {
+            builder = builder.body(body.to_string());
+        }
+        let mut attempt = Attempt {
+            number,
+            url: url.clone(),
+            started_at,
+            duration: Duration::ZERO,
+            request: record,
+            response: None,
+            error: None,
+            maybe_processed: false,
+            unreachable: false,
+        };
+        match builder.send().await {
+            Err(e) => {
+                attempt.unreachable = e.is_connect();
+                attempt.maybe_processed = !e.is_connect();
+                attempt.error = Some(self.token.scrub(&describe(&e)));
+            }
+            Ok(response) => match read_response(response, &self.token).await {
+                Ok(response) => attempt.response = Some(response),
+                Err(e) => {
+                    attempt.maybe_processed = true;
+                    attempt.error = Some(self.token.scrub(&e));
+                }
+            },
+        }
+        attempt.duration = clock.elapsed();
+        attempt
+    }
+}
+
+fn describe(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "connection failed"
+    } else {
+        "request failed"
+    };
+    let mut text = format!("{kind}: {e}");
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        text.push_str(&format!(": {inner}"));
+        source = inner.source();
+    }
+    text
+}
+
+/// Reads the body up to [`MAX_READ_BODY`], keeps at most [`MAX_KEPT_BODY`] of it, parsed as
+/// JSON when it is JSON, else as text.
+async fn read_response(
+    mut response: reqwest::Response,
+    token: &Secret,
+) -> Result<ResponseRecord, String> {
+    let status = response.status().as_u16();
+    let mut headers = BTreeMap::new();
+    for (name, value) in response.headers() {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        headers.insert(name.as_str().to_string(), token.scrub(&value));
+    }
+    let mut bytes: Vec<u8> = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if bytes.len() + chunk.len() > MAX_READ_BODY {
+                    return Err(format!(
+                        "HTTP {status}: body larger than {} MiB, not read further",
+                        MAX_READ_BODY >> 20
+                    ));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                return Err(format!(
+                    "HTTP {status} but the body was cut off: {}",
+                    describe(&e)
+                ));
+            }
+        }
+    }
+    let (body, body_truncated) = keep_body(&bytes, token);
+    Ok(ResponseRecord {
+        status,
+        headers,
+        body,
+        body_truncated,
+    })
+}
+
+/// JSON when it parses and is small enough; otherwise text, cut at [`MAX_KEPT_BODY`].
+pub fn keep_body(bytes: &[u8], token: &Secret) -> (Value, bool) {
+    if bytes.is_empty() {
+        return (Value::Null, false);
+    }
+    if bytes.len() <= MAX_KEPT_BODY
+        && let Ok(mut value) = serde_json::from_slice::<Value>(bytes)
+    {
+        token.scrub_json(&mut value);
+        return (value, false);
+    }
+    let cut = bytes.len().min(MAX_KEPT_BODY);
+    let text = String::from_utf8_lossy(&bytes[..cut]);
+    (
+        Value::String(token.scrub(&text)),
+        bytes.len() > MAX_KEPT_BODY,
+    )
+}

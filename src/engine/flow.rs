@@ -1,0 +1,231 @@
+//! One flow instance: its steps in order, the state they hand each other, and what is recorded
+//! when a step fails (the rest are skipped with the reason) or the run is interrupted.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::Shared;
+use super::recorder::Event;
+use crate::datagen::{Booking, Mutation};
+use crate::record::{StepEvent, StepStatus};
+use crate::scenario::Step;
+
+/// One run of one flow: `lifecycle#3` is the third repeat of flow `lifecycle`.
+#[derive(Debug, Clone)]
+pub struct FlowInstance {
+    pub label: String,
+    pub flow: String,
+    pub ordinal: u32,
+    /// Global booking index, unique within the run.
+    pub index: u64,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuoteRef {
+    pub id: String,
+    pub reference: String,
+}
+
+/// What a flow's steps hand each other; saved after every step so `--resume` can continue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowState {
+    pub booking: Option<Booking>,
+    /// Quotes made and not yet used by a subscription or update.
+    pub open_quotes: Vec<QuoteRef>,
+    /// Quotes the booking's contract currently rests on.
+    pub quotes: Vec<QuoteRef>,
+    /// Every quote this flow made, for the evidence.
+    pub made_quotes: Vec<QuoteRef>,
+    pub subscribed_at: Option<String>,
+    /// Contract id by product type.
+    pub contracts: BTreeMap<String, String>,
+    /// (product type, contract id) of the claim made.
+    pub claimed: Option<(String, String)>,
+    pub claim_status: Option<String>,
+    pub price_delta: Option<f64>,
+    pub mutation: Option<Mutation>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowStatus {
+    Completed,
+    Failed,
+    Interrupted,
+    NotRun,
+}
+
+#[derive(Debug, Clone)]
+pub struct FlowResult {
+    pub label: String,
+    pub flow: String,
+    pub state: FlowState,
+    pub status: FlowStatus,
+    pub reason: Option<String>,
+}
+
+/// Where a resumed flow picks up.
+#[derive(Debug, Clone, Default)]
+pub struct ResumePoint {
+    pub next_step: usize,
+    pub state: Option<FlowState>,
+    /// The next step had started (its exchanges are in the journal) but not finished.
+    pub mid_step: bool,
+}
+
+pub struct FlowRunner<'a> {
+    pub shared: &'a Arc<Shared>,
+    pub instance: &'a FlowInstance,
+    pub state: FlowState,
+    pub gatekeeper: bool,
+    pub resumed_mid_step: bool,
+}
+
+fn now() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+impl<'a> FlowRunner<'a> {
+    pub fn new(
+        shared: &'a Arc<Shared>,
+        instance: &'a FlowInstance,
+        gatekeeper: bool,
+        resume: ResumePoint,
+    ) -> Self {
+        let state = resume.state.unwrap_or_else(|| FlowState {
+            booking: Some(shared.generator.booking(instance.index)),
+            ..FlowState::default()
+        });
+        FlowRunner {
+            shared,
+            instance,
+            state,
+            gatekeeper,
+            resumed_mid_step: resume.mid_step,
+        }
+    }
+
+    pub fn booking(&self) -> &Booking {
+        self.state
+            .booking
+            .as_ref()
+            .expect("a flow always has its booking")
+    }
+
+    fn record_step(
+        &self,
+        index: usize,
+        status: StepStatus,
+        reason: Option<String>,
+        started: (String, Instant),
+    ) {
+        self.shared.recorder.step(StepEvent {
+            flow: self.instance.label.clone(),
+            step_index: index,
+            step: self.instance.steps[index].name(),
+            status,
+            reason,
+            started_at: started.0,
+            duration_ms: started.1.elapsed().as_millis() as u64,
+            state: (status == StepStatus::Passed)
+                .then(|| serde_json::to_value(&self.state).unwrap_or_default()),
+        });
+    }
+
+    fn skip_rest(&self, from: usize, reason: &str) {
+        for index in from..self.instance.steps.len() {
+            self.record_step(
+                index,
+                StepStatus::Skipped,
+                Some(reason.to_string()),
+                (now(), Instant::now()),
+            );
+        }
+    }
+
+    /// Runs the steps from `start`; a failed step skips the rest, naming why.
+    pub async fn run(mut self, start: usize) -> FlowResult {
+        let steps = self.instance.steps.clone();
+        let mut outcome = (FlowStatus::Completed, None);
+        for (index, step) in steps.iter().enumerate().skip(start) {
+            if self.shared.cancel.is_cancelled() {
+                self.skip_rest(index, "interrupted before this step");
+                outcome = (FlowStatus::Interrupted, Some("interrupted".to_string()));
+                break;
+            }
+            let started = (now(), Instant::now());
+            self.shared
+                .recorder
+                .line(crate::journal::Line::StepStarted {
+                    flow: self.instance.label.clone(),
+                    step_index: index,
+                });
+            let result = self.step(step).await;
+            self.resumed_mid_step = false;
+            match result {
+                Ok(()) => self.record_step(index, StepStatus::Passed, None, started),
+                Err(reason) => {
+                    let interrupted = self.shared.cancel.is_cancelled();
+                    self.record_step(index, StepStatus::Failed, Some(reason.clone()), started);
+                    let why = format!("step {} (`{}`) failed", index + 1, step.name());
+                    self.skip_rest(index + 1, &why);
+                    let status = if interrupted {
+                        FlowStatus::Interrupted
+                    } else {
+                        FlowStatus::Failed
+                    };
+                    outcome = (status, Some(format!("{why}: {reason}")));
+                    break;
+                }
+            }
+        }
+        if self.gatekeeper {
+            // A flow that made no call of its own (all resumed) must not hold the others back.
+            self.shared.gate.settle(super::gate::GateState::Open);
+        }
+        let status = match outcome.0 {
+            FlowStatus::Completed => StepStatus::Passed,
+            FlowStatus::Failed => StepStatus::Failed,
+            _ => StepStatus::Skipped,
+        };
+        self.shared.recorder.notify(Event::FlowDone {
+            label: self.instance.label.clone(),
+            status,
+            steps: steps.len(),
+            reason: outcome.1.clone(),
+        });
+        FlowResult {
+            label: self.instance.label.clone(),
+            flow: self.instance.flow.clone(),
+            state: self.state,
+            status: outcome.0,
+            reason: outcome.1,
+        }
+    }
+
+    async fn step(&mut self, step: &Step) -> Result<(), String> {
+        match step {
+            Step::Quote => self.quote().await,
+            Step::Subscribe => self.subscribe().await,
+            Step::Update { mutation } => self.update(*mutation).await,
+            Step::ReadContracts => self.read_contracts().await,
+            Step::Claim { product_type } => self.claim(product_type.as_deref()).await,
+            Step::DeleteQuote => self.delete_quote().await,
+            Step::ReportFlightCancellation => self.report_flight_cancellation().await,
+            Step::AwaitClaimStatus {
+                status,
+                timeout_secs,
+                interval_ms,
+            } => {
+                self.await_claim_status(status, *timeout_secs, *interval_ms)
+                    .await
+            }
+            Step::ExpectError { case, status } => self.expect_error(*case, status.clone()).await,
+        }
+    }
+}

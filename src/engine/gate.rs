@@ -1,0 +1,54 @@
+//! The gate: the first flow's first real call decides whether the others start. A 401 there
+//! means the token is rejected (exit 3); no connection means the target is unreachable (exit 4).
+
+use serde::Serialize;
+use tokio::sync::watch;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateState {
+    Pending,
+    Open,
+    TokenRejected,
+    Unreachable,
+}
+
+pub struct Gate {
+    sender: watch::Sender<GateState>,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate {
+            sender: watch::Sender::new(GateState::Pending),
+        }
+    }
+}
+
+impl Gate {
+    /// Settles the gate once; later calls change nothing.
+    pub fn settle(&self, state: GateState) {
+        self.sender.send_if_modified(|current| {
+            if *current == GateState::Pending {
+                *current = state;
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    pub fn state(&self) -> GateState {
+        *self.sender.borrow()
+    }
+
+    /// Waits until settled; true when open.
+    pub async fn wait_open(&self) -> bool {
+        let mut receiver = self.sender.subscribe();
+        let settled = receiver
+            .wait_for(|s| *s != GateState::Pending)
+            .await
+            .map(|s| *s);
+        settled.ok() == Some(GateState::Open)
+    }
+}

@@ -1,0 +1,119 @@
+//! The run's recorder: numbers every exchange, appends it to the journal at once, keeps it in
+//! memory for the evidence, and tells the progress display.
+
+use std::sync::Mutex;
+
+use crate::journal::{Journal, Line};
+use crate::models::Operation;
+use crate::record::{Exchange, StepEvent, StepStatus};
+
+/// What the progress display hears about.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Exchange {
+        operation: Operation,
+        counted: bool,
+    },
+    FlowDone {
+        label: String,
+        status: StepStatus,
+        steps: usize,
+        reason: Option<String>,
+    },
+}
+
+type Observer = Box<dyn Fn(&Event) + Send + Sync>;
+
+struct Inner {
+    journal: Option<Journal>,
+    exchanges: Vec<Exchange>,
+    steps: Vec<StepEvent>,
+    next_seq: u64,
+    journal_error: Option<String>,
+}
+
+pub struct Recorder {
+    inner: Mutex<Inner>,
+    observer: Observer,
+}
+
+/// Everything recorded, for the evidence.
+pub struct Recorded {
+    pub exchanges: Vec<Exchange>,
+    pub steps: Vec<StepEvent>,
+    pub journal_error: Option<String>,
+}
+
+impl Recorder {
+    /// `previous` holds what a resumed run already recorded; numbering continues after it.
+    pub fn new(
+        journal: Option<Journal>,
+        previous: (Vec<Exchange>, Vec<StepEvent>),
+        observer: Observer,
+    ) -> Recorder {
+        let next_seq = previous.0.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
+        Recorder {
+            inner: Mutex::new(Inner {
+                journal,
+                exchanges: previous.0,
+                steps: previous.1,
+                next_seq,
+                journal_error: None,
+            }),
+            observer,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(inner: &mut Inner, line: &Line) {
+        if let Some(journal) = inner.journal.as_mut()
+            && let Err(e) = journal.append(line)
+        {
+            // The run goes on: everything stays in memory and still reaches evidence.json.
+            inner
+                .journal_error
+                .get_or_insert_with(|| format!("{}: {e}", journal.path().display()));
+        }
+    }
+
+    pub fn exchange(&self, mut exchange: Exchange) {
+        let event = Event::Exchange {
+            operation: exchange.operation,
+            counted: exchange.counts_as_success(),
+        };
+        {
+            let mut inner = self.lock();
+            exchange.seq = inner.next_seq;
+            inner.next_seq += 1;
+            Self::write(&mut inner, &Line::Exchange(Box::new(exchange.clone())));
+            inner.exchanges.push(exchange);
+        }
+        (self.observer)(&event);
+    }
+
+    pub fn step(&self, event: StepEvent) {
+        let mut inner = self.lock();
+        Self::write(&mut inner, &Line::Step(event.clone()));
+        inner.steps.push(event);
+    }
+
+    pub fn line(&self, line: Line) {
+        Self::write(&mut self.lock(), &line);
+    }
+
+    pub fn notify(&self, event: Event) {
+        (self.observer)(&event);
+    }
+
+    pub fn take(&self) -> Recorded {
+        let mut inner = self.lock();
+        Recorded {
+            exchanges: std::mem::take(&mut inner.exchanges),
+            steps: std::mem::take(&mut inner.steps),
+            journal_error: inner.journal_error.take(),
+        }
+    }
+}

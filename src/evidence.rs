@@ -1,0 +1,232 @@
+//! `evidence.json`: the canonical record of a run (schema version 1). Every report is rendered
+//! from it alone; the requirement ledger counts exchanges as the provider's own ledger would.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::flow::QuoteRef;
+use crate::engine::{FlowResult, FlowStatus};
+use crate::models::{Operation, WITHDRAWAL};
+use crate::record::{Exchange, Outcome, StepEvent, StepStatus};
+use crate::scenario::Requirement;
+
+pub const SCHEMA_VERSION: u32 = 1;
+pub const FILE_NAME: &str = "evidence.json";
+
+/// Said in every report of a run against the embedded sandbox.
+pub const SANDBOX_NOTICE: &str = "This run used ppcert's embedded sandbox, not the provider's staging server: it is not certification evidence. Run against staging (--base-url) for evidence the provider accepts.";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub run: RunInfo,
+    pub verdict: Verdict,
+    pub requirements: Vec<RequirementResult>,
+    pub bookings: Vec<BookingRecord>,
+    pub flows: Vec<FlowSummary>,
+    pub steps: Vec<StepEvent>,
+    pub exchanges: Vec<Exchange>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for Tool {
+    fn default() -> Self {
+        Tool {
+            name: env!("CARGO_PKG_NAME").into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub scenario: String,
+    pub scenario_description: String,
+    pub scenario_source: String,
+    pub scenario_sha256: String,
+    pub seed: u64,
+    pub complete: bool,
+    pub partner: Partner,
+    pub target: TargetInfo,
+    pub token_fingerprint: String,
+    pub concurrency: usize,
+    pub scale: u32,
+    /// Why these results are not certification evidence, when they are not.
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partner {
+    pub name: String,
+    pub flight_seller: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub base_url: String,
+    pub environment: String,
+    pub embedded: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Passed,
+    Failed,
+    Incomplete,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequirementResult {
+    pub operation: Operation,
+    pub required: u32,
+    pub succeeded: u32,
+    pub failed: u32,
+    /// Requests whose answer was lost and could not be confirmed either way: the provider may
+    /// have counted them.
+    pub unconfirmed: u32,
+    pub met: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BookingRecord {
+    pub booking_number: String,
+    pub flow: String,
+    pub quotes: Vec<QuoteRef>,
+    pub contract_id: Option<String>,
+    pub claim_status: Option<String>,
+    pub price_delta: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    pub label: String,
+    pub flow: String,
+    pub status: FlowStatus,
+    pub reason: Option<String>,
+}
+
+/// The provider's ledger: successes counted once, lost-and-unreconciled requests apart.
+pub fn ledger(
+    requirements: &[Requirement],
+    flight_seller: bool,
+    exchanges: &[Exchange],
+) -> Vec<RequirementResult> {
+    requirements
+        .iter()
+        .filter(|r| flight_seller || !r.flight_sellers_only)
+        .map(|r| {
+            let of_kind = || exchanges.iter().filter(move |e| e.operation == r.operation);
+            let succeeded = of_kind().filter(|e| e.counts_as_success()).count() as u32;
+            let failed = of_kind()
+                .filter(|e| !e.retried && !e.expected_error && e.outcome != Outcome::Passed)
+                .count() as u32;
+            let lost = of_kind().filter(|e| e.maybe_processed).count() as u32;
+            let reconciled = of_kind().filter(|e| e.reconciled).count() as u32;
+            RequirementResult {
+                operation: r.operation,
+                required: r.required,
+                succeeded,
+                failed,
+                unconfirmed: lost.saturating_sub(reconciled),
+                met: succeeded >= r.required,
+            }
+        })
+        .collect()
+}
+
+fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {
+    let state = &flow.state;
+    let booking = state.booking.as_ref()?;
+    if state.made_quotes.is_empty() {
+        return None;
+    }
+    Some(BookingRecord {
+        booking_number: booking.number.clone(),
+        flow: flow.label.clone(),
+        quotes: state.made_quotes.clone(),
+        contract_id: state
+            .contracts
+            .get(WITHDRAWAL)
+            .or_else(|| state.contracts.values().next())
+            .cloned(),
+        claim_status: state.claim_status.clone(),
+        price_delta: state.price_delta,
+    })
+}
+
+/// Assembles the record; `complete` is false for an interrupted run.
+pub fn build(
+    run: RunInfo,
+    requirements: &[Requirement],
+    exchanges: Vec<Exchange>,
+    steps: Vec<StepEvent>,
+    flows: &[FlowResult],
+    warnings: Vec<String>,
+) -> Evidence {
+    let ledger = ledger(requirements, run.partner.flight_seller, &exchanges);
+    let all_steps_passed = flows.iter().all(|f| f.status == FlowStatus::Completed)
+        && steps.iter().all(|s| s.status == StepStatus::Passed);
+    let verdict = if !run.complete {
+        Verdict::Incomplete
+    } else if ledger.iter().all(|r| r.met) && all_steps_passed {
+        Verdict::Passed
+    } else {
+        Verdict::Failed
+    };
+    let mut warnings = warnings;
+    for exchange in &exchanges {
+        for check in exchange.checks.iter().filter(|c| c.warning && !c.passed) {
+            warnings.push(format!(
+                "{} {} (exchange {}): {}",
+                exchange.flow, exchange.step, exchange.seq, check.detail
+            ));
+        }
+    }
+    Evidence {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool::default(),
+        run,
+        verdict,
+        requirements: ledger,
+        bookings: flows.iter().filter_map(booking_record).collect(),
+        flows: flows
+            .iter()
+            .map(|f| FlowSummary {
+                label: f.label.clone(),
+                flow: f.flow.clone(),
+                status: f.status,
+                reason: f.reason.clone(),
+            })
+            .collect(),
+        steps,
+        exchanges,
+        warnings,
+    }
+}
+
+impl Evidence {
+    pub fn read(path: &std::path::Path) -> Result<Evidence, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let evidence: Evidence = serde_json::from_str(&text)
+            .map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))?;
+        if evidence.schema_version != SCHEMA_VERSION {
+            return Err(format!(
+                "{}: schema_version {} is not supported (expected {SCHEMA_VERSION})",
+                path.display(),
+                evidence.schema_version
+            ));
+        }
+        Ok(evidence)
+    }
+}

@@ -1,0 +1,193 @@
+//! Terminal output, decided once per run: progress bars only on a terminal (never with `CI`
+//! set, `--quiet` or `--no-progress`), plain lines otherwise; results on stdout, progress on
+//! stderr; color only when asked or on a terminal without `NO_COLOR`.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::cli::{ColorChoice, OutputArgs};
+use crate::engine::Event;
+use crate::evidence::{Evidence, Verdict};
+use crate::models::Operation;
+use crate::record::StepStatus;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    Bars,
+    Lines,
+    Quiet,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct OutputMode {
+    pub progress: ProgressMode,
+    pub color: bool,
+}
+
+impl OutputMode {
+    pub fn decide(args: &OutputArgs) -> OutputMode {
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+        let progress = if args.quiet {
+            ProgressMode::Quiet
+        } else if !args.no_progress && !ci && std::io::stderr().is_terminal() {
+            ProgressMode::Bars
+        } else {
+            ProgressMode::Lines
+        };
+        let color = match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        };
+        OutputMode { progress, color }
+    }
+
+    fn paint(&self, text: &str, code: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// Shows the run's progress: one bar per requirement, or a line per finished flow.
+pub struct Progress {
+    mode: OutputMode,
+    bars: BTreeMap<Operation, ProgressBar>,
+    _multi: Option<MultiProgress>,
+    flows_done: Mutex<(usize, usize)>,
+}
+
+impl Progress {
+    /// `targets`: each required operation with how many successes the run plans.
+    pub fn new(mode: OutputMode, targets: &[(Operation, u64)], flows: usize) -> Progress {
+        let mut bars = BTreeMap::new();
+        let multi = (mode.progress == ProgressMode::Bars)
+            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        if let Some(multi) = &multi {
+            let style = ProgressStyle::with_template("{prefix:>20} [{bar:30}] {pos}/{len}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
+            for (operation, planned) in targets {
+                let bar = multi.add(
+                    ProgressBar::new(*planned)
+                        .with_style(style.clone())
+                        .with_prefix(operation.as_str()),
+                );
+                bars.insert(*operation, bar);
+            }
+        }
+        Progress {
+            mode,
+            bars,
+            _multi: multi,
+            flows_done: Mutex::new((0, flows)),
+        }
+    }
+
+    pub fn observe(&self, event: &Event) {
+        match event {
+            Event::Exchange {
+                operation,
+                counted: true,
+            } => {
+                if let Some(bar) = self.bars.get(operation) {
+                    bar.inc(1);
+                }
+            }
+            Event::Exchange { .. } => {}
+            Event::FlowDone {
+                label,
+                status,
+                steps,
+                reason,
+            } => {
+                let (done, total) = {
+                    let mut guard = self.flows_done.lock().unwrap_or_else(|e| e.into_inner());
+                    guard.0 += 1;
+                    *guard
+                };
+                if self.mode.progress == ProgressMode::Lines {
+                    let word = match status {
+                        StepStatus::Passed => "passed",
+                        StepStatus::Failed => "FAILED",
+                        StepStatus::Skipped => "stopped",
+                    };
+                    let why = reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default();
+                    eprintln!("[{done}/{total}] {label} {word} ({steps} steps){why}");
+                }
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        for bar in self.bars.values() {
+            bar.finish();
+        }
+    }
+}
+
+/// The summary on stdout: verdict, ledger, where the bundle is.
+pub fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path::Path) -> String {
+    let verdict = match evidence.verdict {
+        Verdict::Passed => mode.paint("PASSED", "1;32"),
+        Verdict::Failed => mode.paint("FAILED", "1;31"),
+        Verdict::Incomplete => mode.paint("INCOMPLETE", "1;33"),
+    };
+    let mut out = format!(
+        "ppcert {} — scenario {} — verdict {verdict}\n\n",
+        evidence.run.id, evidence.run.scenario
+    );
+    out.push_str(&format!(
+        "{:<22} {:>8} {:>9} {:>6} {:>11}  met\n",
+        "operation", "required", "succeeded", "failed", "unconfirmed"
+    ));
+    for r in &evidence.requirements {
+        let met = if r.met {
+            mode.paint("yes", "32")
+        } else {
+            mode.paint("NO", "31")
+        };
+        out.push_str(&format!(
+            "{:<22} {:>8} {:>9} {:>6} {:>11}  {met}\n",
+            r.operation.as_str(),
+            r.required,
+            r.succeeded,
+            r.failed,
+            r.unconfirmed
+        ));
+    }
+    let failed: Vec<_> = evidence
+        .flows
+        .iter()
+        .filter(|f| f.reason.is_some())
+        .collect();
+    if !failed.is_empty() {
+        out.push_str(&format!("\n{} flow(s) did not complete:\n", failed.len()));
+        for flow in failed.iter().take(10) {
+            out.push_str(&format!(
+                "  {}: {}\n",
+                flow.label,
+                flow.reason.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    for warning in evidence.warnings.iter().take(10) {
+        out.push_str(&format!("{} {warning}\n", mode.paint("warning:", "33")));
+    }
+    if let Some(notice) = &evidence.run.notice {
+        out.push_str(&format!("\n{} {notice}\n", mode.paint("note:", "33")));
+    }
+    out.push_str(&format!("\nevidence bundle: {}\n", bundle.display()));
+    out
+}

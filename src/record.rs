@@ -1,0 +1,139 @@
+//! The records a run produces, shared by the engine (which makes them), the journal (which
+//! persists them as they happen) and the evidence (which is built from them).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::models::Operation;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Passed,
+    Failed,
+    Error,
+}
+
+/// One assertion about an exchange. A failed warning is reported but does not fail the step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warning: bool,
+}
+
+impl Check {
+    pub fn pass(name: &str, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            passed: true,
+            detail: detail.into(),
+            warning: false,
+        }
+    }
+
+    pub fn fail(name: &str, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            passed: false,
+            detail: detail.into(),
+            warning: false,
+        }
+    }
+
+    pub fn new(name: &str, passed: bool, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            passed,
+            detail: detail.into(),
+            warning: false,
+        }
+    }
+
+    pub fn warning(mut self) -> Check {
+        self.warning = true;
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    pub headers: BTreeMap<String, String>,
+    pub body: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseRecord {
+    pub status: u16,
+    pub headers: BTreeMap<String, String>,
+    pub body: Value,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_truncated: bool,
+}
+
+/// One HTTP attempt, exactly as sent and received (token redacted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    pub seq: u64,
+    pub flow: String,
+    pub step: String,
+    pub operation: Operation,
+    pub booking_number: Option<String>,
+    pub attempt: u32,
+    pub method: String,
+    pub url: String,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub request: RequestRecord,
+    pub response: Option<ResponseRecord>,
+    pub outcome: Outcome,
+    pub checks: Vec<Check>,
+    pub error: Option<String>,
+    /// A negative check: success means the provider refused as expected; never counted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expected_error: bool,
+    /// Another attempt of the same request followed this one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retried: bool,
+    /// The request may have been processed although no answer arrived.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub maybe_processed: bool,
+    /// A conflict after a lost answer, confirmed as this request's own earlier success.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reconciled: bool,
+    /// Which response layout was read (the spec leaves layouts open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+}
+
+impl Exchange {
+    /// Counted by the provider's ledger: a successful, non-negative exchange of a counted kind.
+    pub fn counts_as_success(&self) -> bool {
+        self.outcome == Outcome::Passed && !self.expected_error
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Passed,
+    Failed,
+    Skipped,
+}
+
+/// The end of one step of one flow instance, with the flow's state after it (for `--resume`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepEvent {
+    pub flow: String,
+    pub step_index: usize,
+    pub step: String,
+    pub status: StepStatus,
+    pub reason: Option<String>,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub state: Option<Value>,
+}

@@ -1,0 +1,462 @@
+//! Scenarios: named flows of steps, their repeat counts, data profile and requirements, read
+//! from TOML (built into the binary or from `scenarios/NAME.toml`) and checked before any request.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::datagen::{DataProfile, Mutation};
+use crate::models::{CHANGE_FOR_ANY_REASON, Operation, WITHDRAWAL};
+
+/// The scenarios shipped inside the binary, by name.
+pub const BUILTIN: [(&str, &str); 5] = [
+    (
+        "certification",
+        include_str!("../scenarios/certification.toml"),
+    ),
+    ("smoke", include_str!("../scenarios/smoke.toml")),
+    (
+        "multi-planning",
+        include_str!("../scenarios/multi-planning.toml"),
+    ),
+    (
+        "change-for-any-reason",
+        include_str!("../scenarios/change-for-any-reason.toml"),
+    ),
+    ("conformance", include_str!("../scenarios/conformance.toml")),
+];
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub data: DataProfile,
+    #[serde(default)]
+    pub requirements: Vec<Requirement>,
+    pub flows: Vec<FlowSpec>,
+}
+
+/// At least `required` successful exchanges of `operation`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    pub operation: Operation,
+    pub required: u32,
+    #[serde(default)]
+    pub flight_sellers_only: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub name: String,
+    #[serde(default = "one")]
+    pub repeat: u32,
+    #[serde(default)]
+    pub flight_sellers_only: bool,
+    pub steps: Vec<Step>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One step of a flow; its outputs (quote ids, contract id, ...) feed the steps after it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Step {
+    /// POST /quotes, one per flight plan.
+    Quote,
+    /// POST /subscriptions with the flow's open quotes.
+    Subscribe,
+    /// POST /quotes with the complete changed booking, then PATCH the subscription.
+    Update {
+        /// Which change; by default the flow's repeats cycle through all of them.
+        #[serde(default)]
+        mutation: Option<Mutation>,
+    },
+    /// GET the booking's contracts: contract id and claim status.
+    ReadContracts,
+    /// POST a claim on the booking's contract of `product_type` (default WITHDRAWAL).
+    Claim {
+        #[serde(default)]
+        product_type: Option<String>,
+    },
+    /// Delete the flow's open quote.
+    DeleteQuote,
+    /// Report a cancellation of the booking's first flight.
+    ReportFlightCancellation,
+    /// Poll the contracts until the claim reaches `status`.
+    AwaitClaimStatus {
+        status: String,
+        #[serde(default = "default_await_secs")]
+        timeout_secs: u64,
+        #[serde(default = "default_poll_ms")]
+        interval_ms: u64,
+    },
+    /// A request the provider must refuse with `status` (a code, or "4xx").
+    ExpectError {
+        case: ErrorCase,
+        status: ExpectedStatus,
+    },
+}
+
+fn default_await_secs() -> u64 {
+    60
+}
+
+fn default_poll_ms() -> u64 {
+    500
+}
+
+/// The refusals the conformance scenario checks.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCase {
+    BadToken,
+    MissingField,
+    ReusedBookingNumber,
+    ReusedQuoteReference,
+    UnknownContract,
+    UnknownBooking,
+    PastDate,
+}
+
+/// An expected status: an exact code, or a class such as "4xx".
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum ExpectedStatus {
+    Code(u16),
+    Class(String),
+}
+
+impl ExpectedStatus {
+    pub fn matches(&self, status: u16) -> bool {
+        match self {
+            ExpectedStatus::Code(code) => *code == status,
+            ExpectedStatus::Class(class) => {
+                class.len() == 3
+                    && class.ends_with("xx")
+                    && class.as_bytes()[0] == b'0' + (status / 100) as u8
+            }
+        }
+    }
+}
+
+impl fmt::Display for ExpectedStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExpectedStatus::Code(code) => write!(f, "{code}"),
+            ExpectedStatus::Class(class) => f.write_str(class),
+        }
+    }
+}
+
+impl Step {
+    /// The name used in evidence and reports.
+    pub fn name(&self) -> String {
+        match self {
+            Step::Quote => "quote".into(),
+            Step::Subscribe => "subscribe".into(),
+            Step::Update { .. } => "update".into(),
+            Step::ReadContracts => "read_contracts".into(),
+            Step::Claim { .. } => "claim".into(),
+            Step::DeleteQuote => "delete_quote".into(),
+            Step::ReportFlightCancellation => "report_flight_cancellation".into(),
+            Step::AwaitClaimStatus { .. } => "await_claim_status".into(),
+            Step::ExpectError { case, .. } => format!(
+                "expect_error:{}",
+                serde_json::to_value(case)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    /// Steps that create or change contracts or claims: refused against production.
+    pub fn writes_contracts(&self) -> bool {
+        matches!(
+            self,
+            Step::Subscribe
+                | Step::Update { .. }
+                | Step::Claim { .. }
+                | Step::ReportFlightCancellation
+        ) || matches!(
+            self,
+            Step::ExpectError {
+                case: ErrorCase::ReusedBookingNumber
+                    | ErrorCase::ReusedQuoteReference
+                    | ErrorCase::MissingField,
+                ..
+            }
+        )
+    }
+}
+
+/// A scenario with where it came from and the SHA-256 of its exact text.
+#[derive(Debug, Clone)]
+pub struct LoadedScenario {
+    pub scenario: Scenario,
+    pub source: String,
+    pub sha256: String,
+}
+
+/// A problem in a file, located as precisely as the parser allows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// 1-based line of a byte offset.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Turns a TOML error into "file:line: column C: message".
+pub fn toml_error(file: &str, text: &str, err: &toml::de::Error) -> FileError {
+    let message = err.message().to_string();
+    match err.span() {
+        Some(span) => {
+            let line = line_of(text, span.start);
+            let line_start = text[..span.start.min(text.len())]
+                .rfind('\n')
+                .map_or(0, |i| i + 1);
+            let column = text[line_start..span.start.min(text.len())].chars().count() + 1;
+            FileError {
+                file: file.into(),
+                line: Some(line),
+                message: format!("column {column}: {message}"),
+            }
+        }
+        None => FileError {
+            file: file.into(),
+            line: None,
+            message,
+        },
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Parses and checks a scenario's text.
+pub fn parse(file: &str, text: &str) -> Result<LoadedScenario, FileError> {
+    let scenario: Scenario = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+    check(&scenario).map_err(|(flow, message)| FileError {
+        file: file.into(),
+        line: flow.and_then(|f| flow_line(text, &f)),
+        message,
+    })?;
+    Ok(LoadedScenario {
+        scenario,
+        source: file.to_string(),
+        sha256: sha256_hex(text.as_bytes()),
+    })
+}
+
+fn flow_line(text: &str, flow: &str) -> Option<usize> {
+    let needle = format!("\"{flow}\"");
+    text.lines()
+        .position(|l| l.trim_start().starts_with("name") && l.contains(&needle))
+        .map(|i| i + 1)
+}
+
+type CheckError = (Option<String>, String);
+
+/// Semantic checks TOML cannot express: each step has what it needs from the steps before it.
+pub fn check(scenario: &Scenario) -> Result<(), CheckError> {
+    if scenario.flows.is_empty() {
+        return Err((None, "a scenario needs at least one flow".into()));
+    }
+    let p = &scenario.data;
+    if p.min_days_ahead < 1
+        || p.max_days_ahead < p.min_days_ahead
+        || p.max_travelers < 1
+        || p.flight_plans < 1
+    {
+        return Err((None, "data: need 1 <= min_days_ahead <= max_days_ahead, max_travelers >= 1, flight_plans >= 1".into()));
+    }
+    for (i, t) in p.product_types.iter().enumerate() {
+        if t != WITHDRAWAL && t != CHANGE_FOR_ANY_REASON {
+            return Err((
+                None,
+                format!("data.product_types[{i}]: unknown product type `{t}`"),
+            ));
+        }
+    }
+    for flow in &scenario.flows {
+        let fail = |message: String| {
+            (
+                Some(flow.name.clone()),
+                format!("flow `{}`: {message}", flow.name),
+            )
+        };
+        if flow.repeat == 0 || flow.steps.is_empty() {
+            return Err(fail("needs repeat >= 1 and at least one step".into()));
+        }
+        check_steps(flow, p).map_err(fail)?;
+    }
+    Ok(())
+}
+
+fn check_steps(flow: &FlowSpec, profile: &DataProfile) -> Result<(), String> {
+    let (mut open_quote, mut booking, mut contract, mut claimed) = (false, false, false, false);
+    for (i, step) in flow.steps.iter().enumerate() {
+        let need = |ok: bool, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!(
+                    "step {} (`{}`) needs {what} before it",
+                    i + 1,
+                    step.name()
+                ))
+            }
+        };
+        match step {
+            Step::Quote => open_quote = true,
+            Step::Subscribe => {
+                need(open_quote, "a `quote`")?;
+                need(!booking, "no earlier `subscribe` (one booking per flow)")?;
+                (open_quote, booking) = (false, true);
+            }
+            Step::Update { .. } | Step::ReportFlightCancellation => need(booking, "a `subscribe`")?,
+            Step::ReadContracts => {
+                need(booking, "a `subscribe`")?;
+                contract = true;
+            }
+            Step::Claim { product_type } => {
+                need(
+                    contract,
+                    "a `read_contracts` (the claim is made on the contract id it reads)",
+                )?;
+                if let Some(t) = product_type
+                    && !profile.product_types.contains(t)
+                {
+                    return Err(format!(
+                        "step {}: product_type `{t}` is not in data.product_types",
+                        i + 1
+                    ));
+                }
+                claimed = true;
+            }
+            Step::DeleteQuote => {
+                need(open_quote, "a `quote` not yet used by a subscription")?;
+                open_quote = false;
+            }
+            Step::AwaitClaimStatus { status, .. } => {
+                need(claimed, "a `claim`")?;
+                if !crate::models::CLAIM_STATUSES.contains(&status.as_str()) {
+                    return Err(format!("step {}: unknown claim status `{status}`", i + 1));
+                }
+            }
+            Step::ExpectError { case, status } => {
+                if let ExpectedStatus::Class(class) = status
+                    && !matches!(class.as_str(), "4xx" | "5xx")
+                {
+                    return Err(format!(
+                        "step {}: status must be a code or \"4xx\", not `{class}`",
+                        i + 1
+                    ));
+                }
+                if matches!(
+                    case,
+                    ErrorCase::ReusedBookingNumber | ErrorCase::ReusedQuoteReference
+                ) {
+                    need(booking, "a `subscribe`")?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where `--scenario NAME|PATH` points.
+pub fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, FileError> {
+    let as_path = PathBuf::from(name_or_path);
+    let local = dir.join("scenarios").join(format!("{name_or_path}.toml"));
+    let file = if name_or_path.ends_with(".toml") || as_path.components().count() > 1 {
+        Some(as_path)
+    } else {
+        local.is_file().then_some(local)
+    };
+    if let Some(file) = file {
+        let shown = file.display().to_string();
+        let text = std::fs::read_to_string(&file).map_err(|e| FileError {
+            file: shown.clone(),
+            line: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        return parse(&shown, &text);
+    }
+    let (name, text) = BUILTIN
+        .iter()
+        .find(|(name, _)| *name == name_or_path)
+        .ok_or_else(|| FileError {
+            file: name_or_path.to_string(),
+            line: None,
+            message: format!(
+                "no scenario of that name (built in: {})",
+                BUILTIN.map(|(n, _)| n).join(", ")
+            ),
+        })?;
+    parse(&format!("<built-in {name}>"), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_scenario_parses_and_checks() {
+        for (name, text) in BUILTIN {
+            let loaded = parse(name, text).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(loaded.scenario.name, name);
+        }
+    }
+
+    #[test]
+    fn a_claim_without_a_contract_read_names_flow_and_line() {
+        let text = "name = \"x\"\ndescription = \"d\"\n\n[[flows]]\nname = \"f\"\nsteps = [{ action = \"quote\" }, { action = \"subscribe\" }, { action = \"claim\" }]\n";
+        let err = parse("x.toml", text).unwrap_err();
+        assert_eq!(err.line, Some(5));
+        assert!(
+            err.message
+                .contains("step 3 (`claim`) needs a `read_contracts`"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn unknown_field_names_line_and_column() {
+        let text = "name = \"x\"\ndescription = \"d\"\nflows = []\nsurprise = 1\n";
+        let err = parse("x.toml", text).unwrap_err();
+        assert_eq!(err.line, Some(4));
+        assert!(
+            err.message.contains("column 1") && err.message.contains("surprise"),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -1,0 +1,74 @@
+//! The bearer token, held so that it cannot be printed by accident: its Debug and Display are
+//! redacted, and every recorded text passes through [`Secret::scrub`].
+
+use std::fmt;
+
+/// What the Authorization header is written as in every record.
+pub const REDACTED_BEARER: &str = "Bearer <redacted>";
+
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(token: impl Into<String>) -> Secret {
+        Secret(token.into())
+    }
+
+    /// The raw token, for the Authorization header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// First 12 hex digits of the token's SHA-256: identifies it without revealing it.
+    pub fn fingerprint(&self) -> String {
+        crate::scenario::sha256_hex(self.0.as_bytes())[..12].to_string()
+    }
+
+    /// Removes the token from text a server may have echoed it in.
+    pub fn scrub(&self, text: &str) -> String {
+        if self.0.is_empty() || !text.contains(&self.0) {
+            text.to_string()
+        } else {
+            text.replace(&self.0, "<redacted>")
+        }
+    }
+
+    /// Removes the token from every string inside a JSON value.
+    pub fn scrub_json(&self, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(s) if !self.0.is_empty() && s.contains(&self.0) => {
+                *s = self.scrub(s)
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_json(v)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| self.scrub_json(v)),
+            _ => {}
+        }
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_never_formats_and_is_scrubbed() {
+        let secret = Secret::new("tok-123");
+        assert!(!format!("{secret:?} {secret}").contains("tok-123"));
+        let mut body = serde_json::json!({"echo": ["Bearer tok-123"]});
+        secret.scrub_json(&mut body);
+        assert_eq!(body, serde_json::json!({"echo": ["Bearer <redacted>"]}));
+        assert_eq!(secret.fingerprint().len(), 12);
+    }
+}
