@@ -130,18 +130,48 @@ pub fn ledger(
             let failed = of_kind()
                 .filter(|e| !e.retried && !e.expected_error && e.outcome != Outcome::Passed)
                 .count() as u32;
-            let lost = of_kind().filter(|e| e.maybe_processed).count() as u32;
-            let reconciled = of_kind().filter(|e| e.reconciled).count() as u32;
             RequirementResult {
                 operation: r.operation,
                 required: r.required,
                 succeeded,
                 failed,
-                unconfirmed: lost.saturating_sub(reconciled),
+                unconfirmed: unconfirmed(r.operation, exchanges),
                 met: succeeded >= r.required,
             }
         })
         .collect()
+}
+
+/// Requests that may have taken effect without our knowing. Attempts of one call are grouped
+/// (same flow, step and operation, attempt numbers counting up from 1). A quote can be created
+/// once per lost attempt, since nothing makes quotes unique; any other write takes effect at
+/// most once, and only counts as unconfirmed when the call ended without a success or a
+/// reconciliation to show for it.
+fn unconfirmed(operation: Operation, exchanges: &[Exchange]) -> u32 {
+    let settle = |attempts: &[&Exchange]| -> u32 {
+        let lost = attempts.iter().filter(|e| e.maybe_processed).count() as u32;
+        let settled = attempts
+            .last()
+            .is_some_and(|e| e.outcome == Outcome::Passed);
+        match operation {
+            Operation::Quote => lost,
+            _ if lost > 0 && !settled => 1,
+            _ => 0,
+        }
+    };
+    let mut calls: std::collections::HashMap<(&str, &str), Vec<&Exchange>> =
+        std::collections::HashMap::new();
+    let mut total = 0;
+    for exchange in exchanges.iter().filter(|e| e.operation == operation) {
+        let key = (exchange.flow.as_str(), exchange.step.as_str());
+        if exchange.attempt == 1
+            && let Some(previous) = calls.remove(&key)
+        {
+            total += settle(&previous);
+        }
+        calls.entry(key).or_default().push(exchange);
+    }
+    total + calls.values().map(|attempts| settle(attempts)).sum::<u32>()
 }
 
 fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {

@@ -137,3 +137,104 @@ pub fn subscription_body(booking: &str, quotes: &[(&str, usize)]) -> Value {
 pub fn update_body(quote_id: &str, travelers: usize) -> Value {
     json!({"data": {"quotes": [{"id": quote_id, "travelers": (0..travelers).map(traveler).collect::<Vec<_>>()}], "client": client()}})
 }
+
+/// The real `ppcert` binary, run in `cwd` with a clean environment for its own variables.
+pub fn ppcert_command(
+    cwd: &std::path::Path,
+    args: &[&str],
+    token: Option<&str>,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_ppcert"));
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("PPCERT_BASE_URL")
+        .env_remove("PPCERT_TOKEN")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("NO_COLOR", "1");
+    if let Some(token) = token {
+        command.env("PPCERT_TOKEN", token);
+    }
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    command
+}
+
+pub struct Finished {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub async fn ppcert(cwd: &std::path::Path, args: &[&str], token: Option<&str>) -> Finished {
+    let output = ppcert_command(cwd, args, token)
+        .output()
+        .await
+        .expect("ppcert runs");
+    Finished {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+pub fn read_json(path: &std::path::Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
+}
+
+/// Successful, counted exchanges per operation in an evidence file.
+pub fn evidence_counts(evidence: &Value) -> std::collections::BTreeMap<String, u64> {
+    let mut counts = std::collections::BTreeMap::new();
+    for exchange in evidence["exchanges"].as_array().unwrap() {
+        if exchange["outcome"] == "passed" && exchange.get("expected_error").is_none() {
+            *counts
+                .entry(exchange["operation"].as_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+    }
+    counts
+}
+
+pub fn sandbox_counts(sandbox: &Sandbox) -> std::collections::BTreeMap<String, u64> {
+    sandbox
+        .counts()
+        .into_iter()
+        .map(|(op, n)| (op.as_str().to_string(), n))
+        .collect()
+}
+
+/// Runs a scenario with the binary against `sandbox`; returns the result and the evidence.
+pub async fn run_against(
+    sandbox: &Sandbox,
+    scenario: &str,
+    extra: &[&str],
+) -> (Finished, Value, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bundle");
+    let base = sandbox.base_url();
+    let mut args = vec![
+        "run",
+        "--base-url",
+        &base,
+        "--scenario",
+        scenario,
+        "--out",
+        out.to_str().unwrap(),
+        "--backoff-ms",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+    let evidence_path = out.join("evidence.json");
+    assert!(
+        evidence_path.exists(),
+        "no evidence.json; stderr: {}",
+        finished.stderr
+    );
+    let evidence = read_json(&evidence_path);
+    (finished, evidence, dir)
+}

@@ -3,6 +3,9 @@
 
 mod common;
 mod datagen;
+mod run;
+mod run_faults;
+mod run_safety;
 mod sandbox;
 mod sandbox_claims;
 mod sandbox_options;

@@ -1,0 +1,311 @@
+//! `ppcert run` end to end: shipped scenarios, layouts, the ledger against the sandbox's own counts.
+
+use ppcert::sandbox::{ContractsLayout, DeltaShape, Layout, SandboxOptions};
+use serde_json::Value;
+
+use crate::common::*;
+
+fn fast_claims() -> SandboxOptions {
+    SandboxOptions {
+        claim_step: std::time::Duration::from_millis(50),
+        ..SandboxOptions::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_run_passes_on_the_embedded_sandbox_and_writes_its_bundle() {
+    let dir = tempfile::tempdir().unwrap();
+    let finished = ppcert(dir.path(), &["run"], None).await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    assert!(
+        finished.stdout.contains("verdict PASSED"),
+        "{}",
+        finished.stdout
+    );
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "one bundle under reports/<run-id>");
+    let evidence = read_json(&runs[0].join("evidence.json"));
+    assert_eq!(evidence["schema_version"], 1);
+    assert_eq!(evidence["verdict"], "passed");
+    assert_eq!(evidence["run"]["target"]["embedded"], true);
+    assert!(
+        evidence["run"]["notice"]
+            .as_str()
+            .unwrap()
+            .contains("not certification evidence")
+    );
+    let required: Vec<(String, u64)> = evidence["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["operation"].as_str().unwrap().to_string(),
+                r["required"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        required,
+        [
+            ("quote", 5),
+            ("subscription", 5),
+            ("update", 5),
+            ("quote_deletion", 5),
+            ("claim", 5),
+            ("flight_cancellation", 3)
+        ]
+        .map(|(o, n)| (o.to_string(), n))
+    );
+    assert!(
+        evidence["requirements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["met"] == true)
+    );
+    assert!(runs[0].join("journal.jsonl").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_shipped_scenario_passes_and_its_counts_equal_the_sandboxes() {
+    for scenario in [
+        "certification",
+        "smoke",
+        "multi-planning",
+        "change-for-any-reason",
+        "conformance",
+    ] {
+        let sandbox = sandbox_with(fast_claims()).await;
+        let (finished, evidence, _dir) = run_against(&sandbox, scenario, &[]).await;
+        assert_eq!(
+            finished.code, 0,
+            "{scenario}: {}\n{}",
+            finished.stdout, finished.stderr
+        );
+        assert_eq!(evidence["verdict"], "passed", "{scenario}");
+        assert_eq!(
+            evidence_counts(&evidence),
+            sandbox_counts(&sandbox),
+            "{scenario}"
+        );
+        assert_eq!(evidence["run"]["target"]["environment"], "staging");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conformance_refusals_are_checked_and_never_counted() {
+    let sandbox = sandbox_with(fast_claims()).await;
+    let (_, evidence, _dir) = run_against(&sandbox, "conformance", &[]).await;
+    let refusals: Vec<(String, u64)> = evidence["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["expected_error"] == true)
+        .map(|e| {
+            (
+                e["step"].as_str().unwrap().to_string(),
+                e["response"]["status"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("bad_token", 401),
+        ("missing_field", 400),
+        ("reused_booking_number", 409),
+        ("reused_quote_reference", 409),
+        ("unknown_contract", 404),
+        ("unknown_booking", 404),
+        ("past_date", 400),
+    ];
+    assert_eq!(
+        refusals,
+        expected.map(|(s, n)| (format!("expect_error:{s}"), n))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_layout_variant_is_read_and_recorded() {
+    let variants = [
+        Layout {
+            wrap: false,
+            ..Layout::default()
+        },
+        Layout {
+            contracts: ContractsLayout::Nested,
+            ..Layout::default()
+        },
+        Layout {
+            contracts: ContractsLayout::List,
+            update_status: 200,
+            ..Layout::default()
+        },
+        Layout {
+            price_delta: DeltaShape::String,
+            delete_status: 200,
+            ..Layout::default()
+        },
+        Layout {
+            price_delta: DeltaShape::Object,
+            delete_status: 202,
+            wrap: false,
+            ..Layout::default()
+        },
+    ];
+    for layout in variants {
+        let sandbox = sandbox_with(SandboxOptions {
+            layout,
+            ..fast_claims()
+        })
+        .await;
+        let (finished, evidence, _dir) = run_against(&sandbox, "certification", &[]).await;
+        assert_eq!(finished.code, 0, "{layout:?}: {}", finished.stdout);
+        assert_eq!(
+            evidence_counts(&evidence),
+            sandbox_counts(&sandbox),
+            "{layout:?}"
+        );
+        let layouts: Vec<&str> = evidence["exchanges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["layout"].as_str())
+            .collect();
+        let expected = if layout.wrap {
+            "wrapped in data"
+        } else {
+            "bare body"
+        };
+        assert!(
+            layouts.iter().all(|l| l.starts_with(expected)),
+            "{layout:?}: {layouts:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_base_url_path_prefix_is_kept() {
+    let sandbox = sandbox_with(SandboxOptions {
+        path_prefix: Some("/partner-api".into()),
+        ..fast_claims()
+    })
+    .await;
+    assert!(sandbox.base_url().ends_with("/partner-api"));
+    let (finished, evidence, _dir) = run_against(&sandbox, "smoke", &[]).await;
+    assert_eq!(finished.code, 0, "{}", finished.stdout);
+    let url = evidence["exchanges"][0]["url"].as_str().unwrap();
+    assert!(url.ends_with("/partner-api/quotes"), "{url}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endpoint_overrides_in_ppcert_toml_are_used() {
+    let sandbox = sandbox_with(fast_claims()).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ppcert.toml"),
+        r#"
+[partner]
+name = "Example Travel"
+
+[endpoints.flight_cancellation]
+method = "POST"
+path = "/flight-cancellation-reports/{{ booking.number }}"
+"#,
+    )
+    .unwrap();
+    let base = sandbox.base_url();
+    let finished = ppcert(
+        dir.path(),
+        &[
+            "run",
+            "--base-url",
+            &base,
+            "--out",
+            "b",
+            "--backoff-ms",
+            "1",
+        ],
+        Some(sandbox.token()),
+    )
+    .await;
+    assert_eq!(
+        finished.code, 1,
+        "the overridden path does not exist on the sandbox: {}",
+        finished.stdout
+    );
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    assert_eq!(evidence["run"]["partner"]["name"], "Example Travel");
+    let report = evidence["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["operation"] == "flight_cancellation")
+        .unwrap();
+    assert!(
+        report["url"]
+            .as_str()
+            .unwrap()
+            .contains("/flight-cancellation-reports/PP-"),
+        "{}",
+        report["url"]
+    );
+    let unmet: Vec<&Value> = evidence["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["met"] == false)
+        .collect();
+    assert_eq!(unmet.len(), 1);
+    assert_eq!(unmet[0]["operation"], "flight_cancellation");
+    assert!(
+        finished
+            .stdout
+            .contains("flight-cancellation#1: step 3 (`report_flight_cancellation`) failed"),
+        "{}",
+        finished.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partners_without_flights_skip_flight_cancellations() {
+    let sandbox = sandbox_with(fast_claims()).await;
+    let (finished, evidence, _dir) = run_against(
+        &sandbox,
+        "certification",
+        &["--no-flight-cancellations", "--seed", "42"],
+    )
+    .await;
+    assert_eq!(finished.code, 0);
+    assert_eq!(evidence["run"]["seed"], 42);
+    assert_eq!(evidence["run"]["partner"]["flight_seller"], false);
+    assert!(
+        evidence["requirements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["operation"] != "flight_cancellation")
+    );
+    assert!(
+        !sandbox
+            .counts()
+            .contains_key(&ppcert::models::Operation::FlightCancellation)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_multiplies_every_flow() {
+    let sandbox = sandbox_with(fast_claims()).await;
+    let (finished, evidence, _dir) = run_against(
+        &sandbox,
+        "certification",
+        &["--scale", "3", "--concurrency", "8"],
+    )
+    .await;
+    assert_eq!(finished.code, 0);
+    assert_eq!(evidence["flows"].as_array().unwrap().len(), 39);
+    assert_eq!(sandbox_counts(&sandbox)["subscription"], 24);
+    assert_eq!(evidence_counts(&evidence), sandbox_counts(&sandbox));
+}
