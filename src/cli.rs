@@ -29,6 +29,10 @@ pub enum Command {
     Validate(ValidateArgs),
     /// List the scenarios found, with description and requirements.
     Scenarios,
+    /// Re-render the reports of a finished run from its evidence.json.
+    Report(ReportArgs),
+    /// Check a bundle against its MANIFEST.sha256; exits 1 naming anything changed.
+    Verify(VerifyArgs),
     /// Run the embedded staging simulator ("sandbox") standalone, until Ctrl-C.
     Serve(ServeArgs),
     /// Print generated booking data as JSON: what a run would send.
@@ -100,6 +104,23 @@ pub struct OutputArgs {
     /// Color: auto (terminal without NO_COLOR), always, never.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+}
+
+/// Options of `ppcert report`.
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// The run's bundle directory.
+    pub dir: PathBuf,
+    /// Which reports to render [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub format: Vec<crate::report::Format>,
+}
+
+/// Options of `ppcert verify`.
+#[derive(Debug, Args, Clone)]
+pub struct VerifyArgs {
+    /// The run's bundle directory.
+    pub dir: PathBuf,
 }
 
 /// Options of `ppcert validate`.

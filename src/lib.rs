@@ -3,6 +3,15 @@
 //! Data flows one way: cli → config + scenario → datagen → engine → journal → evidence →
 //! report. The sandbox is the default target and shares only the API models.
 
+/// Prints a line to stdout; a closed pipe (`ppcert ... | head`) is not an error worth a panic.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod cli;
 mod commands;
 pub mod config;
@@ -74,5 +83,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::CheckToken(args) => commands::check_token::check_token(args).await,
         Command::Validate(args) => commands::validate::validate(args),
         Command::Scenarios => commands::validate::scenarios(),
+        Command::Report(args) => commands::report::report(args),
+        Command::Verify(args) => commands::report::verify(args),
     }
 }

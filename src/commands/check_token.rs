@@ -65,7 +65,7 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
             ),
         )),
         Some(status) => {
-            println!(
+            crate::say!(
                 "token {fingerprint}… is valid: POST {} answered {status} (any answer but 401 means valid)",
                 last.url
             );

@@ -30,6 +30,6 @@ pub fn generate(args: GenerateArgs) -> Result<u8, Failure> {
         json!({ "seed": seed, "start": start.to_rfc3339(), "run_id": run, "bookings": bookings });
     let text =
         serde_json::to_string_pretty(&out).map_err(|e| Failure::new(exit_codes::USAGE, e))?;
-    println!("{text}");
+    crate::say!("{text}");
     Ok(exit_codes::SUCCESS)
 }

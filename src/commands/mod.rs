@@ -2,6 +2,7 @@
 
 pub mod check_token;
 pub mod generate;
+pub mod report;
 pub mod run;
 pub mod serve;
 pub mod validate;

@@ -368,16 +368,20 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     progress.finish();
     let gate = shared.gate.state();
     let evidence = finish(&config, run, &recorder, &results, interrupted);
-    crate::report::write_bundle(&dir, &evidence)
-        .map_err(|e| usage(format!("{}: cannot write the bundle: {e}", dir.display())))?;
+    // The journal is complete before the manifest hashes it.
     recorder.line(Line::End {
         at: Utc::now().to_rfc3339(),
         complete: evidence.run.complete,
     });
+    crate::report::write_bundle(&dir, &evidence)
+        .map_err(|e| usage(format!("{}: cannot write the bundle: {e}", dir.display())))?;
+    if let Err(e) = crate::report::append_step_summary(&dir) {
+        eprintln!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
+    }
     if let Some(sandbox) = sandbox {
         let _ = sandbox.shutdown().await;
     }
-    println!("{}", crate::output::summary(&mode, &evidence, &dir));
+    crate::say!("{}", crate::output::summary(&mode, &evidence, &dir));
     Ok(exit_code(interrupted, gate, &evidence))
 }
 
@@ -392,6 +396,9 @@ fn finish(
     run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
     run.complete = !interrupted && results.iter().all(|r| r.status != FlowStatus::Interrupted);
     let mut warnings = Vec::new();
+    if config.token.as_ref().is_some_and(|t| !t.scrubbable()) {
+        warnings.push(format!("the token is shorter than {} characters: it is kept out of headers, but a copy echoed in a body cannot be told apart from text and is not scrubbed", crate::secret::MIN_SCRUBBED_LEN));
+    }
     if let Some(error) = recorded.journal_error {
         warnings.push(format!(
             "the journal could not be written completely ({error}); evidence.json holds everything"

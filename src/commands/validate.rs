@@ -47,7 +47,7 @@ pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
         files.extend(local_scenarios());
         for (name, text) in scenario::BUILTIN {
             match scenario::parse(&format!("<built-in {name}>"), text) {
-                Ok(_) => println!("<built-in {name}>: scenario ok"),
+                Ok(_) => crate::say!("<built-in {name}>: scenario ok"),
                 Err(e) => return Err(Failure::usage(e)),
             }
         }
@@ -55,7 +55,7 @@ pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
     let mut failed = 0;
     for file in &files {
         match check_file(file) {
-            Ok(line) => println!("{line}"),
+            Ok(line) => crate::say!("{line}"),
             Err(line) => {
                 eprintln!("error: {line}");
                 failed += 1;
@@ -118,7 +118,7 @@ pub fn scenarios() -> Result<u8, Failure> {
             }) {
             Ok(loaded) => {
                 seen.push(loaded.scenario.name.clone());
-                println!("{}", describe(&loaded));
+                crate::say!("{}", describe(&loaded));
             }
             Err(e) => eprintln!("error: {e}"),
         }
@@ -127,7 +127,7 @@ pub fn scenarios() -> Result<u8, Failure> {
         if !seen.iter().any(|s| s == name)
             && let Ok(loaded) = scenario::parse(&format!("<built-in {name}>"), text)
         {
-            println!("{}", describe(&loaded));
+            crate::say!("{}", describe(&loaded));
         }
     }
     Ok(exit_codes::SUCCESS)

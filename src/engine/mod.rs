@@ -90,82 +90,101 @@ pub fn resume_points(
     points
 }
 
-/// Runs every instance; the first one not yet finished goes alone until its first call settles
-/// the gate. Results come back in plan order.
+/// Runs every instance, starting them in plan order as permits free up. The first one not yet
+/// finished goes alone until its first call settles the gate. Results come back in plan order.
 pub async fn execute(
     shared: Arc<Shared>,
     instances: Vec<FlowInstance>,
     mut resume: HashMap<String, ResumePoint>,
 ) -> Vec<FlowResult> {
     let permits = Arc::new(Semaphore::new(shared.concurrency.max(1)));
-    let gatekeeper = instances.iter().position(|i| {
-        resume
-            .get(&i.label)
-            .is_none_or(|p| p.next_step < i.steps.len())
-    });
-    if gatekeeper.is_none() {
-        shared.gate.settle(GateState::Open);
-    }
+    let mut gatekeeper_started = false;
+    let mut finished: Vec<(usize, FlowResult)> = Vec::new();
     let mut tasks = tokio::task::JoinSet::new();
     for (position, instance) in instances.into_iter().enumerate() {
-        let shared = shared.clone();
-        let permits = permits.clone();
         let point = resume.remove(&instance.label).unwrap_or_default();
-        let is_gatekeeper = gatekeeper == Some(position);
+        if point.next_step >= instance.steps.len() {
+            finished.push((position, completed(&instance, point)));
+            continue;
+        }
+        let permit = permits
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed");
+        let gatekeeper = !gatekeeper_started;
+        if !gatekeeper && !shared.gate.wait_open().await {
+            finished.push((
+                position,
+                not_run(
+                    &shared,
+                    &instance,
+                    point,
+                    FlowStatus::NotRun,
+                    &format!("not started: first call ended in {:?}", shared.gate.state()),
+                ),
+            ));
+            continue;
+        }
+        if shared.cancel.is_cancelled() {
+            finished.push((
+                position,
+                not_run(
+                    &shared,
+                    &instance,
+                    point,
+                    FlowStatus::Interrupted,
+                    "interrupted before it started",
+                ),
+            ));
+            continue;
+        }
+        gatekeeper_started = true;
+        let shared = shared.clone();
         tasks.spawn(async move {
-            let result = run_instance(&shared, &instance, is_gatekeeper, point, &permits).await;
-            (position, result)
+            let _permit = permit;
+            let start = point.next_step;
+            (
+                position,
+                flow::FlowRunner::new(&shared, &instance, gatekeeper, point)
+                    .run(start)
+                    .await,
+            )
         });
     }
-    let mut results: Vec<(usize, FlowResult)> = tasks.join_all().await;
-    results.sort_by_key(|(position, _)| *position);
-    results.into_iter().map(|(_, result)| result).collect()
+    if !gatekeeper_started {
+        shared.gate.settle(GateState::Open);
+    }
+    finished.extend(tasks.join_all().await);
+    finished.sort_by_key(|(position, _)| *position);
+    finished.into_iter().map(|(_, result)| result).collect()
 }
 
-async fn run_instance(
-    shared: &Arc<Shared>,
-    instance: &FlowInstance,
-    gatekeeper: bool,
-    point: ResumePoint,
-    permits: &Semaphore,
-) -> FlowResult {
-    let not_run = |reason: &str, state: Option<FlowState>| FlowResult {
+fn completed(instance: &FlowInstance, point: ResumePoint) -> FlowResult {
+    FlowResult {
         label: instance.label.clone(),
         flow: instance.flow.clone(),
-        state: state.unwrap_or_else(|| FlowState {
+        state: point.state.unwrap_or_default(),
+        status: FlowStatus::Completed,
+        reason: None,
+    }
+}
+
+fn not_run(
+    shared: &Shared,
+    instance: &FlowInstance,
+    point: ResumePoint,
+    status: FlowStatus,
+    reason: &str,
+) -> FlowResult {
+    FlowResult {
+        label: instance.label.clone(),
+        flow: instance.flow.clone(),
+        state: point.state.unwrap_or_else(|| FlowState {
             booking: Some(shared.generator.booking(instance.index)),
             ..FlowState::default()
         }),
-        status: FlowStatus::NotRun,
+        status,
         reason: Some(reason.to_string()),
-    };
-    if point.next_step >= instance.steps.len() {
-        let state = point.state.unwrap_or_default();
-        return FlowResult {
-            label: instance.label.clone(),
-            flow: instance.flow.clone(),
-            state,
-            status: FlowStatus::Completed,
-            reason: None,
-        };
     }
-    if !gatekeeper && !shared.gate.wait_open().await {
-        return not_run(
-            &format!("not started: first call ended in {:?}", shared.gate.state()),
-            point.state,
-        );
-    }
-    let Ok(_permit) = permits.acquire().await else {
-        return not_run("not started", point.state);
-    };
-    if shared.cancel.is_cancelled() {
-        return FlowResult {
-            status: FlowStatus::Interrupted,
-            ..not_run("interrupted before it started", point.state)
-        };
-    }
-    let start = point.next_step;
-    flow::FlowRunner::new(shared, instance, gatekeeper, point)
-        .run(start)
-        .await
 }

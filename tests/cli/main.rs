@@ -3,6 +3,7 @@
 
 mod common;
 mod datagen;
+mod reports;
 mod run;
 mod run_faults;
 mod run_safety;

@@ -68,6 +68,11 @@ async fn default_run_passes_on_the_embedded_sandbox_and_writes_its_bundle() {
             .all(|r| r["met"] == true)
     );
     assert!(runs[0].join("journal.jsonl").exists());
+    let html = std::fs::read_to_string(runs[0].join("report.html")).unwrap();
+    assert!(
+        html.contains("not certification evidence"),
+        "the embedded-sandbox banner"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,61 @@
+//! `MANIFEST.sha256`: `sha256sum -c` compatible lines for every other file of the bundle, and
+//! the check `ppcert verify` makes against it.
+
+use std::path::Path;
+
+use crate::scenario::sha256_hex;
+
+pub const FILE_NAME: &str = "MANIFEST.sha256";
+
+fn bundle_files(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name != FILE_NAME && !name.ends_with(".partial"))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+pub fn write(dir: &Path) -> std::io::Result<()> {
+    let mut text = String::new();
+    for name in bundle_files(dir)? {
+        let digest = sha256_hex(&std::fs::read(dir.join(&name))?);
+        text.push_str(&format!("{digest}  {name}\n"));
+    }
+    super::write_atomic(&dir.join(FILE_NAME), text.as_bytes())
+}
+
+/// What differs from the manifest; empty when the bundle is intact.
+pub fn verify(dir: &Path) -> Result<Vec<String>, String> {
+    let path = dir.join(FILE_NAME);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut problems = Vec::new();
+    let mut listed = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some((digest, name)) = line.split_once("  ") else {
+            problems.push(format!(
+                "{}:{}: not a `<sha256>  <file>` line",
+                FILE_NAME,
+                i + 1
+            ));
+            continue;
+        };
+        listed.push(name.to_string());
+        match std::fs::read(dir.join(name)) {
+            Ok(bytes) if sha256_hex(&bytes) == digest => {}
+            Ok(_) => problems.push(format!(
+                "{name}: changed (SHA-256 differs from the manifest)"
+            )),
+            Err(_) => problems.push(format!("{name}: missing")),
+        }
+    }
+    for name in bundle_files(dir).map_err(|e| e.to_string())? {
+        if !listed.contains(&name) {
+            problems.push(format!("{name}: not in the manifest (added after the run)"));
+        }
+    }
+    Ok(problems)
+}

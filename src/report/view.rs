@@ -1,0 +1,351 @@
+//! What the HTML and Markdown templates show, derived from the evidence alone: ledger,
+//! provenance, failures, latency percentiles, flows with their exchanges, and a timeline.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, FixedOffset};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::evidence::{Evidence, Verdict};
+use crate::record::{Exchange, Outcome};
+
+/// Bodies longer than this are cut in the HTML report (evidence.json keeps them).
+pub const BODY_SHOWN: usize = 16 * 1024;
+/// Flows drawn in the timeline; a larger run says how many were left out.
+const TIMELINE_ROWS: usize = 150;
+const TIMELINE_WIDTH: f64 = 860.0;
+
+#[derive(Serialize)]
+pub struct View<'a> {
+    pub e: &'a Evidence,
+    pub verdict: &'static str,
+    pub banners: Vec<String>,
+    pub duration: String,
+    pub failures: Vec<Failure>,
+    pub latency: Vec<Latency>,
+    pub flows: Vec<FlowView>,
+    pub timeline: Timeline,
+}
+
+#[derive(Serialize)]
+pub struct Failure {
+    pub seq: u64,
+    pub flow: String,
+    pub step: String,
+    pub status: String,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+pub struct Latency {
+    pub operation: String,
+    pub count: usize,
+    pub p50: u64,
+    pub p95: u64,
+    pub max: u64,
+}
+
+#[derive(Serialize)]
+pub struct FlowView {
+    pub label: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub ok: bool,
+    pub exchanges: Vec<ExchangeView>,
+}
+
+#[derive(Serialize)]
+pub struct ExchangeView {
+    pub seq: u64,
+    pub step: String,
+    pub operation: String,
+    pub method: String,
+    pub url: String,
+    pub status: String,
+    pub attempt: u32,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub outcome: String,
+    pub request_headers: Vec<(String, String)>,
+    pub request_body: Option<String>,
+    pub response_headers: Vec<(String, String)>,
+    pub response_body: Option<String>,
+    pub notes: Vec<String>,
+    pub checks: Vec<crate::record::Check>,
+    pub error: Option<String>,
+}
+
+#[derive(Serialize, Default)]
+pub struct Timeline {
+    pub width: f64,
+    pub height: f64,
+    pub span_ms: u64,
+    pub rows: Vec<TimelineRow>,
+    pub left_out: usize,
+}
+
+#[derive(Serialize)]
+pub struct TimelineRow {
+    pub label: String,
+    pub y: f64,
+    pub bars: Vec<Bar>,
+}
+
+#[derive(Serialize)]
+pub struct Bar {
+    pub x: f64,
+    pub w: f64,
+    pub class: &'static str,
+    pub title: String,
+}
+
+fn outcome_name(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Passed => "passed",
+        Outcome::Failed => "failed",
+        Outcome::Error => "error",
+    }
+}
+
+/// Pretty JSON (or text), cut at [`BODY_SHOWN`] with a note saying so.
+pub fn pretty_body(body: &Value, truncated: bool) -> (Option<String>, Option<String>) {
+    let text = match body {
+        Value::Null => return (None, None),
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    };
+    let mut note = truncated
+        .then(|| "the server sent more than ppcert keeps; this is the start of it".to_string());
+    if text.len() > BODY_SHOWN {
+        note = Some(format!(
+            "cut at {} KiB of {} KiB; evidence.json has all that was kept",
+            BODY_SHOWN / 1024,
+            text.len() / 1024
+        ));
+        let cut = text.floor_char_boundary(BODY_SHOWN);
+        return (Some(format!("{}\n…", &text[..cut])), note);
+    }
+    (Some(text), note)
+}
+
+fn exchange_view(x: &Exchange) -> ExchangeView {
+    let mut notes = Vec::new();
+    let (request_body, request_note) =
+        pretty_body(x.request.body.as_ref().unwrap_or(&Value::Null), false);
+    notes.extend(request_note);
+    let (response_body, response_note) = match &x.response {
+        Some(r) => pretty_body(&r.body, r.body_truncated),
+        None => (None, None),
+    };
+    notes.extend(response_note);
+    if x.retried {
+        notes.push("retried".into());
+    }
+    if x.reconciled {
+        notes.push("reconciled after a lost answer".into());
+    }
+    if let Some(layout) = &x.layout {
+        notes.push(format!("layout: {layout}"));
+    }
+    ExchangeView {
+        seq: x.seq,
+        step: x.step.clone(),
+        operation: x.operation.as_str().into(),
+        method: x.method.clone(),
+        url: x.url.clone(),
+        status: x
+            .response
+            .as_ref()
+            .map_or("—".into(), |r| r.status.to_string()),
+        attempt: x.attempt,
+        started_at: x.started_at.clone(),
+        duration_ms: x.duration_ms,
+        outcome: outcome_name(x.outcome).into(),
+        request_headers: x
+            .request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        request_body,
+        response_headers: x
+            .response
+            .as_ref()
+            .map(|r| {
+                r.headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        response_body,
+        notes,
+        checks: x.checks.clone(),
+        error: x.error.clone(),
+    }
+}
+
+fn failures(evidence: &Evidence) -> Vec<Failure> {
+    evidence
+        .exchanges
+        .iter()
+        .filter(|x| x.outcome != Outcome::Passed && !x.retried)
+        .map(|x| Failure {
+            seq: x.seq,
+            flow: x.flow.clone(),
+            step: x.step.clone(),
+            status: x
+                .response
+                .as_ref()
+                .map_or("no answer".into(), |r| format!("HTTP {}", r.status)),
+            message: x
+                .checks
+                .iter()
+                .find(|c| !c.passed && !c.warning)
+                .map(|c| format!("{}: {}", c.name, c.detail))
+                .or_else(|| x.error.clone())
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// Nearest-rank percentiles of every answered attempt, per operation.
+fn latency(evidence: &Evidence) -> Vec<Latency> {
+    let mut by_operation: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for x in evidence.exchanges.iter().filter(|x| x.response.is_some()) {
+        by_operation
+            .entry(x.operation.as_str().to_string())
+            .or_default()
+            .push(x.duration_ms);
+    }
+    by_operation
+        .into_iter()
+        .map(|(operation, mut ms)| {
+            ms.sort_unstable();
+            let rank = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
+            Latency {
+                operation,
+                count: ms.len(),
+                p50: rank(0.50),
+                p95: rank(0.95),
+                max: *ms.last().unwrap_or(&0),
+            }
+        })
+        .collect()
+}
+
+fn parse(at: &str) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(at).ok()
+}
+
+fn timeline(evidence: &Evidence, flows: &[FlowView]) -> Timeline {
+    let starts: Vec<(i64, u64)> = evidence
+        .exchanges
+        .iter()
+        .filter_map(|x| parse(&x.started_at).map(|t| (t.timestamp_millis(), x.duration_ms)))
+        .collect();
+    let Some(origin) = starts.iter().map(|(t, _)| *t).min() else {
+        return Timeline::default();
+    };
+    let end = starts
+        .iter()
+        .map(|(t, d)| t + *d as i64)
+        .max()
+        .unwrap_or(origin);
+    let span = (end - origin).max(1) as f64;
+    let mut rows = Vec::new();
+    for (i, flow) in flows.iter().take(TIMELINE_ROWS).enumerate() {
+        let bars = flow
+            .exchanges
+            .iter()
+            .filter_map(|x| {
+                let start = parse(&x.started_at)?.timestamp_millis() - origin;
+                Some(Bar {
+                    x: (start as f64 / span * TIMELINE_WIDTH * 10.0).round() / 10.0,
+                    w: ((x.duration_ms as f64 / span * TIMELINE_WIDTH).max(1.5) * 10.0).round()
+                        / 10.0,
+                    class: if x.outcome == "passed" { "ok" } else { "bad" },
+                    title: format!(
+                        "#{} {} {} → {} ({} ms)",
+                        x.seq, x.step, x.method, x.status, x.duration_ms
+                    ),
+                })
+            })
+            .collect();
+        rows.push(TimelineRow {
+            label: flow.label.clone(),
+            y: i as f64 * 16.0,
+            bars,
+        });
+    }
+    Timeline {
+        width: TIMELINE_WIDTH,
+        height: rows.len() as f64 * 16.0 + 4.0,
+        span_ms: span as u64,
+        rows,
+        left_out: flows.len().saturating_sub(TIMELINE_ROWS),
+    }
+}
+
+fn duration(evidence: &Evidence) -> String {
+    match (
+        parse(&evidence.run.started_at),
+        evidence.run.finished_at.as_deref().and_then(parse),
+    ) {
+        (Some(start), Some(end)) => {
+            format!("{:.1} s", (end - start).num_milliseconds() as f64 / 1000.0)
+        }
+        _ => "unknown".into(),
+    }
+}
+
+pub fn build(evidence: &Evidence) -> View<'_> {
+    let mut grouped: BTreeMap<&str, Vec<ExchangeView>> = BTreeMap::new();
+    for x in &evidence.exchanges {
+        grouped
+            .entry(x.flow.as_str())
+            .or_default()
+            .push(exchange_view(x));
+    }
+    let flows: Vec<FlowView> = evidence
+        .flows
+        .iter()
+        .map(|f| {
+            let status = serde_json::to_value(f.status)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            FlowView {
+                ok: status == "completed",
+                label: f.label.clone(),
+                status,
+                reason: f.reason.clone(),
+                exchanges: grouped.remove(f.label.as_str()).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let mut banners = Vec::new();
+    if let Some(notice) = &evidence.run.notice {
+        banners.push(notice.clone());
+    }
+    if !evidence.run.complete {
+        banners.push("This run was interrupted: the record is incomplete and the verdict cannot be PASSED. Resume it with ppcert run --resume DIR.".into());
+    }
+    let verdict = match evidence.verdict {
+        Verdict::Passed => "PASSED",
+        Verdict::Failed => "FAILED",
+        Verdict::Incomplete => "INCOMPLETE",
+    };
+    let timeline = timeline(evidence, &flows);
+    View {
+        e: evidence,
+        verdict,
+        banners,
+        duration: duration(evidence),
+        failures: failures(evidence),
+        latency: latency(evidence),
+        flows,
+        timeline,
+    }
+}
