@@ -135,5 +135,7 @@ pub struct StepEvent {
     pub reason: Option<String>,
     pub started_at: String,
     pub duration_ms: u64,
+    /// The flow's state after the step; written to the journal, left out of evidence.json.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<Value>,
 }

@@ -158,6 +158,17 @@ impl<'a> FlowRunner<'a> {
                 outcome = (FlowStatus::Interrupted, Some("interrupted".to_string()));
                 break;
             }
+            // Only a leading quote may go before the first call has shown the token works.
+            let may_go_early = index == 0 && matches!(step, Step::Quote);
+            if !self.gatekeeper && !may_go_early && !self.shared.gate.wait_open().await {
+                let why = format!(
+                    "not run: the first call ended in {:?}",
+                    self.shared.gate.state()
+                );
+                self.skip_rest(index, &why);
+                outcome = (FlowStatus::NotRun, Some(why));
+                break;
+            }
             let started = (now(), Instant::now());
             self.shared
                 .recorder

@@ -91,7 +91,8 @@ pub fn resume_points(
 }
 
 /// Runs every instance, starting them in plan order as permits free up. The first one not yet
-/// finished goes alone until its first call settles the gate. Results come back in plan order.
+/// finished settles the gate with its first call; the others may send a leading quote (harmless)
+/// meanwhile, but nothing else until the gate opens. Results come back in plan order.
 pub async fn execute(
     shared: Arc<Shared>,
     instances: Vec<FlowInstance>,
@@ -99,6 +100,7 @@ pub async fn execute(
 ) -> Vec<FlowResult> {
     let permits = Arc::new(Semaphore::new(shared.concurrency.max(1)));
     let mut gatekeeper_started = false;
+    let mut spawned = 0usize;
     let mut finished: Vec<(usize, FlowResult)> = Vec::new();
     let mut tasks = tokio::task::JoinSet::new();
     for (position, instance) in instances.into_iter().enumerate() {
@@ -113,7 +115,10 @@ pub async fn execute(
             .await
             .expect("the semaphore is never closed");
         let gatekeeper = !gatekeeper_started;
-        if !gatekeeper && !shared.gate.wait_open().await {
+        // At most one slot's worth of flows starts before the gate settles; a flow started after
+        // it closed would only repeat the first call's failure.
+        let settled_open = spawned < shared.concurrency.max(1) || shared.gate.wait_open().await;
+        if !settled_open || !matches!(shared.gate.state(), GateState::Pending | GateState::Open) {
             finished.push((
                 position,
                 not_run(
@@ -140,6 +145,7 @@ pub async fn execute(
             continue;
         }
         gatekeeper_started = true;
+        spawned += 1;
         let shared = shared.clone();
         tasks.spawn(async move {
             let _permit = permit;

@@ -94,9 +94,12 @@ impl Recorder {
         (self.observer)(&event);
     }
 
-    pub fn step(&self, event: StepEvent) {
+    /// The flow state travels to the journal only: resume reads it from there, and keeping a
+    /// snapshot per step in memory would grow a large run by megabytes for nothing.
+    pub fn step(&self, mut event: StepEvent) {
         let mut inner = self.lock();
         Self::write(&mut inner, &Line::Step(event.clone()));
+        event.state = None;
         inner.steps.push(event);
     }
 

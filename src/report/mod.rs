@@ -5,6 +5,7 @@ mod junit;
 pub mod manifest;
 pub mod view;
 
+use std::io::Write;
 use std::path::Path;
 
 use minijinja::{Environment, UndefinedBehavior};
@@ -51,35 +52,50 @@ fn environment() -> Environment<'static> {
     env
 }
 
-fn render_template(name: &str, evidence: &Evidence) -> std::io::Result<String> {
+fn render_template(name: &str, evidence: &Evidence, out: &mut dyn Write) -> std::io::Result<()> {
     let env = environment();
     let template = env.get_template(name).map_err(std::io::Error::other)?;
     let view = view::build(evidence);
     template
-        .render(minijinja::Value::from(minijinja::value::Serde(&view)))
+        .render_captured_to(minijinja::Value::from(minijinja::value::Serde(&view)), out)
+        .map(|_| ())
         .map_err(|e| std::io::Error::other(format!("{name}: {e:#}")))
 }
 
-/// One report, as bytes.
-pub fn render(format: Format, evidence: &Evidence) -> std::io::Result<Vec<u8>> {
+/// Writes one report.
+pub fn render(format: Format, evidence: &Evidence, out: &mut dyn Write) -> std::io::Result<()> {
     match format {
-        Format::Html => render_template("report.html.j2", evidence).map(String::into_bytes),
-        Format::Md => render_template("report.md.j2", evidence).map(String::into_bytes),
-        Format::Junit => junit::render(evidence),
+        Format::Html => render_template("report.html.j2", evidence, out),
+        Format::Md => render_template("report.md.j2", evidence, out),
+        Format::Junit => out.write_all(&junit::render(evidence)?),
     }
 }
 
 /// Writes a file whole or not at all: a crash never leaves half a report.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// Streams into `path.partial` through a buffer, then renames: large bundles are never held
+/// whole in memory, and a crash never leaves half a file.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, bytes)?;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    write(&mut out)?;
+    out.flush()?;
+    drop(out);
     std::fs::rename(&tmp, path)
 }
 
 /// Renders `formats` into `dir` and refreshes the manifest.
 pub fn write_reports(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std::io::Result<()> {
     for format in formats {
-        write_atomic(&dir.join(format.file_name()), &render(*format, evidence)?)?;
+        write_atomic_with(&dir.join(format.file_name()), |out| {
+            render(*format, evidence, out)
+        })?;
     }
     manifest::write(dir)
 }
@@ -87,8 +103,9 @@ pub fn write_reports(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std
 /// Writes `evidence.json`, every report and the manifest into `dir`.
 pub fn write_bundle(dir: &Path, evidence: &Evidence) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let json = serde_json::to_vec_pretty(evidence).map_err(std::io::Error::other)?;
-    write_atomic(&dir.join(evidence::FILE_NAME), &json)?;
+    write_atomic_with(&dir.join(evidence::FILE_NAME), |out| {
+        serde_json::to_writer_pretty(out, evidence).map_err(std::io::Error::other)
+    })?;
     write_reports(dir, evidence, &Format::ALL)
 }
 

@@ -16,9 +16,23 @@ pub const BODY_SHOWN: usize = 16 * 1024;
 const TIMELINE_ROWS: usize = 150;
 const TIMELINE_WIDTH: f64 = 860.0;
 
+/// The evidence's headline fields; exchanges reach the templates only through `flows`, so a
+/// large run is not copied twice into the template engine.
+#[derive(Serialize)]
+pub struct Headline<'a> {
+    pub schema_version: u32,
+    pub tool: &'a crate::evidence::Tool,
+    pub run: &'a crate::evidence::RunInfo,
+    pub requirements: &'a [crate::evidence::RequirementResult],
+    pub bookings: &'a [crate::evidence::BookingRecord],
+    pub warnings: &'a [String],
+    pub exchange_count: usize,
+    pub flow_count: usize,
+}
+
 #[derive(Serialize)]
 pub struct View<'a> {
-    pub e: &'a Evidence,
+    pub e: Headline<'a>,
     pub verdict: &'static str,
     pub banners: Vec<String>,
     pub duration: String,
@@ -339,7 +353,16 @@ pub fn build(evidence: &Evidence) -> View<'_> {
     };
     let timeline = timeline(evidence, &flows);
     View {
-        e: evidence,
+        e: Headline {
+            schema_version: evidence.schema_version,
+            tool: &evidence.tool,
+            run: &evidence.run,
+            requirements: &evidence.requirements,
+            bookings: &evidence.bookings,
+            warnings: &evidence.warnings,
+            exchange_count: evidence.exchanges.len(),
+            flow_count: evidence.flows.len(),
+        },
         verdict,
         banners,
         duration: duration(evidence),

@@ -23,11 +23,18 @@ async fn a_rejected_token_exits_3_without_starting_the_other_flows() {
         finished.stderr
     );
     let evidence = read_json(&dir.path().join("b/evidence.json"));
-    assert_eq!(
-        evidence["exchanges"].as_array().unwrap().len(),
-        1,
-        "only the first call went out"
+    let exchanges = evidence["exchanges"].as_array().unwrap();
+    assert!(
+        !exchanges.is_empty() && exchanges.len() <= 4,
+        "at most one leading quote per flow slot went out"
     );
+    assert!(
+        exchanges
+            .iter()
+            .all(|e| e["operation"] == "quote" && e["response"]["status"] == 401),
+        "nothing but quotes before the gate"
+    );
+    assert!(sandbox.counts().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,243 @@
+//! Benchmarks for ppcert, run by hand (not in CI): `cargo run --release --example bench -- all`.
+//! Method and results: BENCHMARKS.md. Only loopback is contacted.
+//!
+//! - `critical`: sandbox latency 100 ms; wall time of the default batch at --concurrency 16 and
+//!   4, divided by (longest dependency chain × 100 ms).
+//! - `concurrency`: the same batch at --concurrency 1 versus 16.
+//! - `scale`: --scale 100 against a zero-latency sandbox at --concurrency 32: exchanges per
+//!   second and peak RSS (GNU time's %M) of the ppcert process alone.
+//! - `throughput`: POST /quotes on the sandbox with keep-alive from wrk (needs `wrk`).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use ppcert::sandbox::{Sandbox, SandboxOptions};
+
+const RUNS: usize = 5;
+const LATENCY: Duration = Duration::from_millis(100);
+
+fn binary() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/ppcert");
+    assert!(path.exists(), "build it first: cargo build --release");
+    path.display().to_string()
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+/// Requests of the longest flow of the certification scenario (its dependency chain).
+fn longest_chain() -> usize {
+    let (_, text) = ppcert::scenario::BUILTIN[0];
+    let scenario = ppcert::scenario::parse("certification", text)
+        .unwrap()
+        .scenario;
+    let requests = |step: &ppcert::scenario::Step| match step {
+        ppcert::scenario::Step::Update { .. } => 2,
+        _ => 1,
+    };
+    scenario
+        .flows
+        .iter()
+        .map(|f| f.steps.iter().map(requests).sum())
+        .max()
+        .unwrap_or(1)
+}
+
+struct Measured {
+    wall: Duration,
+    exchanges: usize,
+    peak_kb: Option<u64>,
+}
+
+/// Runs the release binary against `sandbox`; times it and reads its peak RSS from GNU time.
+fn run_ppcert(sandbox: &Sandbox, args: &[&str]) -> Measured {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("token"), sandbox.token()).unwrap();
+    let base = sandbox.base_url();
+    let mut all = vec![
+        "run",
+        "--base-url",
+        &base,
+        "--token-file",
+        "token",
+        "--out",
+        "b",
+        "--quiet",
+    ];
+    all.extend_from_slice(args);
+    let gnu_time = Path::new("/usr/bin/time").exists();
+    let mut command = if gnu_time {
+        Command::new("/usr/bin/time")
+    } else {
+        Command::new(binary())
+    };
+    if gnu_time {
+        command.args(["-f", "%M", &binary()]);
+    }
+    let start = Instant::now();
+    let output = command
+        .args(&all)
+        .current_dir(dir.path())
+        .env_remove("PPCERT_TOKEN")
+        .output()
+        .unwrap();
+    let wall = start.elapsed();
+    assert!(
+        output.status.success(),
+        "ppcert failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let peak_kb = gnu_time
+        .then(|| {
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .and_then(|l| l.trim().parse().ok())
+        })
+        .flatten();
+    let evidence: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("b/evidence.json")).unwrap())
+            .unwrap();
+    Measured {
+        wall,
+        exchanges: evidence["exchanges"].as_array().unwrap().len(),
+        peak_kb,
+    }
+}
+
+fn sandbox(runtime: &tokio::runtime::Runtime, latency: Duration) -> Sandbox {
+    runtime
+        .block_on(Sandbox::start(SandboxOptions {
+            latency,
+            claim_step: Duration::from_millis(50),
+            ..SandboxOptions::default()
+        }))
+        .unwrap()
+}
+
+fn batch_seconds(runtime: &tokio::runtime::Runtime, concurrency: &str) -> f64 {
+    let times: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let sandbox = sandbox(runtime, LATENCY);
+            run_ppcert(&sandbox, &["--concurrency", concurrency])
+                .wall
+                .as_secs_f64()
+        })
+        .collect();
+    median(times)
+}
+
+fn critical(runtime: &tokio::runtime::Runtime) {
+    let chain = longest_chain();
+    let floor = chain as f64 * LATENCY.as_secs_f64();
+    for concurrency in ["16", "4"] {
+        let wall = batch_seconds(runtime, concurrency);
+        println!(
+            "critical path: concurrency {concurrency}: median wall {wall:.3} s over {RUNS} runs; chain {chain} x 100 ms = {floor:.1} s; ratio {:.3}",
+            wall / floor
+        );
+    }
+}
+
+fn concurrency(runtime: &tokio::runtime::Runtime) {
+    let one = batch_seconds(runtime, "1");
+    let sixteen = batch_seconds(runtime, "16");
+    println!(
+        "concurrency: 1 -> {one:.3} s, 16 -> {sixteen:.3} s (median of {RUNS}); speed-up {:.1}x",
+        one / sixteen
+    );
+}
+
+fn scale(runtime: &tokio::runtime::Runtime) {
+    let mut rates = Vec::new();
+    let mut peaks = Vec::new();
+    for _ in 0..RUNS {
+        let sandbox = sandbox(runtime, Duration::ZERO);
+        let measured = run_ppcert(&sandbox, &["--scale", "100", "--concurrency", "32"]);
+        rates.push(measured.exchanges as f64 / measured.wall.as_secs_f64());
+        peaks.extend(measured.peak_kb.map(|kb| kb as f64 / 1024.0));
+        println!(
+            "  scale 100: {} exchanges in {:.3} s, peak RSS {:?} KiB",
+            measured.exchanges,
+            measured.wall.as_secs_f64(),
+            measured.peak_kb
+        );
+    }
+    let peak = if peaks.is_empty() {
+        "unmeasured (install GNU time)".to_string()
+    } else {
+        format!("{:.1} MiB", median(peaks))
+    };
+    println!(
+        "scale: median {:.0} exchanges/s, median peak RSS {peak}",
+        median(rates)
+    );
+}
+
+fn throughput(runtime: &tokio::runtime::Runtime) {
+    let sandbox = sandbox(runtime, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let departure =
+        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT10:00:00+00:00");
+    let arrival =
+        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT12:05:00+00:00");
+    let body = format!(
+        r#"{{"data":{{"currency":"EUR","trips":[{{"price":{{"amount":420.5,"currency":"EUR"}},"journeys":[{{"flights":[{{"airlineIata":"AF","number":"1234","departureAirportIata":"CDG","arrivalAirportIata":"FCO","departureDate":"{departure}","arrivalDate":"{arrival}"}}]}}],"travelers":[{{"ageRange":"ADULT"}}]}}]}}}}"#
+    );
+    let script = format!(
+        "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer {}\"\n",
+        sandbox.token()
+    );
+    std::fs::write(dir.path().join("quote.lua"), script).unwrap();
+    let url = format!("{}/quotes", sandbox.base_url());
+    let mut rates = Vec::new();
+    for _ in 0..RUNS {
+        let output = Command::new("wrk")
+            .args(["-t1", "-c64", "-d5s", "-s"])
+            .arg(dir.path().join("quote.lua"))
+            .arg(&url)
+            .output()
+            .expect("wrk is installed (apt-get install wrk)");
+        let text = String::from_utf8_lossy(&output.stdout);
+        let rate = text
+            .lines()
+            .find(|l| l.starts_with("Requests/sec:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        assert!(
+            !text.contains("Non-2xx"),
+            "every quote must be accepted:\n{text}"
+        );
+        println!("  wrk: {rate:.0} requests/s");
+        rates.push(rate);
+    }
+    println!(
+        "throughput: median {:.0} POST /quotes per second (wrk -t1 -c64, sandbox on the same 2 cores)",
+        median(rates)
+    );
+}
+
+fn main() {
+    let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let all = which == "all";
+    if all || which == "critical" {
+        critical(&runtime);
+    }
+    if all || which == "concurrency" {
+        concurrency(&runtime);
+    }
+    if all || which == "scale" {
+        scale(&runtime);
+    }
+    if all || which == "throughput" {
+        throughput(&runtime);
+    }
+}
