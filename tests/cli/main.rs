@@ -3,6 +3,7 @@
 
 mod common;
 mod datagen;
+mod faults;
 mod reports;
 mod run;
 mod run_faults;
