@@ -197,15 +197,15 @@ fn mutated_scenario_and_config_files_never_panic_and_syntax_errors_name_line_and
     let config = "[target]\nbase_url = \"https://staging.example.com/api\"\nenvironment = \"staging\"\n[partner]\nname = \"X\"\n[run]\nretries = 2\n[endpoints.quote_deletion]\npath = \"/quotes/{{ quote.id }}\"\n";
     for round in 0..3000 {
         let (_, scenario) = ppcert::scenario::BUILTIN[round % ppcert::scenario::BUILTIN.len()];
-        if let Err(e) = ppcert::scenario::parse("s.toml", &mutate(&mut rng, scenario)) {
-            if e.message.starts_with("column") {
-                assert!(e.line.is_some(), "{e}");
-            }
+        if let Err(e) = ppcert::scenario::parse("s.toml", &mutate(&mut rng, scenario))
+            && e.message.starts_with("column")
+        {
+            assert!(e.line.is_some(), "{e}");
         }
-        if let Err(e) = ppcert::config::parse_file("ppcert.toml", &mutate(&mut rng, config)) {
-            if e.message.starts_with("column") {
-                assert!(e.line.is_some(), "{e}");
-            }
+        if let Err(e) = ppcert::config::parse_file("ppcert.toml", &mutate(&mut rng, config))
+            && e.message.starts_with("column")
+        {
+            assert!(e.line.is_some(), "{e}");
         }
     }
 }
