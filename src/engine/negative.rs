@@ -6,7 +6,6 @@ use serde_json::json;
 
 use super::call::Expect;
 use super::flow::FlowRunner;
-use super::steps::CREATED;
 use crate::models::{Envelope, Operation};
 use crate::record::Check;
 use crate::scenario::{ErrorCase, ExpectedStatus};
@@ -130,22 +129,7 @@ impl FlowRunner<'_> {
         let body = json!(Envelope {
             data: self.booking().quote_request(0, false)
         });
-        let context = self.context(None, None, None);
-        let spec = self.spec(
-            Operation::Quote,
-            step,
-            &context,
-            Some(body),
-            Expect::Success(CREATED),
-        )?;
-        let mut pending = self.send(spec).await;
-        let payload = pending.payload().unwrap_or_default();
-        let reference = super::tolerant::string_field(&payload, "reference");
-        let id = super::tolerant::string_field(&payload, "id");
-        self.conclude(pending)?;
-        Ok((
-            reference.ok_or("quote had no reference")?,
-            id.unwrap_or_default(),
-        ))
+        let (quote, _) = self.quote_call(step, body, None).await?;
+        Ok((quote.reference, quote.id))
     }
 }

@@ -13,7 +13,7 @@ use crate::datagen::{Mutation, Sign};
 use crate::models::{CHANGE_FOR_ANY_REASON, ClaimRequest, Envelope, Operation, WITHDRAWAL};
 use crate::record::Check;
 
-pub const CREATED: &[u16] = &[200, 201];
+const CREATED: &[u16] = &[200, 201];
 const READ: &[u16] = &[200];
 const DELETED: &[u16] = &[200, 202, 204];
 const REPORTED: &[u16] = &[200, 201, 202, 204];
@@ -104,7 +104,7 @@ impl FlowRunner<'_> {
     }
 
     /// POST /quotes; checks id and reference, and the sign of `priceDelta` when one is expected.
-    async fn quote_call(
+    pub(super) async fn quote_call(
         &mut self,
         step: &str,
         body: Value,

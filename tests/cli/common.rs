@@ -238,3 +238,11 @@ pub async fn run_against(
     let evidence = read_json(&evidence_path);
     (finished, evidence, dir)
 }
+
+/// Serves `router` on an ephemeral loopback port; returns its base URL.
+pub async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    base
+}

@@ -50,13 +50,6 @@ async fn wrong_content_type() -> impl IntoResponse {
     )
 }
 
-async fn serve(router: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    base
-}
-
 /// A server that accepts connections and closes them at once, before any answer.
 async fn resetting() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -118,9 +118,7 @@ async fn hostile(_: axum::http::Request<axum::body::Body>) -> impl IntoResponse 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn markup_from_a_server_is_shown_as_text() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, axum::Router::new().fallback(hostile)).await });
+    let base = serve(axum::Router::new().fallback(hostile)).await;
     let dir = tempfile::tempdir().unwrap();
     let finished = ppcert(
         dir.path(),

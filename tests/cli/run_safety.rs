@@ -198,9 +198,7 @@ async fn echo(headers: HeaderMap) -> impl IntoResponse {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_echoed_by_the_server_is_scrubbed() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, axum::Router::new().fallback(echo)).await });
+    let base = serve(axum::Router::new().fallback(echo)).await;
     let token = "tok-ECHOED-777";
     let dir = tempfile::tempdir().unwrap();
     let finished = ppcert(
