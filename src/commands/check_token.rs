@@ -5,32 +5,23 @@ use serde_json::json;
 
 use crate::Failure;
 use crate::cli::TargetArgs;
-use crate::config::{self, Target};
+use crate::config;
 use crate::datagen::{DataProfile, Generator, run_id};
 use crate::engine::{ApiClient, Cancel, client::Request};
 use crate::exit_codes;
 use crate::models::Envelope;
-use crate::sandbox::{Sandbox, SandboxOptions};
-use crate::secret::Secret;
+use crate::sandbox::SandboxOptions;
 
 pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     let file = config::load_file(args.config.as_deref()).map_err(Failure::usage)?;
     let (target, token) = config::target(&args, &file).map_err(Failure::usage)?;
-    let sandbox = match target {
-        Target::Embedded => Some(
-            Sandbox::start(SandboxOptions::default())
-                .await
-                .map_err(|e| Failure::usage(format!("cannot start the embedded sandbox: {e}")))?,
-        ),
-        Target::Remote { .. } => None,
-    };
-    let (base_url, token) = match (&sandbox, target, token) {
-        (Some(sandbox), _, _) => (sandbox.base_url(), Secret::new(sandbox.token())),
-        (None, Target::Remote { base_url, .. }, Some(token)) => {
-            (base_url.as_str().to_string(), token)
-        }
-        _ => return Err(Failure::usage("no token")),
-    };
+    let opened = super::target::open(
+        &target,
+        token.as_ref(),
+        SandboxOptions::default().claim_step,
+    )
+    .await?;
+    let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
     let timeout =
         std::time::Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30));
     let client = ApiClient::new(

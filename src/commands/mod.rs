@@ -5,4 +5,5 @@ pub mod generate;
 pub mod report;
 pub mod run;
 pub mod serve;
+pub mod target;
 pub mod validate;

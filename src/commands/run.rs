@@ -21,7 +21,6 @@ use crate::journal::{self, Journal, Line};
 use crate::models::Operation;
 use crate::output::{OutputMode, Progress};
 use crate::record::{Exchange, StepEvent};
-use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::scenario::{self, Step};
 use crate::secret::Secret;
 
@@ -241,25 +240,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => None,
     };
     production_guard(&config)?;
-    let sandbox = match &config.target {
-        Target::Embedded => Some(
-            Sandbox::start(SandboxOptions {
-                claim_step: EMBEDDED_CLAIM_STEP,
-                ..SandboxOptions::default()
-            })
-            .await
-            .map_err(|e| usage(format!("cannot start the embedded sandbox: {e}")))?,
-        ),
-        Target::Remote { .. } => None,
-    };
-    let (base_url, token) = match (&sandbox, &config.target) {
-        (Some(sandbox), _) => (sandbox.base_url(), Secret::new(sandbox.token())),
-        (None, Target::Remote { base_url, .. }) => (
-            base_url.as_str().trim_end_matches('/').to_string(),
-            config.token.clone().ok_or_else(|| usage("no token"))?,
-        ),
-        (None, Target::Embedded) => unreachable!("an embedded target always has its sandbox"),
-    };
+    let opened =
+        super::target::open(&config.target, config.token.as_ref(), EMBEDDED_CLAIM_STEP).await?;
+    let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
     let start = Utc::now();
     let mut started = Vec::new();
     let (run, recorded) = match previous {
@@ -378,7 +361,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     if let Err(e) = crate::report::append_step_summary(&dir) {
         eprintln!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
     }
-    if let Some(sandbox) = sandbox {
+    if let Some(sandbox) = opened.sandbox {
         let _ = sandbox.shutdown().await;
     }
     crate::say!("{}", crate::output::summary(&mode, &evidence, &dir));

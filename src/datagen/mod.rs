@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 
 pub use flights::{flight_duration, local_iso};
 pub use mutate::{Mutation, Sign, Update};
-pub use people::iban;
 
 use crate::models::{
     Beneficiary, Client, Flight, Journey, Money, QuoteRequest, QuoteSelection, QuoteTraveler,
@@ -115,10 +114,6 @@ impl Generator {
             start,
             profile,
         }
-    }
-
-    pub fn profile(&self) -> &DataProfile {
-        &self.profile
     }
 
     fn rng(&self, index: u64, purpose: u64) -> ChaCha8Rng {

@@ -109,10 +109,6 @@ impl ApiClient {
         })
     }
 
-    pub fn token(&self) -> &Secret {
-        &self.token
-    }
-
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

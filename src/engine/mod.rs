@@ -3,6 +3,7 @@
 
 mod call;
 pub mod cancel;
+mod claims;
 pub mod client;
 pub mod endpoints;
 pub mod flow;

@@ -8,7 +8,7 @@ use super::call::Expect;
 use super::flow::FlowRunner;
 use crate::models::{Envelope, Operation};
 use crate::record::Check;
-use crate::scenario::{ErrorCase, ExpectedStatus};
+use crate::scenario::{ErrorCase, ExpectedStatus, Step};
 
 impl FlowRunner<'_> {
     pub async fn expect_error(
@@ -16,13 +16,11 @@ impl FlowRunner<'_> {
         case: ErrorCase,
         status: ExpectedStatus,
     ) -> Result<(), String> {
-        let step = format!(
-            "expect_error:{}",
-            serde_json::to_value(case)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default()
-        );
+        let step = Step::ExpectError {
+            case,
+            status: status.clone(),
+        }
+        .name();
         let booking = self.booking().clone();
         let refusal = || Expect::Refusal(status.clone());
         let (operation, context, body) = match case {

@@ -1,27 +1,19 @@
 //! The positive steps: what each sends, what it checks, and what it hands the next step.
 
-use std::time::{Duration, Instant};
-
 use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
 use super::call::{CallSpec, Expect, Pending};
 use super::flow::{FlowRunner, QuoteRef};
 use super::tolerant;
-use crate::config::Environment;
 use crate::datagen::{Mutation, Sign};
-use crate::models::{CHANGE_FOR_ANY_REASON, ClaimRequest, Envelope, Operation, WITHDRAWAL};
+use crate::models::{Envelope, Operation, WITHDRAWAL};
 use crate::record::Check;
 
-const CREATED: &[u16] = &[200, 201];
+pub(super) const CREATED: &[u16] = &[200, 201];
 const READ: &[u16] = &[200];
 const DELETED: &[u16] = &[200, 202, 204];
 const REPORTED: &[u16] = &[200, 201, 202, 204];
-/// Claim statuses after which waiting for another is pointless.
-const SETTLED: [&str; 3] = ["REFUNDED", "REJECTED", "MANUAL_VERIFICATION_NEEDED"];
-
-/// A postdated claim must land at least 24 h after the subscription; an hour more absorbs clock skew.
-const CLAIM_DATE_MARGIN_HOURS: i64 = 25;
 
 impl FlowRunner<'_> {
     /// The template context DESIGN.md lists for endpoint overrides.
@@ -101,6 +93,13 @@ impl FlowRunner<'_> {
         } else {
             Err(failures.first().cloned().unwrap_or_else(|| "failed".into()))
         }
+    }
+
+    /// A call whose answer only needs its status checked (and its layout noted).
+    async fn send_and_conclude(&mut self, spec: CallSpec) -> Result<(), String> {
+        let mut pending = self.send(spec).await;
+        pending.payload();
+        self.conclude(pending)
     }
 
     /// POST /quotes; checks id and reference, and the sign of `priceDelta` when one is expected.
@@ -186,9 +185,7 @@ impl FlowRunner<'_> {
             Some(body),
             Expect::Success(CREATED),
         )?;
-        let mut pending = self.send(spec).await;
-        pending.payload();
-        self.conclude(pending)?;
+        self.send_and_conclude(spec).await?;
         self.state.quotes = std::mem::take(&mut self.state.open_quotes);
         self.state.subscribed_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
         Ok(())
@@ -231,9 +228,7 @@ impl FlowRunner<'_> {
             Some(body),
             Expect::Success(CREATED),
         )?;
-        let mut pending = self.send(spec).await;
-        pending.payload();
-        self.conclude(pending)?;
+        self.send_and_conclude(spec).await?;
         self.state.booking = Some(update.booking);
         self.state.quotes = quotes;
         self.state.price_delta = total_delta;
@@ -286,72 +281,6 @@ impl FlowRunner<'_> {
         self.conclude(pending)
     }
 
-    /// The staging-only `claimDate`: 25 h after the subscription; never sent to production.
-    fn claim_date(&self) -> Option<String> {
-        if self.shared.environment == Environment::Production {
-            return None;
-        }
-        let subscribed = self
-            .state
-            .subscribed_at
-            .as_deref()
-            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-            .map(|at| at.with_timezone(&Utc))
-            .unwrap_or_else(Utc::now);
-        Some(
-            (subscribed + chrono::Duration::hours(CLAIM_DATE_MARGIN_HOURS))
-                .to_rfc3339_opts(SecondsFormat::Secs, true),
-        )
-    }
-
-    pub async fn claim(&mut self, product_type: Option<&str>) -> Result<(), String> {
-        let product_type = product_type.unwrap_or(WITHDRAWAL).to_string();
-        let contract = self
-            .state
-            .contracts
-            .get(&product_type)
-            .cloned()
-            .ok_or_else(|| format!("no {product_type} contract id was read"))?;
-        self.state.claimed = Some((product_type.clone(), contract.clone()));
-        let claim_date = self.claim_date();
-        let booking = self.booking();
-        let cfar = product_type == CHANGE_FOR_ANY_REASON;
-        let request = ClaimRequest {
-            modification_cost: cfar
-                .then(|| json!(crate::datagen::round_cents(booking.trip_price() * 0.2))),
-            product_type: cfar.then(|| product_type.clone()),
-            claim_date: claim_date.clone(),
-            beneficiary: Some(booking.beneficiary.clone()),
-        };
-        let context = self.context(None, Some(&contract), claim_date.as_deref());
-        let spec = self.spec(
-            Operation::Claim,
-            "claim",
-            &context,
-            Some(json!(Envelope { data: request })),
-            Expect::Success(CREATED),
-        )?;
-        let mut pending = self.send(spec).await;
-        if let Some(payload) = pending.payload() {
-            let status = tolerant::string_field(&payload, "status")
-                .or_else(|| tolerant::claim_status(&payload));
-            if let Some(status) = &status {
-                let flagged = status == "MANUAL_VERIFICATION_NEEDED";
-                let detail = if flagged {
-                    "flagged MANUAL_VERIFICATION_NEEDED: claim within 24 h of the subscription"
-                        .to_string()
-                } else {
-                    format!("claim status {status}")
-                };
-                pending
-                    .checks
-                    .push(Check::new("not_flagged", !flagged, detail).warning());
-            }
-            self.state.claim_status = status;
-        }
-        self.conclude(pending)
-    }
-
     pub async fn delete_quote(&mut self) -> Result<(), String> {
         let quote = self
             .state
@@ -386,60 +315,7 @@ impl FlowRunner<'_> {
             None,
             Expect::Success(REPORTED),
         )?;
-        let mut pending = self.send(spec).await;
-        pending.payload();
-        self.conclude(pending)
-    }
-
-    /// Polls the contracts until the claim shows `target`; a settled other status fails at once.
-    pub async fn await_claim_status(
-        &mut self,
-        target: &str,
-        timeout_secs: u64,
-        interval_ms: u64,
-    ) -> Result<(), String> {
-        let (product_type, contract) = self.state.claimed.clone().ok_or("no claim was made")?;
-        let deadline = Instant::now() + Duration::from_secs(timeout_secs);
-        loop {
-            let mut pending = self.read_contracts_call("await_claim_status").await?;
-            let status = pending.payload().and_then(|payload| {
-                let (found, _) = tolerant::contracts(&payload, &product_type);
-                found
-                    .iter()
-                    .find(|c| tolerant::string_field(c, "id").as_deref() == Some(contract.as_str()))
-                    .and_then(|c| tolerant::claim_status(c))
-            });
-            pending.checks.push(Check::new(
-                "claim_status",
-                status.is_some(),
-                format!(
-                    "claim status: {}",
-                    status.as_deref().unwrap_or("unreadable")
-                ),
-            ));
-            self.conclude(pending)?;
-            let status = status.unwrap_or_default();
-            self.state.claim_status = Some(status.clone());
-            if status == target {
-                return Ok(());
-            }
-            if SETTLED.contains(&status.as_str()) {
-                return Err(format!("claim settled in {status}, not {target}"));
-            }
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "claim still {status} after {timeout_secs} s, waiting for {target}"
-                ));
-            }
-            if !self
-                .shared
-                .cancel
-                .sleep(Duration::from_millis(interval_ms))
-                .await
-            {
-                return Err("interrupted while waiting".into());
-            }
-        }
+        self.send_and_conclude(spec).await
     }
 }
 

@@ -188,10 +188,6 @@ impl Sandbox {
         })
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
     /// `http://127.0.0.1:PORT` plus the path prefix, with no trailing slash.
     pub fn base_url(&self) -> String {
         format!(
@@ -203,10 +199,6 @@ impl Sandbox {
 
     pub fn token(&self) -> &str {
         &self.shared.options.token
-    }
-
-    pub fn options(&self) -> &SandboxOptions {
-        &self.shared.options
     }
 
     /// The sandbox's own count of successful operations per kind (responses lost included).

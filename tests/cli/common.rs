@@ -246,3 +246,41 @@ pub async fn serve(router: axum::Router) -> String {
     tokio::spawn(async move { axum::serve(listener, router).await });
     base
 }
+
+/// `ppcert run --scenario smoke` against `base` in a fresh directory; the bundle goes to `b/`.
+pub async fn run_smoke(base: &str, token: &str, extra: &[&str]) -> (Finished, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "run",
+        "--base-url",
+        base,
+        "--scenario",
+        "smoke",
+        "--out",
+        "b",
+    ];
+    args.extend_from_slice(extra);
+    let finished = ppcert(dir.path(), &args, Some(token)).await;
+    (finished, dir)
+}
+
+/// Starts the certification batch against `sandbox` in `dir` (bundle in `b/`), not waiting for it.
+pub fn spawn_run(
+    sandbox: &Sandbox,
+    dir: &std::path::Path,
+    concurrency: &str,
+) -> tokio::process::Child {
+    let base = sandbox.base_url();
+    let args = [
+        "run",
+        "--base-url",
+        &base,
+        "--out",
+        "b",
+        "--concurrency",
+        concurrency,
+    ];
+    ppcert_command(dir, &args, Some(sandbox.token()))
+        .spawn()
+        .unwrap()
+}

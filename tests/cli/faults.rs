@@ -63,23 +63,8 @@ async fn resetting() -> String {
 }
 
 async fn smoke(base: &str) -> serde_json::Value {
-    let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "run",
-        "--base-url",
-        base,
-        "--scenario",
-        "smoke",
-        "--out",
-        "b",
-        "--retries",
-        "1",
-        "--backoff-ms",
-        "1",
-        "--timeout",
-        "1",
-    ];
-    let finished = ppcert(dir.path(), &args, Some("fault-test-token")).await;
+    let extra = ["--retries", "1", "--backoff-ms", "1", "--timeout", "1"];
+    let (finished, dir) = run_smoke(base, "fault-test-token", &extra).await;
     assert_eq!(
         finished.code, 1,
         "a fault is a failed requirement, not a crash: {}",

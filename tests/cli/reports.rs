@@ -119,21 +119,7 @@ async fn hostile(_: axum::http::Request<axum::body::Body>) -> impl IntoResponse 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn markup_from_a_server_is_shown_as_text() {
     let base = serve(axum::Router::new().fallback(hostile)).await;
-    let dir = tempfile::tempdir().unwrap();
-    let finished = ppcert(
-        dir.path(),
-        &[
-            "run",
-            "--base-url",
-            &base,
-            "--scenario",
-            "smoke",
-            "--out",
-            "b",
-        ],
-        Some("hostile-test-token"),
-    )
-    .await;
+    let (finished, dir) = run_smoke(&base, "hostile-test-token", &[]).await;
     assert_eq!(finished.code, 0, "{}", finished.stderr);
     let html = std::fs::read_to_string(dir.path().join("b/report.html")).unwrap();
     assert!(!html.contains("<script>alert(1)") && !html.contains("<img src=x"));

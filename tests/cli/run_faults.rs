@@ -108,22 +108,7 @@ async fn a_killed_run_resumes_to_the_required_counts_without_duplicates() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let base = sandbox.base_url();
-    let mut child = ppcert_command(
-        dir.path(),
-        &[
-            "run",
-            "--base-url",
-            &base,
-            "--out",
-            "b",
-            "--concurrency",
-            "3",
-        ],
-        Some(sandbox.token()),
-    )
-    .spawn()
-    .unwrap();
+    let mut child = spawn_run(&sandbox, dir.path(), "3");
     wait_for_lines(&dir.path().join("b/journal.jsonl"), 40).await;
     child.kill().await.unwrap();
     assert!(
@@ -136,6 +121,7 @@ async fn a_killed_run_resumes_to_the_required_counts_without_duplicates() {
         "killed midway: {before:?}"
     );
 
+    let base = sandbox.base_url();
     let finished = ppcert(
         dir.path(),
         &["run", "--base-url", &base, "--resume", "b"],
@@ -194,22 +180,7 @@ async fn ctrl_c_writes_the_bundle_marked_incomplete_and_exits_130() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let base = sandbox.base_url();
-    let child = ppcert_command(
-        dir.path(),
-        &[
-            "run",
-            "--base-url",
-            &base,
-            "--out",
-            "b",
-            "--concurrency",
-            "2",
-        ],
-        Some(sandbox.token()),
-    )
-    .spawn()
-    .unwrap();
+    let child = spawn_run(&sandbox, dir.path(), "2");
     wait_for_lines(&dir.path().join("b/journal.jsonl"), 8).await;
     let pid = child.id().unwrap().to_string();
     let status = tokio::process::Command::new("kill")

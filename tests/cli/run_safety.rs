@@ -200,21 +200,7 @@ async fn echo(headers: HeaderMap) -> impl IntoResponse {
 async fn a_token_echoed_by_the_server_is_scrubbed() {
     let base = serve(axum::Router::new().fallback(echo)).await;
     let token = "tok-ECHOED-777";
-    let dir = tempfile::tempdir().unwrap();
-    let finished = ppcert(
-        dir.path(),
-        &[
-            "run",
-            "--base-url",
-            &base,
-            "--scenario",
-            "smoke",
-            "--out",
-            "b",
-        ],
-        Some(token),
-    )
-    .await;
+    let (finished, dir) = run_smoke(&base, token, &[]).await;
     assert_eq!(finished.code, 1, "{}", finished.stderr);
     let everything = format!(
         "{}{}{}",

@@ -1,0 +1,193 @@
+//! Claims (the 24 h rule, claimDate, status over time) and flight-cancellation reports.
+
+use chrono::{DateTime, Duration, FixedOffset, Utc};
+use serde_json::{Value, json};
+
+use super::{Claim, FRAUD_WINDOW_HOURS, Rules, Store, conflict, not_found};
+use crate::models::{CHANGE_FOR_ANY_REASON, ClaimRequest, FlightCancellationReport, Operation};
+use crate::sandbox::validate::{self, ApiFailure, Checked, check_beneficiary};
+
+impl Store {
+    pub fn claim(
+        &mut self,
+        contract_id: &str,
+        request: ClaimRequest,
+        now: DateTime<Utc>,
+        rules: Rules,
+    ) -> Checked<Value> {
+        let contract = self
+            .contracts
+            .get(contract_id)
+            .ok_or_else(|| not_found(format!("no contract with id `{contract_id}`")))?;
+        if contract.claim.is_some() {
+            return Err(conflict(format!(
+                "contract `{contract_id}` already has a claim"
+            )));
+        }
+        let modification_cost = check_claim_product(&contract.product_type, &request)?;
+        if let Some(beneficiary) = &request.beneficiary {
+            check_beneficiary(beneficiary)?;
+        }
+        let booking = &self.bookings[&contract.booking_number];
+        let claim_date = match &request.claim_date {
+            Some(_) if rules.production => {
+                return Err(ApiFailure::field(
+                    "data.claimDate",
+                    "CLAIM_DATE_UNAVAILABLE",
+                    "claimDate is unavailable in production",
+                ));
+            }
+            Some(value) => {
+                let at = validate::parse_claim_date(value)?;
+                if at < booking.created_at {
+                    return Err(ApiFailure::invalid(
+                        "data.claimDate",
+                        "claimDate may only postdate the claim, not precede the subscription",
+                    ));
+                }
+                Some(at)
+            }
+            None => None,
+        };
+        let effective = claim_date.unwrap_or(now).max(now);
+        let flagged = effective - booking.created_at < Duration::hours(FRAUD_WINDOW_HOURS);
+        let claim = Claim {
+            id: self.new_id("cl_"),
+            created_at: now,
+            claim_date,
+            flagged,
+            bank_details: request.beneficiary.is_some(),
+            modification_cost,
+        };
+        let value = claim_json(&claim, contract_id, now, rules);
+        self.contracts.get_mut(contract_id).expect("checked").claim = Some(claim);
+        self.count(Operation::Claim);
+        Ok(value)
+    }
+
+    pub fn report_flight_cancellation(
+        &mut self,
+        report: FlightCancellationReport,
+    ) -> Checked<Value> {
+        validate::check_booking_number(&report.booking_number, "data.bookingNumber")?;
+        let wanted = flight_departure(&report.departure_date)?;
+        let booking = self.bookings.get(&report.booking_number).ok_or_else(|| {
+            not_found(format!(
+                "no contract for booking number `{}`",
+                report.booking_number
+            ))
+        })?;
+        let index = booking
+            .flights
+            .iter()
+            .position(|f| {
+                f.airline_iata == report.airline_iata
+                    && f.number == report.number
+                    && wanted.matches(&f.departure_date)
+            })
+            .ok_or_else(|| not_found("no contract of this booking covers that flight"))?;
+        if !self
+            .reported_flights
+            .insert((report.booking_number.clone(), index))
+        {
+            return Err(conflict("this flight cancellation was already reported"));
+        }
+        let id = self.new_id("fc_");
+        self.count(Operation::FlightCancellation);
+        Ok(
+            json!({"id": id, "bookingNumber": report.booking_number, "airlineIata": report.airline_iata, "number": report.number, "status": "RECORDED"}),
+        )
+    }
+}
+
+enum DepartureMatch {
+    Instant(DateTime<FixedOffset>),
+    Date(chrono::NaiveDate),
+}
+
+impl DepartureMatch {
+    fn matches(&self, departure: &str) -> bool {
+        let Ok(at) = DateTime::parse_from_rfc3339(departure) else {
+            return false;
+        };
+        match self {
+            DepartureMatch::Instant(wanted) => at == *wanted,
+            DepartureMatch::Date(date) => at.date_naive() == *date,
+        }
+    }
+}
+
+fn flight_departure(value: &str) -> Checked<DepartureMatch> {
+    if let Ok(at) = DateTime::parse_from_rfc3339(value) {
+        return Ok(DepartureMatch::Instant(at));
+    }
+    validate::parse_date(value, "data.departureDate").map(DepartureMatch::Date)
+}
+
+/// CHANGE_FOR_ANY_REASON needs `modificationCost` and `productType`; WITHDRAWAL needs nothing.
+fn check_claim_product(contract_type: &str, request: &ClaimRequest) -> Checked<Option<f64>> {
+    if let Some(given) = &request.product_type
+        && given != contract_type
+    {
+        return Err(ApiFailure::invalid(
+            "data.productType",
+            format!("productType `{given}` does not match the contract's `{contract_type}`"),
+        ));
+    }
+    if contract_type != CHANGE_FOR_ANY_REASON {
+        return Ok(None);
+    }
+    if request.product_type.is_none() {
+        return Err(ApiFailure::invalid(
+            "data.productType",
+            "missing field `productType` (required for CHANGE_FOR_ANY_REASON)",
+        ));
+    }
+    let cost = request.modification_cost.as_ref().ok_or_else(|| {
+        ApiFailure::invalid(
+            "data.modificationCost",
+            "missing field `modificationCost` (required for CHANGE_FOR_ANY_REASON)",
+        )
+    })?;
+    validate::parse_modification_cost(cost).map(Some)
+}
+
+/// The claim's status now: flagged claims wait for a person; without bank details a claim
+/// stays ACCEPTED; with them it moves ACCEPTED → REFUNDABLE → REFUNDED, one step per `claim_step`.
+fn claim_status(claim: &Claim, now: DateTime<Utc>, rules: Rules) -> &'static str {
+    if claim.flagged {
+        return "MANUAL_VERIFICATION_NEEDED";
+    }
+    if !claim.bank_details {
+        return "ACCEPTED";
+    }
+    let elapsed = now - claim.created_at;
+    if rules.claim_step <= Duration::zero() || elapsed >= rules.claim_step * 2 {
+        "REFUNDED"
+    } else if elapsed >= rules.claim_step {
+        "REFUNDABLE"
+    } else {
+        "ACCEPTED"
+    }
+}
+
+pub(super) fn claim_json(
+    claim: &Claim,
+    contract_id: &str,
+    now: DateTime<Utc>,
+    rules: Rules,
+) -> Value {
+    let mut value = json!({
+        "id": claim.id,
+        "contractId": contract_id,
+        "status": claim_status(claim, now, rules),
+        "createdAt": claim.created_at.to_rfc3339(),
+    });
+    if let Some(at) = claim.claim_date {
+        value["claimDate"] = json!(at.to_rfc3339());
+    }
+    if let Some(cost) = claim.modification_cost {
+        value["modificationCost"] = json!(cost);
+    }
+    value
+}

@@ -1,0 +1,92 @@
+//! Quotes: pricing as a percentage of the trip, update quotes with their `priceDelta`, deletion.
+
+use super::{QuoteCreated, QuoteRecord, QuoteState, Store, conflict, not_found, round_cents};
+use crate::models::{CHANGE_FOR_ANY_REASON, Operation, QuoteRequest, WITHDRAWAL};
+use crate::sandbox::validate::{ApiFailure, Checked, QuoteFacts};
+
+/// The product price is this share of the trip price (spec §4.5: "a percentage of it").
+pub const PRODUCT_RATE: f64 = 0.05;
+
+impl Store {
+    pub fn create_quote(
+        &mut self,
+        quote: QuoteRequest,
+        facts: QuoteFacts,
+    ) -> Checked<QuoteCreated> {
+        let product_types = product_types(quote.product_types.as_deref())?;
+        let price = round_cents(facts.trip_total * PRODUCT_RATE);
+        // A quote naming an existing booking is an update quote (DESIGN.md): it reports the
+        // signed change of product price.
+        let price_delta = quote
+            .booking_number
+            .as_ref()
+            .and_then(|bn| self.bookings.get(bn))
+            .map(|booking| round_cents(price - booking.price));
+        let id = self.new_id("qt_");
+        let reference = self.new_id("QR-").to_uppercase();
+        self.quote_ids_by_reference
+            .insert(reference.clone(), id.clone());
+        self.quotes.insert(
+            id.clone(),
+            QuoteRecord {
+                currency: quote.currency.clone(),
+                price,
+                travelers: facts.travelers,
+                flights: facts.flights,
+                first_departure: facts.first_departure,
+                product_types: product_types.clone(),
+                booking_number: quote.booking_number.clone(),
+                state: QuoteState::Open,
+            },
+        );
+        self.count(Operation::Quote);
+        Ok(QuoteCreated {
+            id,
+            reference,
+            price,
+            currency: quote.currency,
+            product_types,
+            booking_number: quote.booking_number,
+            price_delta,
+        })
+    }
+
+    pub fn delete_quote(&mut self, id: &str) -> Checked<()> {
+        let quote = self
+            .quotes
+            .get_mut(id)
+            .filter(|q| q.state != QuoteState::Deleted)
+            .ok_or_else(|| not_found(format!("no quote with id `{id}`")))?;
+        if quote.state == QuoteState::Used {
+            return Err(conflict(format!(
+                "quote `{id}` is already used by a subscription"
+            )));
+        }
+        quote.state = QuoteState::Deleted;
+        self.count(Operation::QuoteDeletion);
+        Ok(())
+    }
+}
+
+fn product_types(requested: Option<&[String]>) -> Checked<Vec<String>> {
+    let Some(requested) = requested else {
+        return Ok(vec![WITHDRAWAL.to_string()]);
+    };
+    if requested.is_empty() {
+        return Err(ApiFailure::invalid(
+            "data.productTypes",
+            "productTypes may not be empty",
+        ));
+    }
+    for (i, t) in requested.iter().enumerate() {
+        if t != WITHDRAWAL && t != CHANGE_FOR_ANY_REASON {
+            return Err(ApiFailure::invalid(
+                format!("data.productTypes[{i}]"),
+                format!("unknown product type `{t}`"),
+            ));
+        }
+    }
+    let mut types = requested.to_vec();
+    types.dedup();
+    Ok(types)
+}
