@@ -189,6 +189,37 @@ async fn openapi_document_is_openapi_3_1_covering_every_route() {
             "dangling $ref {name}"
         );
     }
+    // The fuzzer in CI generates currencies from the document: it must list exactly the
+    // codes the sandbox accepts, or schema-valid quotes get refused.
+    let listed: Vec<&str> = doc["components"]["schemas"]["Currency"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|code| code.as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ppcert::sandbox::validate::CURRENCIES);
+    // Every link (the fuzzer's stateful phase follows them) names an operation of the document.
+    let operations: Vec<&Value> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .collect();
+    let ids: Vec<&str> = operations
+        .iter()
+        .filter_map(|op| op["operationId"].as_str())
+        .collect();
+    let links: Vec<&str> = operations
+        .iter()
+        .flat_map(|op| op["responses"].as_object().unwrap().values())
+        .filter_map(|response| response["links"].as_object())
+        .flat_map(|links| links.values())
+        .map(|link| link["operationId"].as_str().unwrap())
+        .collect();
+    assert!(links.len() >= 4, "links: {links:?}");
+    for id in links {
+        assert!(ids.contains(&id), "link to unknown operation {id}");
+    }
 }
 
 fn random_json(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> Value {
