@@ -19,6 +19,9 @@ pub enum Line {
     Run {
         run: Value,
     },
+    /// Read by [`parse_line`], not by serde: an internally tagged enum buffers its content,
+    /// which the raw JSON of a recorded [`crate::record::Body`] does not survive.
+    #[serde(skip_deserializing)]
     Exchange(Box<Exchange>),
     /// A step began: if the run dies before its end, resume knows it may have taken effect.
     StepStarted {
@@ -80,7 +83,7 @@ pub fn read(path: &Path) -> Result<Vec<Line>, String> {
         if text.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Line>(text) {
+        match parse_line(text) {
             Ok(line) => parsed.push(line),
             Err(_) if i + 1 == lines.len() => break,
             Err(e) => {
@@ -93,4 +96,94 @@ pub fn read(path: &Path) -> Result<Vec<Line>, String> {
         }
     }
     Ok(parsed)
+}
+
+/// One journal line: the tag is read first, so exchange lines parse straight into
+/// [`Exchange`] (which ignores the `type` field) and every other kind through [`Line`].
+pub fn parse_line(text: &str) -> serde_json::Result<Line> {
+    #[derive(Deserialize)]
+    struct Tag<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: std::borrow::Cow<'a, str>,
+    }
+    if serde_json::from_str::<Tag>(text)?.kind == "exchange" {
+        serde_json::from_str::<Exchange>(text).map(|exchange| Line::Exchange(Box::new(exchange)))
+    } else {
+        serde_json::from_str::<Line>(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::Operation;
+    use crate::record::{Body, Outcome, RequestRecord, ResponseRecord};
+
+    fn exchange() -> Exchange {
+        Exchange {
+            seq: 3,
+            flow: "lifecycle#1".into(),
+            step: "quote".into(),
+            operation: Operation::Quote,
+            booking_number: Some("PP-1".into()),
+            attempt: 1,
+            method: "POST".into(),
+            url: "http://127.0.0.1:1/quotes".into(),
+            started_at: "2026-11-21T10:00:00.000Z".into(),
+            duration_ms: 4,
+            request: RequestRecord {
+                headers: [("accept".to_string(), "application/JSON".to_string())].into(),
+                body: Some(Body::from_value(
+                    &serde_json::json!({"data": {"a": [1, "x"]}}),
+                )),
+            },
+            response: Some(ResponseRecord {
+                status: 502,
+                headers: Default::default(),
+                body: Body::from_value(&serde_json::json!("<html>bad gateway</html>")),
+                body_truncated: true,
+            }),
+            outcome: Outcome::Error,
+            checks: Vec::new(),
+            error: None,
+            expected_error: false,
+            retried: true,
+            maybe_processed: false,
+            reconciled: false,
+            layout: None,
+        }
+    }
+
+    #[test]
+    fn every_kind_of_line_reads_back_as_written() {
+        let lines = [
+            Line::Run {
+                run: serde_json::json!({"id": "r"}),
+            },
+            Line::StepStarted {
+                flow: "f".into(),
+                step_index: 2,
+            },
+            Line::Exchange(Box::new(exchange())),
+            Line::End {
+                at: "t".into(),
+                complete: false,
+            },
+        ];
+        for line in lines {
+            let text = serde_json::to_string(&line).unwrap();
+            assert_eq!(parse_line(&text).unwrap(), line, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_recorded_body_is_written_as_json_not_as_a_string() {
+        let text = serde_json::to_string(&Line::Exchange(Box::new(exchange()))).unwrap();
+        assert!(text.starts_with(r#"{"type":"exchange","#), "{text}");
+        assert!(text.contains(r#""body":{"data":{"a":[1,"x"]}}"#), "{text}");
+        assert!(
+            text.contains(r#""body":"<html>bad gateway</html>""#),
+            "{text}"
+        );
+    }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::models::Operation;
 
@@ -60,17 +61,53 @@ impl Check {
     }
 }
 
+/// A recorded body, kept as its compact JSON text: a run of thousands of exchanges holds every
+/// body until the evidence is written, and a parsed `Value` tree costs several times the text.
+/// Text that was not JSON is kept as a JSON string. Parsed again only when something reads it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Body(Box<RawValue>);
+
+impl Body {
+    pub fn from_value(value: &Value) -> Body {
+        Body(serde_json::value::to_raw_value(value).expect("a Value always serializes"))
+    }
+
+    pub fn null() -> Body {
+        Body::from_value(&Value::Null)
+    }
+
+    /// The compact JSON text, exactly as written to the journal and evidence.json.
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+
+    pub fn is_null(&self) -> bool {
+        self.0.get() == "null"
+    }
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Body) -> bool {
+        self.json() == other.json()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
     pub headers: BTreeMap<String, String>,
-    pub body: Option<Value>,
+    pub body: Option<Body>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponseRecord {
     pub status: u16,
     pub headers: BTreeMap<String, String>,
-    pub body: Value,
+    pub body: Body,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub body_truncated: bool,
 }

@@ -65,7 +65,8 @@ impl Pending {
         if !self.spec.expect.matches(response.status) || self.reconciled {
             return None;
         }
-        let (payload, wrapped) = tolerant::payload(&response.body);
+        let body = response.body.to_value();
+        let (payload, wrapped) = tolerant::payload(&body);
         self.layout
             .get_or_insert_with(|| tolerant::wrap_note(wrapped).to_string());
         Some(payload.clone())

@@ -11,7 +11,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::cancel::Cancel;
-use crate::record::{RequestRecord, ResponseRecord};
+use crate::record::{Body, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED_BEARER, Secret};
 
 /// Bodies kept in the evidence are cut at this size; larger ones are not parsed.
@@ -163,7 +163,7 @@ impl ApiClient {
         recorded.insert("authorization".into(), REDACTED_BEARER.into());
         let record = RequestRecord {
             headers: recorded,
-            body: request.body.clone(),
+            body: request.body.as_ref().map(Body::from_value),
         };
         (headers, record)
     }
@@ -177,8 +177,8 @@ impl ApiClient {
             .http
             .request(request.method.clone(), &url)
             .headers(headers);
-        if let Some(body) = &request.body {
-            builder = builder.body(body.to_string());
+        if let Some(body) = &record.body {
+            builder = builder.body(body.json().to_owned());
         }
         let mut attempt = Attempt {
             number,
@@ -270,20 +270,20 @@ async fn read_response(
 }
 
 /// JSON when it parses and is small enough; otherwise text, cut at [`MAX_KEPT_BODY`].
-pub fn keep_body(bytes: &[u8], token: &Secret) -> (Value, bool) {
+pub fn keep_body(bytes: &[u8], token: &Secret) -> (Body, bool) {
     if bytes.is_empty() {
-        return (Value::Null, false);
+        return (Body::null(), false);
     }
     if bytes.len() <= MAX_KEPT_BODY
         && let Ok(mut value) = serde_json::from_slice::<Value>(bytes)
     {
         token.scrub_json(&mut value);
-        return (value, false);
+        return (Body::from_value(&value), false);
     }
     let cut = bytes.len().min(MAX_KEPT_BODY);
     let text = String::from_utf8_lossy(&bytes[..cut]);
     (
-        Value::String(token.scrub(&text)),
+        Body::from_value(&Value::String(token.scrub(&text))),
         bytes.len() > MAX_KEPT_BODY,
     )
 }

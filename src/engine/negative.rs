@@ -115,7 +115,7 @@ impl FlowRunner<'_> {
                 "refusal",
                 format!(
                     "the provider accepted or answered differently: {}",
-                    super::steps::excerpt(&response.body)
+                    super::steps::excerpt(&response.body.to_value())
                 ),
             ));
         }

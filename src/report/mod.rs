@@ -45,6 +45,9 @@ fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.add_filter("md", md);
+    env.add_filter("pretty_body", |json: &str| {
+        view::pretty_json(json, false).0.unwrap_or_default()
+    });
     env.add_template("report.html.j2", include_str!("templates/report.html.j2"))
         .expect("the HTML template parses");
     env.add_template("report.md.j2", include_str!("templates/report.md.j2"))
@@ -52,10 +55,15 @@ fn environment() -> Environment<'static> {
     env
 }
 
-fn render_template(name: &str, evidence: &Evidence, out: &mut dyn Write) -> std::io::Result<()> {
+fn render_template(
+    name: &str,
+    evidence: &Evidence,
+    with_exchanges: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let env = environment();
     let template = env.get_template(name).map_err(std::io::Error::other)?;
-    let view = view::build(evidence);
+    let view = view::build(evidence, with_exchanges);
     template
         .render_captured_to(minijinja::Value::from(minijinja::value::Serde(&view)), out)
         .map(|_| ())
@@ -65,8 +73,8 @@ fn render_template(name: &str, evidence: &Evidence, out: &mut dyn Write) -> std:
 /// Writes one report.
 pub fn render(format: Format, evidence: &Evidence, out: &mut dyn Write) -> std::io::Result<()> {
     match format {
-        Format::Html => render_template("report.html.j2", evidence, out),
-        Format::Md => render_template("report.md.j2", evidence, out),
+        Format::Html => render_template("report.html.j2", evidence, true, out),
+        Format::Md => render_template("report.md.j2", evidence, false, out),
         Format::Junit => out.write_all(&junit::render(evidence)?),
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::evidence::{Evidence, Verdict};
-use crate::record::{Exchange, Outcome};
+use crate::record::{Body, Exchange, Outcome};
 
 /// Bodies longer than this are cut in the HTML report (evidence.json keeps them).
 pub const BODY_SHOWN: usize = 16 * 1024;
@@ -38,7 +38,7 @@ pub struct View<'a> {
     pub duration: String,
     pub failures: Vec<Failure>,
     pub latency: Vec<Latency>,
-    pub flows: Vec<FlowView>,
+    pub flows: Vec<FlowView<'a>>,
     pub timeline: Timeline,
 }
 
@@ -61,16 +61,18 @@ pub struct Latency {
 }
 
 #[derive(Serialize)]
-pub struct FlowView {
+pub struct FlowView<'a> {
     pub label: String,
     pub status: String,
     pub reason: Option<String>,
     pub ok: bool,
-    pub exchanges: Vec<ExchangeView>,
+    pub exchanges: Vec<ExchangeView<'a>>,
 }
 
 #[derive(Serialize)]
-pub struct ExchangeView {
+/// Bodies stay raw JSON here; the template pretty-prints each one as it writes it (the
+/// `pretty_body` filter), so a large run never holds every pretty body at once.
+pub struct ExchangeView<'a> {
     pub seq: u64,
     pub step: String,
     pub operation: String,
@@ -82,9 +84,9 @@ pub struct ExchangeView {
     pub duration_ms: u64,
     pub outcome: String,
     pub request_headers: Vec<(String, String)>,
-    pub request_body: Option<String>,
+    pub request_body: Option<&'a str>,
     pub response_headers: Vec<(String, String)>,
-    pub response_body: Option<String>,
+    pub response_body: Option<&'a str>,
     pub notes: Vec<String>,
     pub checks: Vec<crate::record::Check>,
     pub error: Option<String>,
@@ -123,11 +125,16 @@ fn outcome_name(outcome: Outcome) -> &'static str {
 }
 
 /// Pretty JSON (or text), cut at [`BODY_SHOWN`] with a note saying so.
-pub fn pretty_body(body: &Value, truncated: bool) -> (Option<String>, Option<String>) {
-    let text = match body {
+pub fn pretty_body(body: &Body, truncated: bool) -> (Option<String>, Option<String>) {
+    pretty_json(body.json(), truncated)
+}
+
+/// [`pretty_body`] from the body's JSON text; also the templates' `pretty_body` filter.
+pub fn pretty_json(json: &str, truncated: bool) -> (Option<String>, Option<String>) {
+    let text = match serde_json::from_str(json).unwrap_or(Value::Null) {
         Value::Null => return (None, None),
-        Value::String(s) => s.clone(),
-        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        Value::String(s) => s,
+        other => serde_json::to_string_pretty(&other).unwrap_or_default(),
     };
     let mut note = truncated
         .then(|| "the server sent more than ppcert keeps; this is the start of it".to_string());
@@ -143,13 +150,21 @@ pub fn pretty_body(body: &Value, truncated: bool) -> (Option<String>, Option<Str
     (Some(text), note)
 }
 
-fn exchange_view(x: &Exchange) -> ExchangeView {
+/// The body's JSON text when there is something to show, and the note about its size.
+fn shown_body(body: Option<&Body>, truncated: bool) -> (Option<&str>, Option<String>) {
+    let Some(body) = body else {
+        return (None, None);
+    };
+    let (text, note) = pretty_body(body, truncated);
+    (text.filter(|t| !t.is_empty()).map(|_| body.json()), note)
+}
+
+fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
     let mut notes = Vec::new();
-    let (request_body, request_note) =
-        pretty_body(x.request.body.as_ref().unwrap_or(&Value::Null), false);
+    let (request_body, request_note) = shown_body(x.request.body.as_ref(), false);
     notes.extend(request_note);
     let (response_body, response_note) = match &x.response {
-        Some(r) => pretty_body(&r.body, r.body_truncated),
+        Some(r) => shown_body(Some(&r.body), r.body_truncated),
         None => (None, None),
     };
     notes.extend(response_note);
@@ -253,7 +268,7 @@ fn parse(at: &str) -> Option<DateTime<FixedOffset>> {
     DateTime::parse_from_rfc3339(at).ok()
 }
 
-fn timeline(evidence: &Evidence, flows: &[FlowView]) -> Timeline {
+fn timeline(evidence: &Evidence, flows: &[FlowView<'_>]) -> Timeline {
     let starts: Vec<(i64, u64)> = evidence
         .exchanges
         .iter()
@@ -314,9 +329,11 @@ fn duration(evidence: &Evidence) -> String {
     }
 }
 
-pub fn build(evidence: &Evidence) -> View<'_> {
+/// `exchanges: false` leaves the flows' exchanges and the timeline empty, for a summary that
+/// shows neither (report.md) and should not pay for thousands of exchange views.
+pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
     let mut grouped: BTreeMap<&str, Vec<ExchangeView>> = BTreeMap::new();
-    for x in &evidence.exchanges {
+    for x in evidence.exchanges.iter().filter(|_| exchanges) {
         grouped
             .entry(x.flow.as_str())
             .or_default()
