@@ -178,6 +178,10 @@ fn scale(runtime: &tokio::runtime::Runtime) {
 }
 
 fn throughput(runtime: &tokio::runtime::Runtime) {
+    if Command::new("wrk").arg("--version").output().is_err() {
+        println!("throughput: unmeasured (install the load generator: apt-get install wrk)");
+        return;
+    }
     let sandbox = sandbox(runtime, Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let departure =
