@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
@@ -18,6 +18,9 @@ use crate::models::{
 
 /// The OpenAPI 3.1 document of exactly what the sandbox serves.
 pub const OPENAPI: &str = include_str!("openapi.json");
+
+static DOCUMENT: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| serde_json::from_str(OPENAPI).expect("openapi.json is JSON"));
 
 fn reply(layout: &Layout, status: StatusCode, body: Value) -> Response {
     let body = if layout.wrap {
@@ -164,8 +167,21 @@ pub async fn report_flight_cancellation(
     Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
 }
 
-pub async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+/// The document, with a quote request valid at the sandbox's `now` as the example of
+/// `createQuote`: a fixed example would fall into the past, and an API fuzzer needs one
+/// accepted quote to follow the links from it into deletion and beyond.
+pub async fn openapi(State(shared): State<Arc<Shared>>) -> Response {
+    let mut document = DOCUMENT.clone();
+    let generator = crate::datagen::Generator::new(
+        1,
+        "OPENAPI",
+        shared.now(),
+        crate::datagen::DataProfile::default(),
+    );
+    let example = json!({ "data": generator.booking(0).quote_request(0, false) });
+    document["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]["example"] =
+        example;
+    Json(document).into_response()
 }
 
 pub async fn not_found() -> ApiFailure {

@@ -222,6 +222,47 @@ async fn openapi_document_is_openapi_3_1_covering_every_route() {
     }
 }
 
+#[tokio::test]
+async fn openapi_example_quote_is_accepted_whenever_it_is_served() {
+    let sandbox = sandbox().await;
+    let api = Api::new(&sandbox);
+    for _ in 0..2 {
+        let doc = api.send("GET", "/openapi.json", None).await.body;
+        let example = &doc["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]
+            ["example"];
+        assert!(example["data"]["trips"].is_array(), "{example}");
+        let reply = api.post("/quotes", example).await;
+        assert_eq!(reply.status, 201, "{}", reply.body);
+        assert!(reply.body["data"]["id"].is_string());
+        // A year later the same document must still offer a quote that is not in the past.
+        sandbox.advance_clock(chrono::Duration::days(365));
+    }
+}
+
+/// The OpenAPI document declares every optional request field nullable: null must mean absent.
+#[tokio::test]
+async fn optional_fields_given_as_null_are_left_out() {
+    let sandbox = sandbox().await;
+    let api = Api::new(&sandbox);
+    let mut quote = quote_body(1, 300.0, 30);
+    quote["data"]["bookingNumber"] = Value::Null;
+    quote["data"]["productTypes"] = Value::Null;
+    let reply = api.post("/quotes", &quote).await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    assert_eq!(reply.body["data"]["productTypes"], json!(["WITHDRAWAL"]));
+    assert!(reply.body["data"].get("priceDelta").is_none());
+
+    let contract = api.subscribe("BK-NULLS").await;
+    let claim = json!({"data": {
+        "modificationCost": null, "productType": null, "claimDate": null, "beneficiary": null
+    }});
+    let reply = api
+        .post(&format!("/contracts/{contract}/claims"), &claim)
+        .await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    assert_eq!(reply.body["data"]["status"], "MANUAL_VERIFICATION_NEEDED");
+}
+
 fn random_json(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> Value {
     const KEYS: [&str; 14] = [
         "data",
