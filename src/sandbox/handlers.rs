@@ -172,6 +172,11 @@ pub async fn report_flight_cancellation(
 /// accepted quote to follow the links from it into deletion and beyond.
 pub async fn openapi(State(shared): State<Arc<Shared>>) -> Response {
     let mut document = DOCUMENT.clone();
+    let server = match shared.options.api_prefix() {
+        "" => "/",
+        prefix => prefix,
+    };
+    document["servers"] = json!([{ "url": server }]);
     let generator = crate::datagen::Generator::new(
         1,
         "OPENAPI",

@@ -112,6 +112,17 @@ impl Default for SandboxOptions {
     }
 }
 
+impl SandboxOptions {
+    /// The path prefix the API is served under: `""` or `/segment…` with no trailing slash.
+    pub fn api_prefix(&self) -> &str {
+        self.path_prefix
+            .as_deref()
+            .map(|p| p.trim_end_matches('/'))
+            .filter(|p| p.starts_with('/'))
+            .unwrap_or("")
+    }
+}
+
 /// A fresh random bearer token for a sandbox.
 pub fn random_token() -> String {
     let mut rng = rand::rng();
@@ -190,11 +201,7 @@ impl Sandbox {
 
     /// `http://127.0.0.1:PORT` plus the path prefix, with no trailing slash.
     pub fn base_url(&self) -> String {
-        format!(
-            "http://{}{}",
-            self.addr,
-            self.shared.options.path_prefix.as_deref().unwrap_or("")
-        )
+        format!("http://{}{}", self.addr, self.shared.options.api_prefix())
     }
 
     pub fn token(&self) -> &str {
@@ -261,14 +268,9 @@ fn router(shared: Arc<Shared>) -> Router {
             shared.clone(),
             faults::inject,
         ));
-    let prefix = shared
-        .options
-        .path_prefix
-        .clone()
-        .filter(|p| p.starts_with('/') && p.len() > 1);
-    let api = match prefix {
-        Some(prefix) => Router::new().nest(prefix.trim_end_matches('/'), api),
-        None => api,
+    let api = match shared.options.api_prefix() {
+        "" => api,
+        prefix => Router::new().nest(prefix, api),
     };
     Router::new()
         .route("/openapi.json", get(handlers::openapi))

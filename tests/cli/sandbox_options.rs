@@ -263,6 +263,30 @@ async fn optional_fields_given_as_null_are_left_out() {
     assert_eq!(reply.body["data"]["status"], "MANUAL_VERIFICATION_NEEDED");
 }
 
+/// Behind a path prefix the document's server URL carries it, so a tool reading the document
+/// (the CI fuzzer, a partner's code generator) finds the API where it is.
+#[tokio::test]
+async fn openapi_server_url_carries_the_path_prefix() {
+    let sandbox = sandbox_with(SandboxOptions {
+        path_prefix: Some("/partner-api/".into()),
+        ..Default::default()
+    })
+    .await;
+    assert!(sandbox.base_url().ends_with("/partner-api"));
+    let root = sandbox.base_url().replace("/partner-api", "");
+    let doc: Value = reqwest::get(format!("{root}/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["servers"][0]["url"], "/partner-api");
+    let api = Api::new(&sandbox);
+    let example =
+        &doc["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]["example"];
+    assert_eq!(api.post("/quotes", example).await.status, 201);
+}
+
 fn random_json(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> Value {
     const KEYS: [&str; 14] = [
         "data",
