@@ -48,7 +48,7 @@ pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     // The sandbox's own development token is printed on purpose: it is how a partner talks to it.
     crate::say!("ppcert sandbox listening on {}", sandbox.base_url());
     crate::say!("token: {}", sandbox.token());
-    crate::say!("OpenAPI document: {}/openapi.json", sandbox.base_url());
+    crate::say!("OpenAPI document: {}", sandbox.openapi_url());
     eprintln!("press Ctrl-C to stop");
     let _ = tokio::signal::ctrl_c().await;
     eprintln!("stopping: letting in-flight requests finish");

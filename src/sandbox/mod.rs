@@ -204,6 +204,11 @@ impl Sandbox {
         format!("http://{}{}", self.addr, self.shared.options.api_prefix())
     }
 
+    /// Where the OpenAPI document is: always at the root, whatever the path prefix.
+    pub fn openapi_url(&self) -> String {
+        format!("http://{}/openapi.json", self.addr)
+    }
+
     pub fn token(&self) -> &str {
         &self.shared.options.token
     }

@@ -11,3 +11,4 @@ mod run_safety;
 mod sandbox;
 mod sandbox_claims;
 mod sandbox_options;
+mod serve;

@@ -1,0 +1,78 @@
+//! `ppcert serve`, the real binary: what it prints is enough to reach the API and its document.
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::common::*;
+
+/// Reads `serve`'s stdout until it has said where the API and the document are.
+async fn announced(stdout: tokio::process::ChildStdout) -> (String, String, String) {
+    let mut lines = BufReader::new(stdout).lines();
+    let (mut base, mut token) = (None, None);
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if let Some(url) = line.strip_prefix("ppcert sandbox listening on ") {
+            base = Some(url.to_string());
+        } else if let Some(value) = line.strip_prefix("token: ") {
+            token = Some(value.to_string());
+        } else if let Some(url) = line.strip_prefix("OpenAPI document: ") {
+            return (base.unwrap(), token.unwrap(), url.to_string());
+        }
+    }
+    panic!("serve ended before printing the OpenAPI document's address");
+}
+
+#[tokio::test]
+async fn serve_prints_where_the_api_and_its_document_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--token",
+        "serve-token-1234",
+        "--path-prefix",
+        "/partner-api",
+    ];
+    let mut child = ppcert_command(dir.path(), &args, None)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (base, token, document_url) =
+        tokio::time::timeout(std::time::Duration::from_secs(30), announced(stdout))
+            .await
+            .expect("serve announces itself");
+    assert!(base.starts_with("http://127.0.0.1:") && base.ends_with("/partner-api"));
+    assert_eq!(token, "serve-token-1234");
+
+    let document: Value = reqwest::get(&document_url)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(document["servers"][0]["url"], "/partner-api");
+    let example = &document["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]
+        ["example"];
+    let reply = reqwest::Client::new()
+        .post(format!("{base}/quotes"))
+        .bearer_auth(&token)
+        .json(example)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 201);
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn serve_refuses_an_address_beyond_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    let finished = ppcert(dir.path(), &["serve", "--addr", "0.0.0.0:0"], None).await;
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("loopback only"),
+        "{}",
+        finished.stderr
+    );
+}
