@@ -284,3 +284,8 @@ pub fn spawn_run(
         .spawn()
         .unwrap()
 }
+
+/// The example quote request of the sandbox's served OpenAPI document.
+pub fn openapi_example_quote(document: &Value) -> &Value {
+    &document["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]["example"]
+}

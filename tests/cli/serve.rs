@@ -52,8 +52,7 @@ async fn serve_prints_where_the_api_and_its_document_are() {
         .await
         .unwrap();
     assert_eq!(document["servers"][0]["url"], "/partner-api");
-    let example = &document["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]
-        ["example"];
+    let example = openapi_example_quote(&document);
     let reply = reqwest::Client::new()
         .post(format!("{base}/quotes"))
         .bearer_auth(&token)
