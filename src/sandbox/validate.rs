@@ -213,11 +213,15 @@ pub fn check_quote(quote: &QuoteRequest, now: DateTime<Utc>) -> Checked<QuoteFac
     Ok(facts)
 }
 
+/// A trip price is at least one minor unit and at most a billion: below a cent is not a price,
+/// and far above a billion the product price overflows when rounded to cents.
+pub const TRIP_PRICE_RANGE: std::ops::RangeInclusive<f64> = 0.01..=1e9;
+
 fn check_trip_price(amount: f64, currency: &str, quote_currency: &str, path: &str) -> Checked<()> {
-    if !(amount > 0.0 && amount.is_finite()) {
+    if !TRIP_PRICE_RANGE.contains(&amount) {
         return Err(ApiFailure::invalid(
             format!("{path}.price.amount"),
-            "price must be greater than 0",
+            "price must be between 0.01 and 1000000000",
         ));
     }
     check_currency(currency, &format!("{path}.price.currency"))?;

@@ -111,10 +111,12 @@ async fn quote_field_rules() {
         b["data"]["trips"][0]["journeys"][0]["flights"][0]["number"] = json!("12345");
     })
     .await;
-    expect_quote_refused(&api, "data.trips[0].price.amount", |b| {
-        b["data"]["trips"][0]["price"]["amount"] = json!(0)
-    })
-    .await;
+    for amount in [json!(0), json!(0.001), json!(1.5e9), json!(1e308)] {
+        expect_quote_refused(&api, "data.trips[0].price.amount", |b| {
+            b["data"]["trips"][0]["price"]["amount"] = amount.clone()
+        })
+        .await;
+    }
     expect_quote_refused(&api, "data.trips[0].price.amount", |b| {
         b["data"]["trips"][0]["price"]["amount"] = json!("12")
     })
@@ -135,6 +137,17 @@ async fn quote_field_rules() {
     })
     .await;
     assert!(sandbox.counts().is_empty(), "no refused quote is counted");
+}
+
+/// 5 % of a one-cent trip rounds to nothing; the product still costs a cent (the OpenAPI
+/// document promises a price above 0, and the CI fuzzer found the 0).
+#[tokio::test]
+async fn the_cheapest_trip_still_buys_a_product_that_costs_a_cent() {
+    let sandbox = sandbox().await;
+    let api = Api::new(&sandbox);
+    let reply = api.post("/quotes", &quote_body(1, 0.01, 30)).await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    assert_eq!(reply.body["data"]["price"]["amount"], json!(0.01));
 }
 
 #[tokio::test]
