@@ -85,10 +85,6 @@ impl Body {
     pub fn to_value(&self) -> Value {
         serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
     }
-
-    pub fn is_null(&self) -> bool {
-        self.0.get() == "null"
-    }
 }
 
 impl PartialEq for Body {
