@@ -119,30 +119,9 @@ pub async fn execute(
         // At most one slot's worth of flows starts before the gate settles; a flow started after
         // it closed would only repeat the first call's failure.
         let settled_open = spawned < shared.concurrency.max(1) || shared.gate.wait_open().await;
-        if !settled_open || !matches!(shared.gate.state(), GateState::Pending | GateState::Open) {
-            finished.push((
-                position,
-                not_run(
-                    &shared,
-                    &instance,
-                    point,
-                    FlowStatus::NotRun,
-                    &format!("not started: first call ended in {:?}", shared.gate.state()),
-                ),
-            ));
-            continue;
-        }
-        if shared.cancel.is_cancelled() {
-            finished.push((
-                position,
-                not_run(
-                    &shared,
-                    &instance,
-                    point,
-                    FlowStatus::Interrupted,
-                    "interrupted before it started",
-                ),
-            ));
+        if let Some((status, reason)) = not_started(&shared, settled_open) {
+            let result = not_run(&shared, &instance, point, status, &reason);
+            finished.push((position, result));
             continue;
         }
         gatekeeper_started = true;
@@ -165,6 +144,24 @@ pub async fn execute(
     finished.extend(tasks.join_all().await);
     finished.sort_by_key(|(position, _)| *position);
     finished.into_iter().map(|(_, result)| result).collect()
+}
+
+/// Why a flow must not start now: the gate closed on the first call, or the run was cancelled.
+fn not_started(shared: &Shared, settled_open: bool) -> Option<(FlowStatus, String)> {
+    let state = shared.gate.state();
+    if !settled_open || !matches!(state, GateState::Pending | GateState::Open) {
+        Some((
+            FlowStatus::NotRun,
+            format!("not started: first call ended in {state:?}"),
+        ))
+    } else if shared.cancel.is_cancelled() {
+        Some((
+            FlowStatus::Interrupted,
+            "interrupted before it started".into(),
+        ))
+    } else {
+        None
+    }
 }
 
 fn completed(instance: &FlowInstance, point: ResumePoint) -> FlowResult {

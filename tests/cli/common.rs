@@ -207,6 +207,21 @@ pub fn sandbox_counts(sandbox: &Sandbox) -> std::collections::BTreeMap<String, u
         .collect()
 }
 
+/// `run --base-url BASE --out OUT` and then `extra`: every test's `ppcert run` starts so.
+pub fn run_args<'a>(base: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", "--base-url", base, "--out", out];
+    args.extend_from_slice(extra);
+    args
+}
+
+pub fn every_requirement_met(evidence: &Value) -> bool {
+    evidence["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["met"] == true)
+}
+
 /// Runs a scenario with the binary against `sandbox`; returns the result and the evidence.
 pub async fn run_against(
     sandbox: &Sandbox,
@@ -216,17 +231,11 @@ pub async fn run_against(
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bundle");
     let base = sandbox.base_url();
-    let mut args = vec![
-        "run",
-        "--base-url",
+    let mut args = run_args(
         &base,
-        "--scenario",
-        scenario,
-        "--out",
         out.to_str().unwrap(),
-        "--backoff-ms",
-        "1",
-    ];
+        &["--scenario", scenario, "--backoff-ms", "1"],
+    );
     args.extend_from_slice(extra);
     let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
     let evidence_path = out.join("evidence.json");
@@ -250,15 +259,7 @@ pub async fn serve(router: axum::Router) -> String {
 /// `ppcert run --scenario smoke` against `base` in a fresh directory; the bundle goes to `b/`.
 pub async fn run_smoke(base: &str, token: &str, extra: &[&str]) -> (Finished, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec![
-        "run",
-        "--base-url",
-        base,
-        "--scenario",
-        "smoke",
-        "--out",
-        "b",
-    ];
+    let mut args = run_args(base, "b", &["--scenario", "smoke"]);
     args.extend_from_slice(extra);
     let finished = ppcert(dir.path(), &args, Some(token)).await;
     (finished, dir)
@@ -271,15 +272,7 @@ pub fn spawn_run(
     concurrency: &str,
 ) -> tokio::process::Child {
     let base = sandbox.base_url();
-    let args = [
-        "run",
-        "--base-url",
-        &base,
-        "--out",
-        "b",
-        "--concurrency",
-        concurrency,
-    ];
+    let args = run_args(&base, "b", &["--concurrency", concurrency]);
     ppcert_command(dir, &args, Some(sandbox.token()))
         .spawn()
         .unwrap()

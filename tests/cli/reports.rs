@@ -199,15 +199,7 @@ async fn the_markdown_report_is_appended_to_the_github_step_summary() {
     let base = sandbox.base_url();
     let mut command = ppcert_command(
         dir.path(),
-        &[
-            "run",
-            "--base-url",
-            &base,
-            "--scenario",
-            "smoke",
-            "--out",
-            "b",
-        ],
+        &run_args(&base, "b", &["--scenario", "smoke"]),
         Some(sandbox.token()),
     );
     command.env("GITHUB_STEP_SUMMARY", &summary);
@@ -234,18 +226,11 @@ async fn junit_failures_carry_the_message_and_an_excerpt_of_the_answer() {
     )
     .unwrap();
     let base = sandbox.base_url();
-    let args = [
-        "run",
-        "--base-url",
+    let args = run_args(
         &base,
-        "--out",
         "b",
-        "--seed",
-        "7",
-        "--concurrency",
-        "1",
-        "--no-progress",
-    ];
+        &["--seed", "7", "--concurrency", "1", "--no-progress"],
+    );
     let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
     assert_eq!(finished.code, 1);
     let junit = std::fs::read_to_string(dir.path().join("b/junit.xml")).unwrap();

@@ -60,13 +60,7 @@ async fn default_run_passes_on_the_embedded_sandbox_and_writes_its_bundle() {
         ]
         .map(|(o, n)| (o.to_string(), n))
     );
-    assert!(
-        evidence["requirements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|r| r["met"] == true)
-    );
+    assert!(every_requirement_met(&evidence));
     assert!(runs[0].join("journal.jsonl").exists());
     let html = std::fs::read_to_string(runs[0].join("report.html")).unwrap();
     assert!(
@@ -224,15 +218,7 @@ path = "/flight-cancellation-reports/{{ booking.number }}"
     let base = sandbox.base_url();
     let finished = ppcert(
         dir.path(),
-        &[
-            "run",
-            "--base-url",
-            &base,
-            "--out",
-            "b",
-            "--backoff-ms",
-            "1",
-        ],
+        &run_args(&base, "b", &["--backoff-ms", "1"]),
         Some(sandbox.token()),
     )
     .await;

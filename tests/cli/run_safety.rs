@@ -48,17 +48,7 @@ async fn an_unreachable_target_exits_4() {
     let base = format!("http://127.0.0.1:{port}");
     let finished = ppcert(
         dir.path(),
-        &[
-            "run",
-            "--base-url",
-            &base,
-            "--out",
-            "b",
-            "--retries",
-            "1",
-            "--backoff-ms",
-            "1",
-        ],
+        &run_args(&base, "b", &["--retries", "1", "--backoff-ms", "1"]),
         Some("t"),
     )
     .await;
@@ -159,15 +149,7 @@ async fn the_token_never_appears_in_any_file_or_output() {
     let base = sandbox.base_url();
     let finished = ppcert(
         dir.path(),
-        &[
-            "run",
-            "--base-url",
-            &base,
-            "--token-file",
-            "token",
-            "--out",
-            "b",
-        ],
+        &run_args(&base, "b", &["--token-file", "token"]),
         None,
     )
     .await;
