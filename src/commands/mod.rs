@@ -3,6 +3,7 @@
 pub mod check_token;
 pub mod generate;
 pub mod report;
+pub mod resume;
 pub mod run;
 pub mod serve;
 pub mod target;

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 
+use super::resume::read_previous;
 use crate::Failure;
 use crate::cli::RunArgs;
 use crate::config::{Environment, RunConfig, Target};
@@ -20,21 +21,12 @@ use crate::exit_codes;
 use crate::journal::{self, Journal, Line};
 use crate::models::Operation;
 use crate::output::{OutputMode, Progress};
-use crate::record::{Exchange, StepEvent};
-use crate::scenario::{self, Step};
+use crate::scenario::Step;
 use crate::secret::Secret;
 
 /// How long a claim stays in each status in the embedded sandbox: short, so runs that await
 /// REFUNDED finish in seconds.
 const EMBEDDED_CLAIM_STEP: Duration = Duration::from_millis(200);
-
-/// A journal to continue: what was recorded and who the run was.
-struct Previous {
-    run: RunInfo,
-    exchanges: Vec<Exchange>,
-    steps: Vec<StepEvent>,
-    started: Vec<(String, usize)>,
-}
 
 fn usage(message: impl std::fmt::Display) -> Failure {
     Failure::usage(message)
@@ -68,59 +60,6 @@ fn production_guard(config: &RunConfig) -> Result<(), Failure> {
             writes.join(", ")
         ),
     ))
-}
-
-fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Failure> {
-    let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(usage)?;
-    let mut previous: Option<Previous> = None;
-    for line in lines {
-        match (line, previous.as_mut()) {
-            (Line::Run { run }, None) => {
-                let run: RunInfo = serde_json::from_value(run).map_err(|e| {
-                    usage(format!(
-                        "{}: the run line is unreadable: {e}",
-                        dir.display()
-                    ))
-                })?;
-                previous = Some(Previous {
-                    run,
-                    exchanges: Vec::new(),
-                    steps: Vec::new(),
-                    started: Vec::new(),
-                });
-            }
-            (Line::Exchange(exchange), Some(p)) => p.exchanges.push(*exchange),
-            (Line::Step(step), Some(p)) => p.steps.push(step),
-            (Line::StepStarted { flow, step_index }, Some(p)) => p.started.push((flow, step_index)),
-            _ => {}
-        }
-    }
-    let previous = previous.ok_or_else(|| {
-        usage(format!(
-            "{}: the journal has no run line to resume",
-            dir.display()
-        ))
-    })?;
-    if previous.run.target.embedded {
-        return Err(usage(
-            "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead",
-        ));
-    }
-    let name = previous
-        .run
-        .scenario_source
-        .strip_prefix("<built-in ")
-        .and_then(|s| s.strip_suffix('>'))
-        .unwrap_or(&previous.run.scenario_source);
-    let scenario = scenario::resolve(name, Path::new(".")).map_err(usage)?;
-    if scenario.sha256 != previous.run.scenario_sha256 {
-        return Err(usage(format!(
-            "--resume: scenario `{name}` changed since the run started (SHA-256 {} then, {} now)",
-            previous.run.scenario_sha256, scenario.sha256
-        )));
-    }
-    config.scenario = scenario;
-    Ok(previous)
 }
 
 fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
@@ -244,56 +183,20 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         super::target::open(&config.target, config.token.as_ref(), EMBEDDED_CLAIM_STEP).await?;
     let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
     let start = Utc::now();
-    let mut started = Vec::new();
-    let (run, recorded) = match previous {
-        Some(p) => {
-            started = p.started;
-            (
-                RunInfo {
-                    target: TargetInfo {
-                        base_url: base_url.clone(),
-                        ..p.run.target.clone()
-                    },
-                    token_fingerprint: token.fingerprint(),
-                    ..p.run
-                },
-                (p.exchanges, p.steps),
-            )
-        }
-        None => {
-            let seed = config.seed.unwrap_or_else(rand::random);
-            let id = run_id(start, seed);
-            (
-                run_info(
-                    &config,
-                    id,
-                    seed,
-                    start.to_rfc3339_opts(SecondsFormat::Millis, true),
-                    &base_url,
-                    &token,
-                ),
-                (Vec::new(), Vec::new()),
-            )
-        }
+    let (run, recorded, started) = match previous {
+        Some(p) => (
+            p.continued_run(&base_url, &token),
+            (p.exchanges, p.steps),
+            p.started,
+        ),
+        None => (
+            new_run(&config, start, &base_url, &token),
+            (Vec::new(), Vec::new()),
+            Vec::new(),
+        ),
     };
     let dir = out_dir(&config, &run.id)?;
-    let mut journal = Journal::open(&dir, config.resume.is_some())
-        .map_err(|e| usage(format!("{}: cannot write the journal: {e}", dir.display())))?;
-    let header = if config.resume.is_some() {
-        Line::Resumed {
-            at: Utc::now().to_rfc3339(),
-        }
-    } else {
-        Line::Run {
-            run: serde_json::to_value(&run).unwrap_or_default(),
-        }
-    };
-    journal.append(&header).map_err(|e| {
-        usage(format!(
-            "{}: cannot write the journal: {e}",
-            journal.path().display()
-        ))
-    })?;
+    let journal = open_journal(&dir, &config, &run)?;
 
     let instances = engine::plan(
         &config.scenario.scenario,
@@ -312,31 +215,14 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         recorded,
         Box::new(move |event| observer.observe(event)),
     ));
-    let run_start = chrono::DateTime::parse_from_rfc3339(&run.started_at)
-        .map(|at| at.with_timezone(&Utc))
-        .unwrap_or(start);
-    let shared = Arc::new(Shared {
-        client: ApiClient::new(
-            &base_url,
-            token,
-            config.timeout,
-            config.retries,
-            config.backoff,
-        )
-        .map_err(usage)?,
-        endpoints: config.endpoints.clone(),
-        generator: Generator::new(
-            run.seed,
-            run.id.clone(),
-            run_start,
-            config.scenario.scenario.data.clone(),
-        ),
-        environment: config.environment(),
-        recorder: recorder.clone(),
-        cancel: Cancel::default(),
-        gate: Gate::default(),
-        concurrency: config.concurrency,
-    });
+    let shared = Arc::new(shared_state(
+        &config,
+        &run,
+        &base_url,
+        token,
+        recorder.clone(),
+        start,
+    )?);
     if mode.progress != crate::output::ProgressMode::Quiet {
         eprintln!(
             "ppcert run {}: scenario {} against {} ({} flows, concurrency {})",
@@ -351,21 +237,98 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     progress.finish();
     let gate = shared.gate.state();
     let evidence = finish(&config, run, &recorder, &results, interrupted);
-    // The journal is complete before the manifest hashes it.
-    recorder.line(Line::End {
-        at: Utc::now().to_rfc3339(),
-        complete: evidence.run.complete,
-    });
-    crate::report::write_bundle(&dir, &evidence)
-        .map_err(|e| usage(format!("{}: cannot write the bundle: {e}", dir.display())))?;
-    if let Err(e) = crate::report::append_step_summary(&dir) {
-        eprintln!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
-    }
+    publish(&dir, &evidence, &recorder)?;
     if let Some(sandbox) = opened.sandbox {
         let _ = sandbox.shutdown().await;
     }
     crate::say!("{}", crate::output::summary(&mode, &evidence, &dir));
     Ok(exit_code(interrupted, gate, &evidence))
+}
+
+/// A fresh run record: its id and seed, and the data generator's clock, start here.
+fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, token: &Secret) -> RunInfo {
+    let seed = config.seed.unwrap_or_else(rand::random);
+    run_info(
+        config,
+        run_id(start, seed),
+        seed,
+        start.to_rfc3339_opts(SecondsFormat::Millis, true),
+        base_url,
+        token,
+    )
+}
+
+/// Opens the journal and writes its first line: the run itself, or where a resumed run picked up.
+fn open_journal(dir: &Path, config: &RunConfig, run: &RunInfo) -> Result<Journal, Failure> {
+    let cannot_write = |path: &Path, e: std::io::Error| {
+        usage(format!("{}: cannot write the journal: {e}", path.display()))
+    };
+    let mut journal =
+        Journal::open(dir, config.resume.is_some()).map_err(|e| cannot_write(dir, e))?;
+    let header = if config.resume.is_some() {
+        Line::Resumed {
+            at: Utc::now().to_rfc3339(),
+        }
+    } else {
+        Line::Run {
+            run: serde_json::to_value(run).unwrap_or_default(),
+        }
+    };
+    journal
+        .append(&header)
+        .map_err(|e| cannot_write(journal.path(), e))?;
+    Ok(journal)
+}
+
+/// What every flow shares. Generated data is dated from the run's first start, so a resumed run
+/// generates the same data it would have.
+fn shared_state(
+    config: &RunConfig,
+    run: &RunInfo,
+    base_url: &str,
+    token: Secret,
+    recorder: Arc<Recorder>,
+    now: DateTime<Utc>,
+) -> Result<Shared, Failure> {
+    let run_start = DateTime::parse_from_rfc3339(&run.started_at)
+        .map(|at| at.with_timezone(&Utc))
+        .unwrap_or(now);
+    Ok(Shared {
+        client: ApiClient::new(
+            base_url,
+            token,
+            config.timeout,
+            config.retries,
+            config.backoff,
+        )
+        .map_err(usage)?,
+        endpoints: config.endpoints.clone(),
+        generator: Generator::new(
+            run.seed,
+            run.id.clone(),
+            run_start,
+            config.scenario.scenario.data.clone(),
+        ),
+        environment: config.environment(),
+        recorder,
+        cancel: Cancel::default(),
+        gate: Gate::default(),
+        concurrency: config.concurrency,
+    })
+}
+
+/// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
+fn publish(dir: &Path, evidence: &Evidence, recorder: &Recorder) -> Result<(), Failure> {
+    recorder.line(Line::End {
+        at: Utc::now().to_rfc3339(),
+        complete: evidence.run.complete,
+    });
+    crate::report::write_bundle(dir, evidence)
+        .map_err(|e| usage(format!("{}: cannot write the bundle: {e}", dir.display())))?;
+    if let Err(e) = crate::report::append_step_summary(dir) {
+        eprintln!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
+    }
+    Ok(())
 }
 
 fn finish(

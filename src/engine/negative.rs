@@ -2,13 +2,16 @@
 //! passes when the refusal comes with the expected status; none is counted as a success.
 
 use chrono::Utc;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::call::Expect;
 use super::flow::FlowRunner;
 use crate::models::{Envelope, Operation};
 use crate::record::Check;
 use crate::scenario::{ErrorCase, ExpectedStatus, Step};
+
+/// The request a refusal case sends: its operation, template context and body.
+type RefusedRequest = (Operation, Value, Option<Value>);
 
 impl FlowRunner<'_> {
     pub async fn expect_error(
@@ -21,91 +24,11 @@ impl FlowRunner<'_> {
             status: status.clone(),
         }
         .name();
-        let booking = self.booking().clone();
-        let refusal = || Expect::Refusal(status.clone());
-        let (operation, context, body) = match case {
-            ErrorCase::BadToken | ErrorCase::PastDate => {
-                let data = if case == ErrorCase::PastDate {
-                    booking.with_past_departure(Utc::now())
-                } else {
-                    booking.clone()
-                };
-                (
-                    Operation::Quote,
-                    self.context(None, None, None),
-                    Some(json!(Envelope {
-                        data: data.quote_request(0, false)
-                    })),
-                )
-            }
-            ErrorCase::MissingField => {
-                let (reference, _) = self.fresh_quote(&step).await?;
-                let mut body = json!(Envelope {
-                    data: booking.subscription_request(&[reference])
-                });
-                body["data"]["bookingNumber"] = json!(format!("{}-M", booking.number));
-                if let Some(client) = body["data"]["client"].as_object_mut() {
-                    client.remove("email");
-                }
-                (
-                    Operation::Subscription,
-                    self.context(None, None, None),
-                    Some(body),
-                )
-            }
-            ErrorCase::ReusedBookingNumber => {
-                let (reference, _) = self.fresh_quote(&step).await?;
-                (
-                    Operation::Subscription,
-                    self.context(None, None, None),
-                    Some(json!(Envelope {
-                        data: booking.subscription_request(&[reference])
-                    })),
-                )
-            }
-            ErrorCase::ReusedQuoteReference => {
-                let references: Vec<String> = self
-                    .state
-                    .quotes
-                    .iter()
-                    .map(|q| q.reference.clone())
-                    .collect();
-                let mut body = json!(Envelope {
-                    data: booking.subscription_request(&references)
-                });
-                body["data"]["bookingNumber"] = json!(format!("{}-R", booking.number));
-                (
-                    Operation::Subscription,
-                    self.context(None, None, None),
-                    Some(body),
-                )
-            }
-            ErrorCase::UnknownContract => {
-                let context =
-                    self.context(None, Some(&format!("ct-unknown-{}", booking.number)), None);
-                (Operation::Claim, context, Some(json!({ "data": {} })))
-            }
-            ErrorCase::UnknownBooking => {
-                let mut context = self.context(None, None, None);
-                context["booking"]["number"] = json!(format!("{}-U", booking.number));
-                let ids: Vec<String> = self.state.quotes.iter().map(|q| q.id.clone()).collect();
-                let ids = if ids.is_empty() {
-                    vec!["qt-unknown".to_string()]
-                } else {
-                    ids
-                };
-                (
-                    Operation::Update,
-                    context,
-                    Some(json!(Envelope {
-                        data: booking.update_request(&ids)
-                    })),
-                )
-            }
-        };
-        let mut spec = self.spec(operation, &step, &context, body, refusal())?;
+        let (operation, context, body) = self.refused_request(case, &step).await?;
+        let expect = Expect::Refusal(status.clone());
+        let mut spec = self.spec(operation, &step, &context, body, expect)?;
         if case == ErrorCase::BadToken {
-            spec.wrong_token = Some(format!("invalid-{}", booking.number));
+            spec.wrong_token = Some(format!("invalid-{}", self.booking().number));
         }
         let mut pending = self.send(spec).await;
         if let Some(response) = &pending.attempt.response
@@ -120,6 +43,82 @@ impl FlowRunner<'_> {
             ));
         }
         self.conclude(pending)
+    }
+
+    async fn refused_request(
+        &mut self,
+        case: ErrorCase,
+        step: &str,
+    ) -> Result<RefusedRequest, String> {
+        let booking = self.booking().clone();
+        Ok(match case {
+            ErrorCase::BadToken | ErrorCase::PastDate => {
+                let data = if case == ErrorCase::PastDate {
+                    booking.with_past_departure(Utc::now())
+                } else {
+                    booking
+                };
+                let body = json!(Envelope {
+                    data: data.quote_request(0, false)
+                });
+                (Operation::Quote, self.context(None, None, None), Some(body))
+            }
+            ErrorCase::MissingField
+            | ErrorCase::ReusedBookingNumber
+            | ErrorCase::ReusedQuoteReference => {
+                let body = self.refused_subscription(case, step).await?;
+                let context = self.context(None, None, None);
+                (Operation::Subscription, context, Some(body))
+            }
+            ErrorCase::UnknownContract => {
+                let context =
+                    self.context(None, Some(&format!("ct-unknown-{}", booking.number)), None);
+                (Operation::Claim, context, Some(json!({ "data": {} })))
+            }
+            ErrorCase::UnknownBooking => {
+                let mut context = self.context(None, None, None);
+                context["booking"]["number"] = json!(format!("{}-U", booking.number));
+                let mut ids: Vec<String> = self.state.quotes.iter().map(|q| q.id.clone()).collect();
+                if ids.is_empty() {
+                    ids.push("qt-unknown".to_string());
+                }
+                let body = json!(Envelope {
+                    data: booking.update_request(&ids)
+                });
+                (Operation::Update, context, Some(body))
+            }
+        })
+    }
+
+    /// Subscriptions the provider must refuse: one without the client's email, one reusing this
+    /// flow's booking number, one reusing quote references already subscribed.
+    async fn refused_subscription(&mut self, case: ErrorCase, step: &str) -> Result<Value, String> {
+        let booking = self.booking().clone();
+        let references = if case == ErrorCase::ReusedQuoteReference {
+            self.state
+                .quotes
+                .iter()
+                .map(|q| q.reference.clone())
+                .collect()
+        } else {
+            vec![self.fresh_quote(step).await?.0]
+        };
+        let mut body = json!(Envelope {
+            data: booking.subscription_request(&references)
+        });
+        match case {
+            ErrorCase::MissingField => {
+                body["data"]["bookingNumber"] = json!(format!("{}-M", booking.number));
+                if let Some(client) = body["data"]["client"].as_object_mut() {
+                    client.remove("email");
+                }
+            }
+            ErrorCase::ReusedQuoteReference => {
+                body["data"]["bookingNumber"] = json!(format!("{}-R", booking.number));
+            }
+            _ => {}
+        }
+        Ok(body)
     }
 
     /// A real quote, needed by refusals that must not fail on a missing quote first.
