@@ -246,6 +246,79 @@ async fn subscription_rules() {
 }
 
 #[tokio::test]
+async fn a_subscription_takes_each_open_quote_of_its_own_booking_once() {
+    let sandbox = sandbox().await;
+    let api = Api::new(&sandbox);
+    let refusal = |reply: &Reply| {
+        (
+            reply.status,
+            reply.body["error"]["code"].as_str().map(str::to_string),
+            reply.body["error"]["field"].as_str().map(str::to_string),
+        )
+    };
+    let expect = |code: &str, field: &str| (400, Some(code.to_string()), Some(field.to_string()));
+    let (_, twice) = api.quote(1, 100.0).await;
+    let reply = api
+        .post(
+            "/subscriptions",
+            &subscription_body("BK-T1", &[(&twice, 1), (&twice, 1)]),
+        )
+        .await;
+    assert_eq!(
+        refusal(&reply),
+        expect("INVALID_FIELD", "data.quotes[1].reference")
+    );
+    let reply = api
+        .post(
+            "/subscriptions",
+            &subscription_body("BK-T1", &[(&twice, 1), ("qr-never-made", 1)]),
+        )
+        .await;
+    assert_eq!(
+        refusal(&reply),
+        expect("UNKNOWN_QUOTE", "data.quotes[1].reference")
+    );
+    let (deleted_id, deleted) = api.quote(1, 100.0).await;
+    let gone = api
+        .send("DELETE", &format!("/quotes/{deleted_id}"), None)
+        .await;
+    assert_eq!(gone.status, 204);
+    let reply = api
+        .post(
+            "/subscriptions",
+            &subscription_body("BK-T1", &[(&deleted, 1)]),
+        )
+        .await;
+    assert_eq!(
+        refusal(&reply),
+        expect("UNKNOWN_QUOTE", "data.quotes[0].reference")
+    );
+    api.subscribe("BK-OTHER").await;
+    let mut for_other = quote_body(1, 100.0, 30);
+    for_other["data"]["bookingNumber"] = json!("BK-OTHER");
+    let other = api.post("/quotes", &for_other).await;
+    let other = other.body["data"]["reference"].as_str().unwrap();
+    let reply = api
+        .post("/subscriptions", &subscription_body("BK-T1", &[(other, 1)]))
+        .await;
+    assert_eq!(
+        refusal(&reply),
+        expect("INVALID_FIELD", "data.quotes[0].reference")
+    );
+    let reply = api
+        .post(
+            "/subscriptions",
+            &subscription_body("BK-T1", &[(&twice, 1)]),
+        )
+        .await;
+    assert_eq!(
+        reply.status, 201,
+        "the refusals used nothing up: {}",
+        reply.body
+    );
+}
+
+#[tokio::test]
 async fn multi_planning_subscription_carries_each_quote_with_its_travelers() {
     let sandbox = sandbox().await;
     let api = Api::new(&sandbox);
