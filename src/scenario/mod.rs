@@ -8,24 +8,30 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::datagen::{DataProfile, Mutation};
-use crate::models::{CHANGE_FOR_ANY_REASON, Operation, WITHDRAWAL};
+use crate::models::Operation;
+
+mod check;
+pub use check::check;
 
 /// The scenarios shipped inside the binary, by name.
 pub const BUILTIN: [(&str, &str); 5] = [
     (
         "certification",
-        include_str!("../scenarios/certification.toml"),
+        include_str!("../../scenarios/certification.toml"),
     ),
-    ("smoke", include_str!("../scenarios/smoke.toml")),
+    ("smoke", include_str!("../../scenarios/smoke.toml")),
     (
         "multi-planning",
-        include_str!("../scenarios/multi-planning.toml"),
+        include_str!("../../scenarios/multi-planning.toml"),
     ),
     (
         "change-for-any-reason",
-        include_str!("../scenarios/change-for-any-reason.toml"),
+        include_str!("../../scenarios/change-for-any-reason.toml"),
     ),
-    ("conformance", include_str!("../scenarios/conformance.toml")),
+    (
+        "conformance",
+        include_str!("../../scenarios/conformance.toml"),
+    ),
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -288,116 +294,6 @@ fn flow_line(text: &str, flow: &str) -> Option<usize> {
     text.lines()
         .position(|l| l.trim_start().starts_with("name") && l.contains(&needle))
         .map(|i| i + 1)
-}
-
-type CheckError = (Option<String>, String);
-
-/// Semantic checks TOML cannot express: each step has what it needs from the steps before it.
-pub fn check(scenario: &Scenario) -> Result<(), CheckError> {
-    if scenario.flows.is_empty() {
-        return Err((None, "a scenario needs at least one flow".into()));
-    }
-    let p = &scenario.data;
-    if p.min_days_ahead < 1
-        || p.max_days_ahead < p.min_days_ahead
-        || p.max_travelers < 1
-        || p.flight_plans < 1
-    {
-        return Err((None, "data: need 1 <= min_days_ahead <= max_days_ahead, max_travelers >= 1, flight_plans >= 1".into()));
-    }
-    for (i, t) in p.product_types.iter().enumerate() {
-        if t != WITHDRAWAL && t != CHANGE_FOR_ANY_REASON {
-            return Err((
-                None,
-                format!("data.product_types[{i}]: unknown product type `{t}`"),
-            ));
-        }
-    }
-    for flow in &scenario.flows {
-        let fail = |message: String| {
-            (
-                Some(flow.name.clone()),
-                format!("flow `{}`: {message}", flow.name),
-            )
-        };
-        if flow.repeat == 0 || flow.steps.is_empty() {
-            return Err(fail("needs repeat >= 1 and at least one step".into()));
-        }
-        check_steps(flow, p).map_err(fail)?;
-    }
-    Ok(())
-}
-
-fn check_steps(flow: &FlowSpec, profile: &DataProfile) -> Result<(), String> {
-    let (mut open_quote, mut booking, mut contract, mut claimed) = (false, false, false, false);
-    for (i, step) in flow.steps.iter().enumerate() {
-        let need = |ok: bool, what: &str| {
-            if ok {
-                Ok(())
-            } else {
-                Err(format!(
-                    "step {} (`{}`) needs {what} before it",
-                    i + 1,
-                    step.name()
-                ))
-            }
-        };
-        match step {
-            Step::Quote => open_quote = true,
-            Step::Subscribe => {
-                need(open_quote, "a `quote`")?;
-                need(!booking, "no earlier `subscribe` (one booking per flow)")?;
-                (open_quote, booking) = (false, true);
-            }
-            Step::Update { .. } | Step::ReportFlightCancellation => need(booking, "a `subscribe`")?,
-            Step::ReadContracts => {
-                need(booking, "a `subscribe`")?;
-                contract = true;
-            }
-            Step::Claim { product_type } => {
-                need(
-                    contract,
-                    "a `read_contracts` (the claim is made on the contract id it reads)",
-                )?;
-                if let Some(t) = product_type
-                    && !profile.product_types.contains(t)
-                {
-                    return Err(format!(
-                        "step {}: product_type `{t}` is not in data.product_types",
-                        i + 1
-                    ));
-                }
-                claimed = true;
-            }
-            Step::DeleteQuote => {
-                need(open_quote, "a `quote` not yet used by a subscription")?;
-                open_quote = false;
-            }
-            Step::AwaitClaimStatus { status, .. } => {
-                need(claimed, "a `claim`")?;
-                if !crate::models::CLAIM_STATUSES.contains(&status.as_str()) {
-                    return Err(format!("step {}: unknown claim status `{status}`", i + 1));
-                }
-            }
-            Step::ExpectError { case, status } => {
-                if let ExpectedStatus::Class(class) = status
-                    && !matches!(class.as_str(), "4xx" | "5xx")
-                {
-                    return Err(format!(
-                        "step {}: status must be a code or \"4xx\", not `{class}`",
-                        i + 1
-                    ));
-                }
-                if matches!(
-                    case,
-                    ErrorCase::ReusedBookingNumber | ErrorCase::ReusedQuoteReference
-                ) {
-                    need(booking, "a `subscribe`")?;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Where `--scenario NAME|PATH` points.
