@@ -153,69 +153,81 @@ impl<'a> FlowRunner<'a> {
         let steps = self.instance.steps.clone();
         let mut outcome = (FlowStatus::Completed, None);
         for (index, step) in steps.iter().enumerate().skip(start) {
-            if self.shared.cancel.is_cancelled() {
-                self.skip_rest(index, "interrupted before this step");
-                outcome = (FlowStatus::Interrupted, Some("interrupted".to_string()));
+            if let Some((status, why)) = self.run_step(index, step).await {
+                outcome = (status, Some(why));
                 break;
-            }
-            // Only a leading quote may go before the first call has shown the token works.
-            let may_go_early = index == 0 && matches!(step, Step::Quote);
-            if !self.gatekeeper && !may_go_early && !self.shared.gate.wait_open().await {
-                let why = format!(
-                    "not run: the first call ended in {:?}",
-                    self.shared.gate.state()
-                );
-                self.skip_rest(index, &why);
-                outcome = (FlowStatus::NotRun, Some(why));
-                break;
-            }
-            let started = (now(), Instant::now());
-            self.shared
-                .recorder
-                .line(crate::journal::Line::StepStarted {
-                    flow: self.instance.label.clone(),
-                    step_index: index,
-                });
-            let result = self.step(step).await;
-            self.resumed_mid_step = false;
-            match result {
-                Ok(()) => self.record_step(index, StepStatus::Passed, None, started),
-                Err(reason) => {
-                    let interrupted = self.shared.cancel.is_cancelled();
-                    self.record_step(index, StepStatus::Failed, Some(reason.clone()), started);
-                    let why = format!("step {} (`{}`) failed", index + 1, step.name());
-                    self.skip_rest(index + 1, &why);
-                    let status = if interrupted {
-                        FlowStatus::Interrupted
-                    } else {
-                        FlowStatus::Failed
-                    };
-                    outcome = (status, Some(format!("{why}: {reason}")));
-                    break;
-                }
             }
         }
         if self.gatekeeper {
             // A flow that made no call of its own (all resumed) must not hold the others back.
             self.shared.gate.settle(super::gate::GateState::Open);
         }
-        let status = match outcome.0 {
+        self.done(outcome, steps.len())
+    }
+
+    /// Runs one step and records it; returns how the flow ends if it cannot go on.
+    async fn run_step(&mut self, index: usize, step: &Step) -> Option<(FlowStatus, String)> {
+        if self.shared.cancel.is_cancelled() {
+            self.skip_rest(index, "interrupted before this step");
+            return Some((FlowStatus::Interrupted, "interrupted".to_string()));
+        }
+        // Only a leading quote may go before the first call has shown the token works.
+        let may_go_early = index == 0 && matches!(step, Step::Quote);
+        if !self.gatekeeper && !may_go_early && !self.shared.gate.wait_open().await {
+            let why = format!(
+                "not run: the first call ended in {:?}",
+                self.shared.gate.state()
+            );
+            self.skip_rest(index, &why);
+            return Some((FlowStatus::NotRun, why));
+        }
+        let started = (now(), Instant::now());
+        self.shared
+            .recorder
+            .line(crate::journal::Line::StepStarted {
+                flow: self.instance.label.clone(),
+                step_index: index,
+            });
+        let result = self.step(step).await;
+        self.resumed_mid_step = false;
+        let reason = match result {
+            Ok(()) => {
+                self.record_step(index, StepStatus::Passed, None, started);
+                return None;
+            }
+            Err(reason) => reason,
+        };
+        let interrupted = self.shared.cancel.is_cancelled();
+        self.record_step(index, StepStatus::Failed, Some(reason.clone()), started);
+        let why = format!("step {} (`{}`) failed", index + 1, step.name());
+        self.skip_rest(index + 1, &why);
+        let status = if interrupted {
+            FlowStatus::Interrupted
+        } else {
+            FlowStatus::Failed
+        };
+        Some((status, format!("{why}: {reason}")))
+    }
+
+    /// Tells the observers the flow is done and hands back what it made.
+    fn done(self, (status, reason): (FlowStatus, Option<String>), steps: usize) -> FlowResult {
+        let shown = match status {
             FlowStatus::Completed => StepStatus::Passed,
             FlowStatus::Failed => StepStatus::Failed,
             _ => StepStatus::Skipped,
         };
         self.shared.recorder.notify(Event::FlowDone {
             label: self.instance.label.clone(),
-            status,
-            steps: steps.len(),
-            reason: outcome.1.clone(),
+            status: shown,
+            steps,
+            reason: reason.clone(),
         });
         FlowResult {
             label: self.instance.label.clone(),
             flow: self.instance.flow.clone(),
             state: self.state,
-            status: outcome.0,
-            reason: outcome.1,
+            status,
+            reason,
         }
     }
 
