@@ -4,6 +4,7 @@
 mod common;
 mod datagen;
 mod faults;
+mod openapi;
 mod reports;
 mod run;
 mod run_faults;
