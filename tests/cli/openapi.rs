@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::common::*;
 
-#[tokio::test]
-async fn openapi_document_is_openapi_3_1_covering_every_route() {
+/// The document a fresh sandbox serves.
+async fn served_document() -> Value {
     let sandbox = sandbox().await;
     let text = reqwest::get(format!("{}/openapi.json", sandbox.base_url()))
         .await
@@ -17,7 +17,22 @@ async fn openapi_document_is_openapi_3_1_covering_every_route() {
         .text()
         .await
         .unwrap();
-    let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// Every operation object of the document.
+fn operations(document: &Value) -> Vec<&Value> {
+    document["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .collect()
+}
+
+#[tokio::test]
+async fn openapi_document_is_openapi_3_1_covering_every_route() {
+    let doc = served_document().await;
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     for (path, method) in [
         ("/quotes", "post"),
@@ -42,8 +57,13 @@ async fn openapi_document_is_openapi_3_1_covering_every_route() {
             "dangling $ref {name}"
         );
     }
-    // The fuzzer in CI generates currencies from the document: it must list exactly the
-    // codes the sandbox accepts, or schema-valid quotes get refused.
+}
+
+/// The fuzzer in CI generates currencies from the document: it must list exactly the codes the
+/// sandbox accepts, or schema-valid quotes get refused.
+#[tokio::test]
+async fn openapi_currencies_are_exactly_those_the_sandbox_accepts() {
+    let doc = served_document().await;
     let listed: Vec<&str> = doc["components"]["schemas"]["Currency"]["enum"]
         .as_array()
         .unwrap()
@@ -51,13 +71,13 @@ async fn openapi_document_is_openapi_3_1_covering_every_route() {
         .map(|code| code.as_str().unwrap())
         .collect();
     assert_eq!(listed, ppcert::sandbox::validate::CURRENCIES);
-    // Every link (the fuzzer's stateful phase follows them) names an operation of the document.
-    let operations: Vec<&Value> = doc["paths"]
-        .as_object()
-        .unwrap()
-        .values()
-        .flat_map(|item| item.as_object().unwrap().values())
-        .collect();
+}
+
+/// The fuzzer's stateful phase follows the links: each must name an operation of the document.
+#[tokio::test]
+async fn openapi_links_name_operations_of_the_document() {
+    let doc = served_document().await;
+    let operations = operations(&doc);
     let ids: Vec<&str> = operations
         .iter()
         .filter_map(|op| op["operationId"].as_str())
@@ -276,13 +296,8 @@ async fn every_exchange_in_the_shipped_scenarios_matches_the_served_document() {
 }
 
 async fn described_operation_ids() -> BTreeSet<String> {
-    let sandbox = sandbox().await;
-    let described = Described::fetch(&sandbox.base_url()).await;
-    described.document["paths"]
-        .as_object()
-        .unwrap()
-        .values()
-        .flat_map(|item| item.as_object().unwrap().values())
+    operations(&served_document().await)
+        .iter()
         .filter_map(|operation| operation["operationId"].as_str().map(str::to_string))
         .collect()
 }
