@@ -33,20 +33,16 @@ impl Previous {
     }
 }
 
-fn usage(message: impl std::fmt::Display) -> Failure {
-    Failure::usage(message)
-}
-
 /// Reads the journal in `dir` and points `config` at the scenario it ran, refusing a run that
 /// cannot be continued faithfully.
 pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Failure> {
-    let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(usage)?;
+    let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(Failure::usage)?;
     let mut previous: Option<Previous> = None;
     for line in lines {
         match (line, previous.as_mut()) {
             (Line::Run { run }, None) => {
                 let run: RunInfo = serde_json::from_value(run).map_err(|e| {
-                    usage(format!(
+                    Failure::usage(format!(
                         "{}: the run line is unreadable: {e}",
                         dir.display()
                     ))
@@ -65,13 +61,13 @@ pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Fai
         }
     }
     let previous = previous.ok_or_else(|| {
-        usage(format!(
+        Failure::usage(format!(
             "{}: the journal has no run line to resume",
             dir.display()
         ))
     })?;
     if previous.run.target.embedded {
-        return Err(usage(
+        return Err(Failure::usage(
             "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead",
         ));
     }
@@ -81,9 +77,9 @@ pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Fai
         .strip_prefix("<built-in ")
         .and_then(|s| s.strip_suffix('>'))
         .unwrap_or(&previous.run.scenario_source);
-    let scenario = scenario::resolve(name, Path::new(".")).map_err(usage)?;
+    let scenario = scenario::resolve(name, Path::new(".")).map_err(Failure::usage)?;
     if scenario.sha256 != previous.run.scenario_sha256 {
-        return Err(usage(format!(
+        return Err(Failure::usage(format!(
             "--resume: scenario `{name}` changed since the run started (SHA-256 {} then, {} now)",
             previous.run.scenario_sha256, scenario.sha256
         )));
