@@ -65,9 +65,12 @@ impl Api {
 
     /// POST /quotes for `travelers` adults on one flight `days` ahead; returns (id, reference).
     pub async fn quote(&self, travelers: usize, price: f64) -> (String, String) {
-        let reply = self
-            .post("/quotes", &quote_body(travelers, price, 30))
-            .await;
+        self.quote_with(&quote_body(travelers, price, 30)).await
+    }
+
+    /// POST /quotes with `body`, which must be accepted; returns (id, reference).
+    pub async fn quote_with(&self, body: &Value) -> (String, String) {
+        let reply = self.post("/quotes", body).await;
         assert_eq!(reply.status, 201, "{}", reply.body);
         let data = &reply.body["data"];
         (

@@ -296,10 +296,12 @@ async fn a_subscription_takes_each_open_quote_of_its_own_booking_once() {
     api.subscribe("BK-OTHER").await;
     let mut for_other = quote_body(1, 100.0, 30);
     for_other["data"]["bookingNumber"] = json!("BK-OTHER");
-    let other = api.post("/quotes", &for_other).await;
-    let other = other.body["data"]["reference"].as_str().unwrap();
+    let (_, other) = api.quote_with(&for_other).await;
     let reply = api
-        .post("/subscriptions", &subscription_body("BK-T1", &[(other, 1)]))
+        .post(
+            "/subscriptions",
+            &subscription_body("BK-T1", &[(&other, 1)]),
+        )
         .await;
     assert_eq!(
         refusal(&reply),

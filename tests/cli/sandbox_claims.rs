@@ -144,11 +144,7 @@ async fn change_for_any_reason_claim_needs_cost_and_product_type() {
     let api = Api::new(&sandbox);
     let mut quote = quote_body(1, 400.0, 30);
     quote["data"]["productTypes"] = json!(["WITHDRAWAL", "CHANGE_FOR_ANY_REASON"]);
-    let reply = api.post("/quotes", &quote).await;
-    let reference = reply.body["data"]["reference"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (_, reference) = api.quote_with(&quote).await;
     assert_eq!(
         api.post(
             "/subscriptions",

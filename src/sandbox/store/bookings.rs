@@ -19,6 +19,14 @@ impl Selection<'_> {
     fn key(&self) -> &'static str {
         if self.by_reference { "reference" } else { "id" }
     }
+
+    /// Everyone the booking covers: the travelers of each quote, in order.
+    fn travelers(&self) -> Vec<Traveler> {
+        self.quotes
+            .iter()
+            .flat_map(|(_, travelers)| travelers.iter().cloned())
+            .collect()
+    }
 }
 
 impl Store {
@@ -42,11 +50,7 @@ impl Store {
         if self.bookings.contains_key(&bn) {
             return Err(conflict(format!("booking number `{bn}` was already sent")));
         }
-        let travelers = request
-            .quotes
-            .iter()
-            .flat_map(|q| q.travelers.clone())
-            .collect();
+        let travelers = selection.travelers();
         let mut booking = self.booking_from_quotes(&ids, request.client, travelers, now);
         self.attach_contracts(&bn, &ids, &mut booking);
         self.bookings.insert(bn.clone(), booking);
@@ -83,11 +87,7 @@ impl Store {
                 .collect(),
         };
         let ids = self.resolve_quotes(&selection, bn, now)?;
-        let travelers = request
-            .quotes
-            .iter()
-            .flat_map(|q| q.travelers.clone())
-            .collect();
+        let travelers = selection.travelers();
         let mut updated = self.booking_from_quotes(&ids, request.client, travelers, now);
         let booking = &self.bookings[bn];
         updated.created_at = booking.created_at;
