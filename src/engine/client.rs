@@ -86,6 +86,12 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     Some(wait.min(MAX_RETRY_AFTER))
 }
 
+/// rustls on `ring`: a TLS stack that builds with no C toolchain or cmake (aws-lc-sys
+/// was most of a cold build). Installing twice is harmless, so every client may ask.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 impl ApiClient {
     pub fn new(
         base_url: &str,
@@ -94,6 +100,7 @@ impl ApiClient {
         retries: u32,
         backoff: Duration,
     ) -> Result<ApiClient, String> {
+        install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))

@@ -14,6 +14,12 @@ pub async fn sandbox() -> Sandbox {
     sandbox_with(SandboxOptions::default()).await
 }
 
+/// A plain reqwest client; ppcert's TLS provider is installed first, as the binary does.
+pub fn http_client() -> reqwest::Client {
+    ppcert::engine::client::install_crypto_provider();
+    reqwest::Client::new()
+}
+
 /// A raw HTTP client for a sandbox, with the spec's headers.
 pub struct Api {
     pub base: String,
@@ -32,7 +38,7 @@ impl Api {
         Api {
             base: sandbox.base_url(),
             token: sandbox.token().to_string(),
-            http: reqwest::Client::new(),
+            http: http_client(),
         }
     }
 

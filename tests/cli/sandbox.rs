@@ -16,7 +16,7 @@ async fn auth_requires_the_exact_bearer_token() {
         assert_eq!(reply.status, 401, "token {wrong:?}");
         assert_eq!(reply.body["error"]["code"], "UNAUTHORIZED");
     }
-    let raw = reqwest::Client::new()
+    let raw = crate::common::http_client()
         .post(format!("{}/quotes", api.base))
         .header("Content-Type", "application/json")
         .header("Authorization", format!("bearer {token}"))

@@ -53,7 +53,7 @@ async fn serve_prints_where_the_api_and_its_document_are() {
         .unwrap();
     assert_eq!(document["servers"][0]["url"], "/partner-api");
     let example = openapi_example_quote(&document);
-    let reply = reqwest::Client::new()
+    let reply = crate::common::http_client()
         .post(format!("{base}/quotes"))
         .bearer_auth(&token)
         .json(example)
