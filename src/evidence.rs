@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::flow::QuoteRef;
 use crate::engine::{FlowResult, FlowStatus};
 use crate::models::{Operation, WITHDRAWAL};
-use crate::record::{Exchange, Outcome, StepEvent, StepStatus};
+use crate::record::{Exchange, StepEvent, StepStatus};
 use crate::scenario::Requirement;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -128,7 +128,7 @@ pub fn ledger(
             let of_kind = || exchanges.iter().filter(move |e| e.operation == r.operation);
             let succeeded = of_kind().filter(|e| e.counts_as_success()).count() as u32;
             let failed = of_kind()
-                .filter(|e| !e.retried && !e.expected_error && e.outcome != Outcome::Passed)
+                .filter(|e| !e.retried && !e.expected_error && !e.counts_as_success())
                 .count() as u32;
             RequirementResult {
                 operation: r.operation,
@@ -150,9 +150,7 @@ pub fn ledger(
 fn unconfirmed(operation: Operation, exchanges: &[Exchange]) -> u32 {
     let settle = |attempts: &[&Exchange]| -> u32 {
         let lost = attempts.iter().filter(|e| e.maybe_processed).count() as u32;
-        let settled = attempts
-            .last()
-            .is_some_and(|e| e.outcome == Outcome::Passed);
+        let settled = attempts.last().is_some_and(|e| e.counts_as_success());
         match operation {
             Operation::Quote => lost,
             _ if lost > 0 && !settled => 1,

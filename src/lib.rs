@@ -22,6 +22,7 @@ pub mod exit_codes;
 pub mod journal;
 pub mod models;
 pub mod output;
+pub mod problem;
 pub mod record;
 pub mod report;
 pub mod sandbox;

@@ -108,6 +108,30 @@ pub struct ResponseRecord {
     pub body_truncated: bool,
 }
 
+impl ResponseRecord {
+    pub fn content_type(&self) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The error the body states (problem details, `{"error": ...}`), whatever the status.
+    pub fn error_words(&self) -> Option<String> {
+        crate::problem::error_words(&self.body.to_value(), self.content_type())
+    }
+
+    /// The server's words for a refusal, else an excerpt of its body.
+    pub fn describe(&self) -> String {
+        crate::problem::describe(&self.body.to_value(), self.content_type())
+    }
+
+    /// A 2xx whose body does not state an error: the server says it did what was asked.
+    pub fn accepted(&self) -> bool {
+        (200..300).contains(&self.status) && self.error_words().is_none()
+    }
+}
+
 /// One HTTP attempt, exactly as sent and received (token redacted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exchange {
@@ -144,9 +168,12 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// Counted by the provider's ledger: a successful, non-negative exchange of a counted kind.
+    /// Counted by the provider's ledger: the server accepted it (or an earlier attempt it
+    /// answered was lost and is reconciled), whatever ppcert could or could not read from the
+    /// answer afterwards. Negative checks never count.
     pub fn counts_as_success(&self) -> bool {
-        self.outcome == Outcome::Passed && !self.expected_error
+        !self.expected_error
+            && (self.reconciled || self.response.as_ref().is_some_and(ResponseRecord::accepted))
     }
 }
 

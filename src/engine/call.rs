@@ -268,6 +268,7 @@ impl FlowRunner<'_> {
             )),
         };
         let mut checks: Vec<Check> = status_check.into_iter().collect();
+        checks.extend(error_body_check(&pending));
         checks.append(&mut pending.checks);
         let passed = checks.iter().all(|c| c.passed || c.warning);
         let mut exchange = self.exchange(&pending.attempt, &pending.spec);
@@ -285,4 +286,20 @@ impl FlowRunner<'_> {
         self.shared.recorder.exchange(exchange);
         passed
     }
+}
+
+/// A success status whose body states an error (some gateways answer 200 with an error
+/// object): the server did not do what was asked, whatever the status says.
+fn error_body_check(pending: &Pending) -> Option<Check> {
+    let response = pending.attempt.response.as_ref()?;
+    let success = matches!(pending.spec.expect, Expect::Success(_))
+        && pending.spec.expect.matches(response.status);
+    let words = success.then(|| response.error_words()).flatten()?;
+    Some(Check::fail(
+        "error_body",
+        format!(
+            "HTTP {} but the body states an error: {words}",
+            response.status
+        ),
+    ))
 }

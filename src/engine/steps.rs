@@ -68,7 +68,6 @@ impl FlowRunner<'_> {
 
     /// Finishes the exchange; a failed one fails the step with its first failed check.
     pub fn conclude(&mut self, pending: Pending) -> Result<(), String> {
-        let status = pending.attempt.status();
         let mut failures: Vec<String> = pending
             .checks
             .iter()
@@ -76,10 +75,10 @@ impl FlowRunner<'_> {
             .map(|c| format!("{}: {}", c.name, c.detail))
             .collect();
         if !pending.status_ok() {
-            let answer = status.map_or_else(
-                || pending.attempt.error.clone().unwrap_or_default(),
-                |s| format!("HTTP {s}"),
-            );
+            let answer = match &pending.attempt.response {
+                Some(response) => format!("HTTP {}: {}", response.status, response.describe()),
+                None => pending.attempt.error.clone().unwrap_or_default(),
+            };
             failures.insert(
                 0,
                 format!(

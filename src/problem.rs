@@ -1,0 +1,212 @@
+//! The server's own words for a refusal, as servers write them: RFC 9457 problem details
+//! (`application/problem+json`: `title`, `detail`, `errors` / `invalid-params`), the
+//! `{"error": {...}}` shape (the spec's sandbox and many gateways), `{"errors": [...]}`, or
+//! else an excerpt of the body. Shown in failure lines, JUnit messages and reports.
+
+use serde_json::Value;
+
+/// How long a quoted body may be in a failure line.
+const EXCERPT_CHARS: usize = 300;
+
+/// The error a body states, if it has an error shape; `None` for an ordinary answer.
+pub fn error_words(body: &Value, content_type: Option<&str>) -> Option<String> {
+    let problem_type = content_type.is_some_and(|t| {
+        t.to_ascii_lowercase()
+            .starts_with("application/problem+json")
+    });
+    let object = body.as_object()?;
+    if problem_type || looks_like_problem(object) {
+        if let Some(words) = problem_words(object) {
+            return Some(words);
+        }
+    }
+    if let Some(error) = object.get("error").filter(|e| !e.is_null()) {
+        return Some(error_object_words(error));
+    }
+    match object.get("errors") {
+        Some(Value::Array(items)) if !items.is_empty() => Some(list_words(items)),
+        Some(Value::Object(map)) if !map.is_empty() => Some(
+            map.iter()
+                .map(|(field, why)| format!("{field}: {}", text_of(why)))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        _ => None,
+    }
+}
+
+/// What to say about a refused answer: its error words, else an excerpt of the body.
+pub fn describe(body: &Value, content_type: Option<&str>) -> String {
+    error_words(body, content_type).unwrap_or_else(|| match body {
+        Value::Null => "an empty body".to_string(),
+        other => format!("the answer was: {}", excerpt(other)),
+    })
+}
+
+/// A short quote of a body, cut on a character boundary.
+pub fn excerpt(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if text.chars().count() <= EXCERPT_CHARS {
+        text
+    } else {
+        let cut: String = text.chars().take(EXCERPT_CHARS).collect();
+        format!("{cut}…")
+    }
+}
+
+/// RFC 9457 names `type`, `title`, `status`, `detail`; a body with two of them is a problem.
+fn looks_like_problem(object: &serde_json::Map<String, Value>) -> bool {
+    ["type", "title", "status", "detail"]
+        .iter()
+        .filter(|k| object.contains_key(**k))
+        .count()
+        >= 2
+}
+
+fn problem_words(object: &serde_json::Map<String, Value>) -> Option<String> {
+    let title = object.get("title").and_then(Value::as_str);
+    let detail = object.get("detail").and_then(Value::as_str);
+    let mut words = match (title, detail) {
+        (Some(t), Some(d)) if t != d => format!("{t}: {d}"),
+        (Some(t), _) => t.to_string(),
+        (None, Some(d)) => d.to_string(),
+        (None, None) => return None,
+    };
+    for key in [
+        "errors",
+        "invalid-params",
+        "invalid_params",
+        "invalidParams",
+    ] {
+        if let Some(Value::Array(items)) = object.get(key) {
+            if !items.is_empty() {
+                words = format!("{words} ({})", list_words(items));
+            }
+        }
+    }
+    Some(words)
+}
+
+fn error_object_words(error: &Value) -> String {
+    let Some(map) = error.as_object() else {
+        return text_of(error);
+    };
+    let message = map
+        .get("message")
+        .or_else(|| map.get("detail"))
+        .or_else(|| map.get("title"))
+        .map(text_of);
+    let code = map.get("code").map(text_of);
+    let field = map.get("field").or_else(|| map.get("pointer")).map(text_of);
+    let mut words = match (code, message) {
+        (Some(c), Some(m)) => format!("{c}: {m}"),
+        (None, Some(m)) => m,
+        (Some(c), None) => c,
+        (None, None) => excerpt(error),
+    };
+    if let Some(field) = field {
+        words = format!("{words} (field {field})");
+    }
+    words
+}
+
+/// `[{"name": "x", "reason": "y"}, "text", {"field": ..., "message": ...}]` as one line.
+fn list_words(items: &[Value]) -> String {
+    items
+        .iter()
+        .take(5)
+        .map(|item| match item.as_object() {
+            Some(map) => {
+                let name = ["name", "field", "pointer", "path"]
+                    .iter()
+                    .find_map(|k| map.get(*k))
+                    .map(text_of);
+                let why = ["reason", "message", "detail", "title", "code"]
+                    .iter()
+                    .find_map(|k| map.get(*k))
+                    .map(text_of)
+                    .unwrap_or_else(|| excerpt(item));
+                match name {
+                    Some(name) => format!("{name}: {why}"),
+                    None => why,
+                }
+            }
+            None => text_of(item),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+        + if items.len() > 5 { "; and more" } else { "" }
+}
+
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => excerpt(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn problem_details_give_title_detail_and_invalid_params() {
+        let body = json!({"type": "https://example.com/probs/invalid", "title": "Invalid request",
+            "status": 400, "detail": "birthday is required",
+            "invalid-params": [{"name": "data.travelers[0].birthday", "reason": "missing"}]});
+        assert_eq!(
+            error_words(&body, Some("application/problem+json")).unwrap(),
+            "Invalid request: birthday is required (data.travelers[0].birthday: missing)"
+        );
+        // Without the media type the member names still say it is a problem.
+        assert!(error_words(&body, Some("application/json")).is_some());
+    }
+
+    #[test]
+    fn error_objects_in_every_common_shape() {
+        let spec = json!({"error": {"code": "INVALID_FIELD", "message": "must be lower case",
+            "field": "data.client.firstname"}});
+        assert_eq!(
+            error_words(&spec, None).unwrap(),
+            "INVALID_FIELD: must be lower case (field data.client.firstname)"
+        );
+        assert_eq!(
+            error_words(&json!({"error": "not allowed"}), None).unwrap(),
+            "not allowed"
+        );
+        assert_eq!(
+            error_words(
+                &json!({"errors": [{"field": "id", "message": "unknown"}]}),
+                None
+            )
+            .unwrap(),
+            "id: unknown"
+        );
+    }
+
+    #[test]
+    fn ordinary_answers_are_not_errors() {
+        for body in [
+            json!({"data": {"id": "q1", "reference": "R"}}),
+            json!({"error": null, "id": 3}),
+            json!([]),
+            json!(null),
+        ] {
+            assert_eq!(error_words(&body, Some("application/json")), None, "{body}");
+        }
+        assert_eq!(describe(&Value::Null, None), "an empty body");
+        assert!(describe(&json!({"x": 1}), None).starts_with("the answer was: "));
+    }
+
+    #[test]
+    fn excerpts_cut_on_a_character_boundary() {
+        let long = "é".repeat(400);
+        let cut = excerpt(&json!(long));
+        assert_eq!(cut.chars().count(), EXCERPT_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+}
