@@ -121,12 +121,28 @@ pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
     if config.target.environment == Some(Environment::Sandbox) {
         return Err(FileError { file: file.into(), line: line_with(text, "environment"), message: "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into() });
     }
-    Endpoints::with_overrides(&config.endpoints).map_err(|(name, message)| FileError {
+    Endpoints::with_overrides(&config.endpoints).map_err(|e| FileError {
         file: file.into(),
-        line: line_with(text, &format!("[endpoints.{name}]")),
-        message: format!("endpoints.{name}: {message}"),
+        line: endpoint_line(text, &e.endpoint, e.key.as_deref()),
+        message: format!("endpoints.{}: {}", e.endpoint, e.message),
     })?;
     Ok(config)
+}
+
+/// The line of `key` inside `[endpoints.NAME…]` tables, else the table's first line.
+fn endpoint_line(text: &str, endpoint: &str, key: Option<&str>) -> Option<usize> {
+    let header = format!("[endpoints.{endpoint}");
+    let start = text
+        .lines()
+        .position(|l| l.trim_start().starts_with(&header))?;
+    let found = key.and_then(|key| {
+        text.lines().enumerate().skip(start).find_map(|(i, line)| {
+            let line = line.trim_start();
+            let rest = line.strip_prefix(key)?;
+            rest.trim_start().starts_with('=').then_some(i)
+        })
+    });
+    Some(found.unwrap_or(start) + 1)
 }
 
 fn line_with(text: &str, needle: &str) -> Option<usize> {
@@ -215,7 +231,7 @@ impl RunConfig {
         let scenario =
             scenario::resolve(&args.scenario, Path::new(".")).map_err(|e| e.to_string())?;
         let endpoints = Endpoints::with_overrides(&file.endpoints)
-            .map_err(|(name, message)| format!("endpoints.{name}: {message}"))?;
+            .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
         Ok(RunConfig {
             target,
             token,

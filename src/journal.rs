@@ -151,6 +151,7 @@ mod tests {
             maybe_processed: false,
             reconciled: false,
             layout: None,
+            reads: Vec::new(),
         }
     }
 

@@ -165,6 +165,18 @@ pub struct Exchange {
     /// Which response layout was read (the spec leaves layouts open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<String>,
+    /// Each value read from the answer, and where it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<ValueRead>,
+}
+
+/// A value the engine read from an answer (`id`, `contract_id`, …): what it found, or `None`,
+/// and from where: a configured capture's JSONPath or the built-in reading's path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueRead {
+    pub name: String,
+    pub value: Option<String>,
+    pub from: String,
 }
 
 impl Exchange {

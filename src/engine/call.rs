@@ -56,6 +56,7 @@ pub struct Pending {
     pub checks: Vec<Check>,
     pub reconciled: bool,
     pub layout: Option<String>,
+    pub reads: Vec<crate::record::ValueRead>,
 }
 
 impl Pending {
@@ -70,6 +71,13 @@ impl Pending {
         self.layout
             .get_or_insert_with(|| tolerant::wrap_note(wrapped).to_string());
         Some(payload.clone())
+    }
+
+    /// The whole JSON body of the answer, when the status was the expected one.
+    pub fn success_body(&self) -> Option<Value> {
+        let response = self.attempt.response.as_ref()?;
+        (self.spec.expect.matches(response.status) && !self.reconciled)
+            .then(|| response.body.to_value())
     }
 
     pub fn status_ok(&self) -> bool {
@@ -104,6 +112,7 @@ impl FlowRunner<'_> {
             maybe_processed: attempt.maybe_processed,
             reconciled: false,
             layout: None,
+            reads: Vec::new(),
         }
     }
 
@@ -169,6 +178,7 @@ impl FlowRunner<'_> {
                 checks: Vec::new(),
                 reconciled: false,
                 layout: None,
+                reads: Vec::new(),
             },
             lost_before,
         )
@@ -227,11 +237,8 @@ impl FlowRunner<'_> {
                     .then(|| "the booking's contracts exist".to_string())
             }
             Some((product_type, id)) => {
-                let (found, _) = tolerant::contracts(&payload, product_type);
-                let status = found
-                    .iter()
-                    .find(|c| tolerant::string_field(c, "id").as_deref() == Some(id.as_str()))
-                    .and_then(|c| tolerant::claim_status(c));
+                let status = super::claims::claimed_contract_status(&payload, product_type, id)
+                    .and_then(|(status, _)| status.as_str().map(str::to_string));
                 status.map(|status| {
                     self.state.claim_status = Some(status.clone());
                     format!("the contract shows a claim in status {status}")
@@ -283,6 +290,7 @@ impl FlowRunner<'_> {
         exchange.checks = checks;
         exchange.reconciled = pending.reconciled;
         exchange.layout = pending.layout;
+        exchange.reads = pending.reads;
         self.shared.recorder.exchange(exchange);
         passed
     }

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::call::Expect;
 use super::flow::FlowRunner;
+use super::reading::{Found, Need, as_text};
 use super::steps::CREATED;
 use super::tolerant;
 use crate::config::Environment;
@@ -21,8 +22,9 @@ const SETTLED: [&str; 3] = ["REFUNDED", "REJECTED", "MANUAL_VERIFICATION_NEEDED"
 const CLAIM_DATE_MARGIN_HOURS: i64 = 25;
 
 impl FlowRunner<'_> {
-    /// The staging-only `claimDate`: 25 h after the subscription; never sent to production.
-    fn claim_date(&self) -> Option<String> {
+    /// The staging-only `claimDate` as (date-time 25 h after the subscription, the first UTC day
+    /// whose 00:00 is at least that late); never sent to production.
+    fn claim_dates(&self) -> Option<(String, String)> {
         if self.shared.environment == Environment::Production {
             return None;
         }
@@ -33,10 +35,11 @@ impl FlowRunner<'_> {
             .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
             .map(|at| at.with_timezone(&Utc))
             .unwrap_or_else(Utc::now);
-        Some(
-            (subscribed + chrono::Duration::hours(CLAIM_DATE_MARGIN_HOURS))
-                .to_rfc3339_opts(SecondsFormat::Secs, true),
-        )
+        let at = subscribed + chrono::Duration::hours(CLAIM_DATE_MARGIN_HOURS);
+        Some((
+            at.to_rfc3339_opts(SecondsFormat::Secs, true),
+            claim_day(at).format("%Y-%m-%d").to_string(),
+        ))
     }
 
     pub async fn claim(&mut self, product_type: Option<&str>) -> Result<(), String> {
@@ -48,17 +51,23 @@ impl FlowRunner<'_> {
             .cloned()
             .ok_or_else(|| format!("no {product_type} contract id was read"))?;
         self.state.claimed = Some((product_type.clone(), contract.clone()));
-        let claim_date = self.claim_date();
+        let dates = self.claim_dates();
         let booking = self.booking();
         let cfar = product_type == CHANGE_FOR_ANY_REASON;
         let request = ClaimRequest {
             modification_cost: cfar
                 .then(|| json!(crate::datagen::round_cents(booking.trip_price() * 0.2))),
             product_type: cfar.then(|| product_type.clone()),
-            claim_date: claim_date.clone(),
+            // The spec types claimDate as a date: the day form is what the API is sure to read.
+            claim_date: dates.as_ref().map(|(_, day)| day.clone()),
             beneficiary: Some(booking.beneficiary.clone()),
         };
-        let context = self.context(None, Some(&contract), claim_date.as_deref());
+        let mut context = self.context(None, Some(&contract), None);
+        if let Some((date, day)) = &dates {
+            context["claim_date"] = json!(date);
+            context["claim_day"] = json!(day);
+        }
+        context["product_type"] = json!(product_type);
         let spec = self.spec(
             Operation::Claim,
             "claim",
@@ -67,23 +76,38 @@ impl FlowRunner<'_> {
             Expect::Success(CREATED),
         )?;
         let mut pending = self.send(spec).await;
-        if let Some(payload) = pending.payload() {
-            let status = tolerant::string_field(&payload, "status")
-                .or_else(|| tolerant::claim_status(&payload));
-            if let Some(status) = &status {
-                let flagged = status == "MANUAL_VERIFICATION_NEEDED";
-                let detail = if flagged {
-                    "flagged MANUAL_VERIFICATION_NEEDED: claim within 24 h of the subscription"
-                        .to_string()
-                } else {
-                    format!("claim status {status}")
-                };
-                pending
-                    .checks
-                    .push(Check::new("not_flagged", !flagged, detail).warning());
-            }
-            self.state.claim_status = status;
+        pending.payload();
+        self.read_value(&mut pending, "claim_id", &context, Need::Optional, |body| {
+            tolerant::field(body, "id")
+        });
+        let status = self
+            .read_value(
+                &mut pending,
+                "claim_status",
+                &context,
+                Need::Optional,
+                |body| {
+                    tolerant::field(body, "status").or_else(|| {
+                        let (payload, _) = tolerant::payload(body);
+                        tolerant::claim_status(payload).map(|s| (json!(s), "claim.status".into()))
+                    })
+                },
+            )
+            .as_ref()
+            .and_then(as_text);
+        if let Some(status) = &status {
+            let flagged = status == "MANUAL_VERIFICATION_NEEDED";
+            let detail = if flagged {
+                "flagged MANUAL_VERIFICATION_NEEDED: claim within 24 h of the subscription"
+                    .to_string()
+            } else {
+                format!("claim status {status}")
+            };
+            pending
+                .checks
+                .push(Check::new("not_flagged", !flagged, detail).warning());
         }
+        self.state.claim_status = status;
         self.conclude(pending)
     }
 
@@ -98,21 +122,19 @@ impl FlowRunner<'_> {
         let deadline = Instant::now() + Duration::from_secs(timeout_secs);
         loop {
             let mut pending = self.read_contracts_call("await_claim_status").await?;
-            let status = pending.payload().and_then(|payload| {
-                let (found, _) = tolerant::contracts(&payload, &product_type);
-                found
-                    .iter()
-                    .find(|c| tolerant::string_field(c, "id").as_deref() == Some(contract.as_str()))
-                    .and_then(|c| tolerant::claim_status(c))
-            });
-            pending.checks.push(Check::new(
-                "claim_status",
-                status.is_some(),
-                format!(
-                    "claim status: {}",
-                    status.as_deref().unwrap_or("unreadable")
-                ),
-            ));
+            pending.payload();
+            let mut context = self.context(None, Some(&contract), None);
+            context["product_type"] = json!(product_type);
+            let status = self
+                .read_value(
+                    &mut pending,
+                    "claim_status",
+                    &context,
+                    Need::Required,
+                    |body| claimed_contract_status(body, &product_type, &contract),
+                )
+                .as_ref()
+                .and_then(as_text);
             self.conclude(pending)?;
             let status = status.unwrap_or_default();
             self.state.claim_status = Some(status.clone());
@@ -136,5 +158,51 @@ impl FlowRunner<'_> {
                 return Err("interrupted while waiting".into());
             }
         }
+    }
+}
+
+/// The first UTC day whose 00:00 is at or after `at`.
+pub fn claim_day(at: chrono::DateTime<Utc>) -> chrono::NaiveDate {
+    let day = at.date_naive();
+    if at.time() == chrono::NaiveTime::MIN {
+        day
+    } else {
+        day.succ_opt().unwrap_or(day)
+    }
+}
+
+/// The claim status of the claimed contract, found by its id among the booking's contracts.
+pub fn claimed_contract_status(
+    body: &serde_json::Value,
+    product_type: &str,
+    contract: &str,
+) -> Found {
+    let (payload, _) = tolerant::payload(body);
+    let (found, how) = tolerant::contracts(payload, product_type);
+    found
+        .iter()
+        .find(|c| tolerant::contract_id(c).is_some_and(|(id, _)| id == contract))
+        .and_then(|c| tolerant::claim_status(c))
+        .map(|s| {
+            (
+                json!(s),
+                format!("{product_type} contract {contract} ({how}) claim status"),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn the_claim_day_is_the_first_midnight_at_or_after() {
+        let at = Utc.with_ymd_and_hms(2026, 3, 1, 10, 30, 0).unwrap();
+        assert_eq!(claim_day(at).to_string(), "2026-03-02");
+        let midnight = Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap();
+        assert_eq!(claim_day(midnight).to_string(), "2026-03-01");
+        let new_year = Utc.with_ymd_and_hms(2026, 12, 31, 23, 59, 59).unwrap();
+        assert_eq!(claim_day(new_year).to_string(), "2027-01-01");
     }
 }

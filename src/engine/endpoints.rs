@@ -1,6 +1,7 @@
-//! Endpoint definitions: method, path and body per operation, overridable in `ppcert.toml`
-//! (the spec does not show every call). Paths and bodies are minijinja templates rendered with
-//! strict undefined behaviour; values inserted into a path are percent-encoded.
+//! Endpoint definitions: method, path, body and captures per operation, overridable in
+//! `ppcert.toml` (the spec does not show every call, nor any answer's layout). Paths, bodies and
+//! captures are minijinja templates rendered with strict undefined behaviour; values inserted
+//! into a path are percent-encoded; a rendered capture is an RFC 9535 JSONPath.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -42,12 +43,84 @@ pub struct EndpointOverride {
     pub method: Option<String>,
     pub path: Option<String>,
     pub body: Option<String>,
+    /// `[endpoints.NAME.capture]`: value name → JSONPath template.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capture: BTreeMap<String, String>,
+}
+
+/// Why an endpoint definition was refused: the endpoint, the message, and the key at fault
+/// (so the file's line can be named).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndpointError {
+    pub endpoint: String,
+    pub message: String,
+    pub key: Option<String>,
+}
+
+/// What a configured capture read from an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Captured {
+    /// The rendered JSONPath.
+    pub path: String,
+    /// The first match; `None` when nothing matched.
+    pub value: Option<Value>,
 }
 
 #[derive(Debug, Clone)]
 struct Endpoint {
     method: Method,
     has_body_template: bool,
+    captures: std::collections::BTreeSet<String>,
+}
+
+/// The values each operation's answer may be read for (DESIGN.md, "Captures").
+pub fn capture_names(op: Operation) -> &'static [&'static str] {
+    match op {
+        Operation::Quote => &["id", "reference", "price_delta"],
+        Operation::Subscription | Operation::Update => &["contract_id", "price_delta"],
+        Operation::ReadContracts => &["contract_id", "claim_status"],
+        Operation::Claim => &["claim_id", "claim_status"],
+        Operation::QuoteDeletion | Operation::FlightCancellation => &[],
+    }
+}
+
+/// Checks a capture's name and, rendered against a sample context, its JSONPath syntax.
+fn compile_capture(
+    env: &mut Environment<'static>,
+    op: Operation,
+    name: &str,
+    template: &str,
+) -> Result<(), EndpointError> {
+    let fail = |message: String| EndpointError {
+        endpoint: op.as_str().to_string(),
+        message,
+        key: Some(name.to_string()),
+    };
+    let known = capture_names(op);
+    if !known.contains(&name) {
+        let known = if known.is_empty() {
+            "none: nothing is read from this answer".to_string()
+        } else {
+            known.join(", ")
+        };
+        return Err(fail(format!(
+            "capture.{name}: unknown value for {op} (known: {known})"
+        )));
+    }
+    let key = format!("endpoints.{op}.capture.{name}");
+    env.add_template_owned(key.clone(), template.to_string())
+        .map_err(|e| fail(format!("capture.{name}: template: {e}")))?;
+    let mut lenient = Environment::new();
+    lenient.set_undefined_behavior(UndefinedBehavior::Lenient);
+    let sample = lenient
+        .render_str(
+            template,
+            minijinja::context! { product_type => "WITHDRAWAL" },
+        )
+        .map_err(|e| fail(format!("capture.{name}: template: {e}")))?;
+    serde_json_path::JsonPath::parse(sample.trim())
+        .map_err(|e| fail(format!("capture.{name}: `{sample}` is not a JSONPath: {e}")))?;
+    Ok(())
 }
 
 /// The compiled endpoints of a run.
@@ -56,6 +129,7 @@ pub struct Endpoints {
     endpoints: BTreeMap<Operation, Endpoint>,
     paths: Arc<Environment<'static>>,
     bodies: Arc<Environment<'static>>,
+    captures: Arc<Environment<'static>>,
 }
 
 impl std::fmt::Debug for Endpoints {
@@ -108,23 +182,27 @@ impl Endpoints {
     /// Defaults with `[endpoints.*]` overrides applied; an error names the endpoint.
     pub fn with_overrides(
         overrides: &BTreeMap<String, EndpointOverride>,
-    ) -> Result<Endpoints, (String, String)> {
+    ) -> Result<Endpoints, EndpointError> {
         for name in overrides.keys() {
             if Operation::parse(name).is_none() {
                 let known: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
-                return Err((
-                    name.clone(),
-                    format!("unknown operation (known: {})", known.join(", ")),
-                ));
+                return Err(EndpointError {
+                    endpoint: name.clone(),
+                    message: format!("unknown operation (known: {})", known.join(", ")),
+                    key: None,
+                });
             }
         }
         let (mut paths, mut bodies) = (environment(true), environment(false));
+        let mut captures = environment(false);
         let mut endpoints = BTreeMap::new();
         for op in Operation::ALL {
             let (method, path, body) = defaults(op);
             let custom = overrides.get(op.as_str()).cloned().unwrap_or_default();
-            let fail = |what: &str, e: &dyn std::fmt::Display| {
-                (op.as_str().to_string(), format!("{what}: {e}"))
+            let fail = |what: &str, e: &dyn std::fmt::Display| EndpointError {
+                endpoint: op.as_str().to_string(),
+                message: format!("{what}: {e}"),
+                key: what.split_whitespace().next().map(str::to_string),
             };
             let method = match custom.method {
                 Some(m) => Method::from_bytes(m.to_ascii_uppercase().as_bytes())
@@ -145,11 +223,15 @@ impl Endpoints {
                     .add_template_owned(op.as_str().to_string(), body)
                     .map_err(|e| fail("body template", &e))?;
             }
+            for (name, template) in &custom.capture {
+                compile_capture(&mut captures, op, name, template)?;
+            }
             endpoints.insert(
                 op,
                 Endpoint {
                     method,
                     has_body_template,
+                    captures: custom.capture.keys().cloned().collect(),
                 },
             );
         }
@@ -157,6 +239,35 @@ impl Endpoints {
             endpoints,
             paths: Arc::new(paths),
             bodies: Arc::new(bodies),
+            captures: Arc::new(captures),
+        })
+    }
+
+    /// Reads `name` from an answer's JSON body with the configured capture; `None` when no
+    /// capture is configured for it (the built-in reading applies).
+    pub fn capture(
+        &self,
+        op: Operation,
+        name: &str,
+        context: &Value,
+        body: &Value,
+    ) -> Option<Result<Captured, String>> {
+        if !self.endpoints[&op].captures.contains(name) {
+            return None;
+        }
+        let key = format!("endpoints.{op}.capture.{name}");
+        let rendered = self
+            .captures
+            .get_template(&key)
+            .and_then(|t| t.render(Context::from(minijinja::value::Serde(context))));
+        Some(match rendered {
+            Err(e) => Err(format!("{key}: {e:#}")),
+            Ok(path) => serde_json_path::JsonPath::parse(path.trim())
+                .map_err(|e| format!("{key} rendered to `{path}`, not a JSONPath: {e}"))
+                .map(|query| Captured {
+                    value: query.query(body).first().cloned(),
+                    path: path.trim().to_string(),
+                }),
         })
     }
 
@@ -217,7 +328,7 @@ mod tests {
         let mut overrides = BTreeMap::new();
         overrides.insert("quote_removal".to_string(), EndpointOverride::default());
         assert_eq!(
-            Endpoints::with_overrides(&overrides).unwrap_err().0,
+            Endpoints::with_overrides(&overrides).unwrap_err().endpoint,
             "quote_removal"
         );
         let mut overrides = BTreeMap::new();
@@ -229,5 +340,62 @@ mod tests {
             },
         );
         assert!(Endpoints::with_overrides(&overrides).is_err());
+    }
+}
+
+#[cfg(test)]
+mod capture_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn with_capture(op: &str, name: &str, path: &str) -> Result<Endpoints, EndpointError> {
+        let mut overrides = BTreeMap::new();
+        overrides.insert(
+            op.to_string(),
+            EndpointOverride {
+                capture: [(name.to_string(), path.to_string())].into(),
+                ..Default::default()
+            },
+        );
+        Endpoints::with_overrides(&overrides)
+    }
+
+    #[test]
+    fn a_capture_renders_then_reads_the_first_match() {
+        let endpoints = with_capture(
+            "read_contracts",
+            "contract_id",
+            "$.{{ product_type }}[*].contract.id",
+        )
+        .unwrap();
+        let body = json!({"WITHDRAWAL": [{"contract": {"id": 41}}, {"contract": {"id": 42}}]});
+        let read = endpoints
+            .capture(
+                Operation::ReadContracts,
+                "contract_id",
+                &json!({"product_type": "WITHDRAWAL"}),
+                &body,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(read.path, "$.WITHDRAWAL[*].contract.id");
+        assert_eq!(read.value, Some(json!(41)));
+        assert!(
+            endpoints
+                .capture(Operation::ReadContracts, "claim_status", &json!({}), &body)
+                .is_none(),
+            "no capture configured: the built-in reading applies"
+        );
+    }
+
+    #[test]
+    fn unknown_names_and_bad_jsonpath_are_refused_naming_the_key() {
+        let error = with_capture("quote", "idd", "$.id").unwrap_err();
+        assert!(error.message.contains("capture.idd"), "{error:?}");
+        assert!(error.message.contains("id, reference, price_delta"));
+        assert_eq!(error.key.as_deref(), Some("idd"));
+        let error = with_capture("quote", "id", "$.quote[").unwrap_err();
+        assert!(error.message.contains("not a JSONPath"), "{error:?}");
+        assert!(with_capture("claim", "claim_status", "$.claim.status").is_ok());
     }
 }

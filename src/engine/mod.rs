@@ -9,6 +9,7 @@ pub mod endpoints;
 pub mod flow;
 pub mod gate;
 mod negative;
+mod reading;
 pub mod recorder;
 mod steps;
 pub mod tolerant;

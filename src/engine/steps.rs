@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::call::{CallSpec, Expect, Pending};
 use super::flow::{FlowRunner, QuoteRef};
+use super::reading::{Need, as_text};
 use super::tolerant;
 use crate::datagen::{Mutation, Sign};
 use crate::models::{Envelope, Operation, WITHDRAWAL};
@@ -117,31 +118,36 @@ impl FlowRunner<'_> {
             Expect::Success(CREATED),
         )?;
         let mut pending = self.send(spec).await;
-        let mut found = None;
-        if let Some(payload) = pending.payload() {
-            let id = tolerant::string_field(&payload, "id");
-            let reference = tolerant::string_field(&payload, "reference");
-            pending.checks.push(Check::new(
-                "quote_id",
-                id.is_some(),
-                format!("id: {}", id.as_deref().unwrap_or("missing")),
-            ));
-            pending.checks.push(Check::new(
-                "quote_reference",
-                reference.is_some(),
-                format!("reference: {}", reference.as_deref().unwrap_or("missing")),
-            ));
-            let delta = tolerant::price_delta(&payload);
-            if let Some(expected) = expected {
-                pending.checks.push(delta_check(&delta, expected));
-            }
-            if let (Some(id), Some(reference)) = (id, reference) {
-                found = Some((
-                    QuoteRef { id, reference },
-                    delta.ok().flatten().map(|(v, _)| v),
-                ));
-            }
+        pending.payload();
+        let id = self.read_value(&mut pending, "id", &context, Need::Required, |b| {
+            tolerant::field(b, "id")
+        });
+        let reference = self.read_value(&mut pending, "reference", &context, Need::Required, |b| {
+            tolerant::field(b, "reference")
+        });
+        let need_delta = if expected.is_some() {
+            Need::Required
+        } else {
+            Need::Optional
+        };
+        let delta = self
+            .read_value(&mut pending, "price_delta", &context, need_delta, |b| {
+                tolerant::field(b, "priceDelta")
+            })
+            .map(|v| tolerant::delta_amount(&v));
+        if let (Some(expected), Some(delta)) = (expected, &delta) {
+            pending.checks.push(delta_check(delta, expected));
         }
+        let found = match (
+            id.as_ref().and_then(as_text),
+            reference.as_ref().and_then(as_text),
+        ) {
+            (Some(id), Some(reference)) => Some((
+                QuoteRef { id, reference },
+                delta.and_then(Result::ok).map(|(v, _)| v),
+            )),
+            _ => None,
+        };
         self.conclude(pending)?;
         if let Some((quote, _)) = &found {
             self.state.made_quotes.push(quote.clone());
@@ -184,7 +190,30 @@ impl FlowRunner<'_> {
             Some(body),
             Expect::Success(CREATED),
         )?;
-        self.send_and_conclude(spec).await?;
+        let mut pending = self.send(spec).await;
+        pending.payload();
+        // Nothing has to be read here (contracts are read later); a configured capture is.
+        let contract = self.read_value(
+            &mut pending,
+            "contract_id",
+            &context,
+            Need::Optional,
+            |_| None,
+        );
+        self.read_value(
+            &mut pending,
+            "price_delta",
+            &context,
+            Need::Optional,
+            |_| None,
+        );
+        self.conclude(pending)?;
+        if let (Some(id), Some(product_type)) = (
+            contract.as_ref().and_then(as_text),
+            self.booking().product_types.first().cloned(),
+        ) {
+            self.state.contracts.insert(product_type, id);
+        }
         self.state.quotes = std::mem::take(&mut self.state.open_quotes);
         self.state.subscribed_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
         Ok(())
@@ -227,7 +256,19 @@ impl FlowRunner<'_> {
             Some(body),
             Expect::Success(CREATED),
         )?;
-        self.send_and_conclude(spec).await?;
+        let mut pending = self.send(spec).await;
+        pending.payload();
+        self.read_value(
+            &mut pending,
+            "contract_id",
+            &context,
+            Need::Optional,
+            |_| None,
+        );
+        self.read_value(&mut pending, "price_delta", &context, Need::Optional, |b| {
+            tolerant::field(b, "priceDelta")
+        });
+        self.conclude(pending)?;
         self.state.booking = Some(update.booking);
         self.state.quotes = quotes;
         self.state.price_delta = total_delta;
@@ -249,32 +290,44 @@ impl FlowRunner<'_> {
 
     pub async fn read_contracts(&mut self) -> Result<(), String> {
         let mut pending = self.read_contracts_call("read_contracts").await?;
-        if let Some(payload) = pending.payload() {
-            for product_type in self.booking().product_types.clone() {
-                let (found, how) = tolerant::contracts(&payload, &product_type);
-                let id = found.first().and_then(|c| tolerant::string_field(c, "id"));
-                let detail = match &id {
-                    Some(id) => format!("{product_type} contract {id} ({how})"),
-                    None => format!(
-                        "no {product_type} contract with an id in: {}",
-                        excerpt(&payload)
-                    ),
-                };
-                pending.checks.push(Check::new(
-                    &format!("contract_{}", product_type.to_lowercase()),
-                    id.is_some(),
-                    detail,
-                ));
-                if let Some(id) = id {
-                    if let Some(status) = found.first().and_then(|c| tolerant::claim_status(c)) {
-                        self.state.claim_status = Some(status);
-                    }
-                    pending.layout = Some(format!(
-                        "{}; contracts {how}",
-                        pending.layout.take().unwrap_or_default()
-                    ));
-                    self.state.contracts.insert(product_type, id);
+        pending.payload();
+        for product_type in self.booking().product_types.clone() {
+            let mut context = self.context(None, None, None);
+            context["product_type"] = json!(product_type);
+            let id = self
+                .read_value(
+                    &mut pending,
+                    "contract_id",
+                    &context,
+                    Need::Required,
+                    |body| {
+                        first_contract(body, &product_type).and_then(|(c, at)| {
+                            tolerant::contract_id(c).map(|(id, f)| (json!(id), format!("{at}.{f}")))
+                        })
+                    },
+                )
+                .as_ref()
+                .and_then(as_text);
+            let status = self
+                .read_value(
+                    &mut pending,
+                    "claim_status",
+                    &context,
+                    Need::Optional,
+                    |body| {
+                        first_contract(body, &product_type).and_then(|(c, at)| {
+                            tolerant::claim_status(c)
+                                .map(|s| (json!(s), format!("{at} claim status")))
+                        })
+                    },
+                )
+                .as_ref()
+                .and_then(as_text);
+            if let Some(id) = id {
+                if status.is_some() {
+                    self.state.claim_status = status;
                 }
+                self.state.contracts.insert(product_type, id);
             }
         }
         self.conclude(pending)
@@ -318,19 +371,23 @@ impl FlowRunner<'_> {
     }
 }
 
-fn delta_check(delta: &Result<Option<(f64, &'static str)>, String>, expected: Sign) -> Check {
+fn delta_check(delta: &Result<(f64, &'static str), String>, expected: Sign) -> Check {
     match delta {
-        Ok(Some((value, shape))) => Check::new(
+        Ok((value, shape)) => Check::new(
             "price_delta_sign",
             Sign::of(*value) == expected,
             format!("priceDelta {value} ({shape}), expected {expected:?}"),
         ),
-        Ok(None) => Check::fail(
-            "price_delta_sign",
-            "an update quote must carry priceDelta; none found",
-        ),
         Err(e) => Check::fail("price_delta_sign", e.clone()),
     }
+}
+
+/// The first contract of `product_type` wherever the body holds it, and how it was found.
+pub fn first_contract<'a>(body: &'a Value, product_type: &str) -> Option<(&'a Value, String)> {
+    let (found, how) = tolerant::contracts(body, product_type);
+    found
+        .first()
+        .map(|c| (*c, format!("first {product_type} contract ({how})")))
 }
 
 /// A short quote of a body for check details.

@@ -1,6 +1,8 @@
 //! Tolerant reading of responses whose layout the spec does not show: wrapped in `data` or
-//! not, contracts grouped by product type at any depth or listed with a `productType`,
-//! `priceDelta` as a number, a numeric string or `{amount, currency}`. Unknown fields are ignored.
+//! not, fields one wrapper deeper (`{"quote": {...}}`), contracts grouped by product type at
+//! any depth or listed with a `productType`, each possibly nested in a `contract` object,
+//! `priceDelta` as a number, a numeric string, `{amount, currency}` or `{value}`. Unknown
+//! fields are ignored. Where a capture is configured it replaces these guesses.
 
 use serde_json::Value;
 
@@ -27,6 +29,51 @@ pub fn string_field(value: &Value, name: &str) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
+}
+
+/// `name` in the body, under `data`, or one wrapper deeper (`{"quote": {"id"}}`), with the
+/// JSONPath it was found at. Empty strings, nulls and objects are not values.
+pub fn field(body: &Value, name: &str) -> Option<(Value, String)> {
+    let usable = |v: &Value| match v {
+        Value::String(s) => !s.is_empty(),
+        Value::Number(_) => true,
+        Value::Object(_) => name == "priceDelta",
+        _ => false,
+    };
+    let (payload, wrapped) = payload(body);
+    let root = if wrapped { "$.data" } else { "$" };
+    if let Some(v) = payload.get(name).filter(|v| usable(v)) {
+        return Some((v.clone(), format!("{root}.{name}")));
+    }
+    payload.as_object()?.iter().find_map(|(key, inner)| {
+        let v = inner.as_object()?.get(name).filter(|v| usable(v))?;
+        Some((v.clone(), format!("{root}.{key}.{name}")))
+    })
+}
+
+/// A `priceDelta` value in any of its shapes, with the shape's name.
+pub fn delta_amount(delta: &Value) -> Result<(f64, &'static str), String> {
+    let numeric = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    let read = match delta {
+        Value::Number(n) => n.as_f64().map(|v| (v, "number")),
+        Value::String(s) => s.trim().parse::<f64>().ok().map(|v| (v, "numeric string")),
+        Value::Object(map) => map
+            .get("amount")
+            .and_then(numeric)
+            .map(|v| (v, "object {amount}"))
+            .or_else(|| {
+                map.get("value")
+                    .and_then(numeric)
+                    .map(|v| (v, "object {value}"))
+            }),
+        _ => None,
+    };
+    read.filter(|(v, _)| v.is_finite())
+        .ok_or_else(|| format!("priceDelta is unreadable: {delta}"))
 }
 
 /// `priceDelta` in any of its shapes; `Ok(None)` when absent, `Err` when unreadable.
@@ -104,14 +151,29 @@ fn search<'a>(
     }
 }
 
-/// The claim status a contract shows, if it has a claim.
+/// A contract element's id: its own `id`, or that of a nested `contract` object.
+pub fn contract_id(element: &Value) -> Option<(String, &'static str)> {
+    string_field(element, "id")
+        .map(|id| (id, "id"))
+        .or_else(|| {
+            element
+                .get("contract")
+                .and_then(|c| string_field(c, "id"))
+                .map(|id| (id, "contract.id"))
+        })
+}
+
+/// The claim status a contract element shows, if it has a claim (beside or inside a nested
+/// `contract` object).
 pub fn claim_status(contract: &Value) -> Option<String> {
-    contract
-        .get("claim")
-        .and_then(|c| c.get("status"))
-        .or_else(|| contract.get("claimStatus"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    let own = |c: &Value| {
+        c.get("claim")
+            .and_then(|c| c.get("status"))
+            .or_else(|| c.get("claimStatus"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    own(contract).or_else(|| contract.get("contract").and_then(own))
 }
 
 #[cfg(test)]
@@ -133,6 +195,35 @@ mod tests {
             assert_eq!(found[0]["id"], "c1");
             assert!(!how.is_empty());
         }
+    }
+
+    #[test]
+    fn fields_are_found_bare_wrapped_and_one_wrapper_deeper() {
+        for (body, path) in [
+            (json!({"id": 7}), "$.id"),
+            (json!({"data": {"id": "q1"}}), "$.data.id"),
+            (json!({"data": {"quote": {"id": "q1"}}}), "$.data.quote.id"),
+            (json!({"quote": {"id": "q1"}}), "$.quote.id"),
+        ] {
+            assert_eq!(field(&body, "id").unwrap().1, path, "{body}");
+        }
+        assert_eq!(field(&json!({"data": {"a": {"b": {"id": 1}}}}), "id"), None);
+        assert_eq!(field(&json!({"id": ""}), "id"), None);
+    }
+
+    #[test]
+    fn nested_contract_objects_give_id_and_claim_status() {
+        let element = json!({"contract": {"id": 12}, "claim": {"status": "ACCEPTED"}});
+        assert_eq!(contract_id(&element).unwrap(), ("12".into(), "contract.id"));
+        assert_eq!(claim_status(&element).as_deref(), Some("ACCEPTED"));
+        let inside = json!({"contract": {"id": "c", "claim": {"status": "REFUNDED"}}});
+        assert_eq!(claim_status(&inside).as_deref(), Some("REFUNDED"));
+    }
+
+    #[test]
+    fn delta_amount_reads_value_objects_too() {
+        assert_eq!(delta_amount(&json!({"value": "-2.5"})).unwrap().0, -2.5);
+        assert!(delta_amount(&json!({"x": 1})).is_err());
     }
 
     #[test]
