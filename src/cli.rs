@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::sandbox::{ContractsLayout, DeltaShape};
+use crate::sandbox::{ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper};
 
 /// Certify a travel partner's integration with the Partner Protection API on staging.
 ///
@@ -204,6 +204,25 @@ pub struct ServeArgs {
     /// Serve the API under a path prefix, e.g. /partner-api.
     #[arg(long, value_name = "PATH")]
     pub path_prefix: Option<String>,
+    /// Where the quote answer's fields go: `none`, `quote` ({"quote": {...}}) or
+    /// `result-quote` ({"result": {"quote": {...}}}, which needs captures to read).
+    #[arg(long, default_value = "none", value_parser = clap::builder::PossibleValuesParser::new(["none", "quote", "result-quote"]).map(|s| match s.as_str() { "quote" => QuoteWrapper::Quote, "result-quote" => QuoteWrapper::ResultQuote, _ => QuoteWrapper::None }))]
+    pub quote_wrapper: QuoteWrapper,
+    /// Put each contract element in a nested `contract` object beside its `claim`.
+    #[arg(long)]
+    pub nested_contract_objects: bool,
+    /// Number ids (JSON numbers) instead of strings.
+    #[arg(long)]
+    pub integer_ids: bool,
+    /// Answer 201 with an empty body (every creation but the quote's).
+    #[arg(long)]
+    pub empty_created: bool,
+    /// How errors are written: `spec` ({"error": {...}}) or `problem` (RFC 9457).
+    #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "problem"]).map(|s| if s == "problem" { ErrorShape::Problem } else { ErrorShape::Spec }))]
+    pub errors: ErrorShape,
+    /// Refuse a claimDate that is not a plain date (YYYY-MM-DD), as the spec types it.
+    #[arg(long)]
+    pub claim_date_day_only: bool,
 }
 
 /// When to color output.

@@ -15,10 +15,10 @@ pub fn error_words(body: &Value, content_type: Option<&str>) -> Option<String> {
             .starts_with("application/problem+json")
     });
     let object = body.as_object()?;
-    if problem_type || looks_like_problem(object) {
-        if let Some(words) = problem_words(object) {
-            return Some(words);
-        }
+    if (problem_type || looks_like_problem(object))
+        && let Some(words) = problem_words(object)
+    {
+        return Some(words);
     }
     if let Some(error) = object.get("error").filter(|e| !e.is_null()) {
         return Some(error_object_words(error));
@@ -81,10 +81,10 @@ fn problem_words(object: &serde_json::Map<String, Value>) -> Option<String> {
         "invalid_params",
         "invalidParams",
     ] {
-        if let Some(Value::Array(items)) = object.get(key) {
-            if !items.is_empty() {
-                words = format!("{words} ({})", list_words(items));
-            }
+        if let Some(Value::Array(items)) = object.get(key)
+            && !items.is_empty()
+        {
+            words = format!("{words} ({})", list_words(items));
         }
     }
     Some(words)

@@ -64,7 +64,9 @@ impl FlowRunner<'_> {
                 from: from.clone(),
             });
         }
-        if found.is_none() && (configured || need == Need::Required) {
+        // A capture says where a value is when the answer has it: an optional value that is
+        // absent (no priceDelta on a first quote) is no failure.
+        if found.is_none() && need == Need::Required {
             let how = if configured {
                 format!("with `{from}`")
             } else {

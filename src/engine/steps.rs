@@ -89,10 +89,18 @@ impl FlowRunner<'_> {
             );
         }
         if self.finish(pending) {
-            Ok(())
-        } else {
-            Err(failures.first().cloned().unwrap_or_else(|| "failed".into()))
+            return Ok(());
         }
+        let mut reason = failures.first().cloned().unwrap_or_else(|| "failed".into());
+        let others: Vec<&str> = failures
+            .iter()
+            .skip(1)
+            .filter_map(|f| f.split(':').next())
+            .collect();
+        if !others.is_empty() {
+            reason = format!("{reason} (also failed: {})", others.join(", "));
+        }
+        Err(reason)
     }
 
     /// A call whose answer only needs its status checked (and its layout noted).
@@ -302,7 +310,8 @@ impl FlowRunner<'_> {
                     Need::Required,
                     |body| {
                         first_contract(body, &product_type).and_then(|(c, at)| {
-                            tolerant::contract_id(c).map(|(id, f)| (json!(id), format!("{at}.{f}")))
+                            tolerant::contract_id(c)
+                                .map(|(id, f)| (json!(id), format!("{f} of the {at}")))
                         })
                     },
                 )

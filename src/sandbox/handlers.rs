@@ -152,6 +152,11 @@ pub async fn claim(
     // A missing contract is a 404 whatever the body says.
     shared.store().contract_exists(&contract_id)?;
     let request: ClaimRequest = parse_data(&body)?;
+    if shared.options.layout.claim_date_day_only
+        && let Some(day) = &request.claim_date
+    {
+        validate::parse_date(day, "data.claimDate")?;
+    }
     let now = shared.now();
     let rules = shared.rules();
     let created = shared.store().claim(&contract_id, request, now, rules)?;

@@ -4,6 +4,7 @@
 
 mod faults;
 mod handlers;
+mod shape;
 mod store;
 pub mod validate;
 
@@ -21,6 +22,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::models::Operation;
+pub use shape::{ErrorShape, QuoteWrapper};
 pub use store::{FRAUD_WINDOW_HOURS, PRODUCT_RATE};
 
 /// Response layouts for the points the spec leaves open, so clients can be tested against each.
@@ -34,6 +36,16 @@ pub struct Layout {
     pub price_delta: DeltaShape,
     /// Success status of DELETE /quotes/{id}: 200, 202 or 204.
     pub delete_status: u16,
+    pub quote_wrapper: QuoteWrapper,
+    /// Each contract element as `{"contract": {...}, "claim": {...}}`.
+    pub nested_contract_objects: bool,
+    /// Ids as JSON numbers.
+    pub integer_ids: bool,
+    /// `201` answers (but the quote's) with an empty body.
+    pub empty_created: bool,
+    pub errors: ErrorShape,
+    /// `claimDate` must be a date (`YYYY-MM-DD`); a date-time is refused.
+    pub claim_date_day_only: bool,
 }
 
 impl Default for Layout {
@@ -44,6 +56,12 @@ impl Default for Layout {
             update_status: 201,
             price_delta: DeltaShape::Number,
             delete_status: 204,
+            quote_wrapper: QuoteWrapper::None,
+            nested_contract_objects: false,
+            integer_ids: false,
+            empty_created: false,
+            errors: ErrorShape::Spec,
+            claim_date_day_only: false,
         }
     }
 }
@@ -176,7 +194,10 @@ impl Sandbox {
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            store: Mutex::new(store::Store::new(rand::rng().random())),
+            store: Mutex::new(
+                store::Store::new(rand::rng().random())
+                    .with_numeric_ids(options.layout.integer_ids),
+            ),
             options,
             clock_offset: Mutex::new(chrono::Duration::zero()),
             requests: AtomicU64::new(0),
@@ -272,6 +293,10 @@ fn router(shared: Arc<Shared>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             faults::inject,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            shape::reshape,
         ));
     let api = match shared.options.api_prefix() {
         "" => api,

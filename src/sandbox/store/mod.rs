@@ -99,6 +99,8 @@ pub struct Store {
     counts: BTreeMap<Operation, u64>,
     next_id: u64,
     id_salt: u32,
+    /// Decimal ids (a layout variant): some servers number their objects.
+    numeric_ids: bool,
 }
 
 fn round_cents(value: f64) -> f64 {
@@ -113,6 +115,11 @@ impl Store {
         }
     }
 
+    pub fn with_numeric_ids(mut self, numeric_ids: bool) -> Self {
+        self.numeric_ids = numeric_ids;
+        self
+    }
+
     /// Successful operations per kind, as the provider's ledger would count them.
     pub fn counts(&self) -> BTreeMap<Operation, u64> {
         self.counts.clone()
@@ -124,6 +131,10 @@ impl Store {
 
     fn new_id(&mut self, prefix: &str) -> String {
         self.next_id += 1;
+        if self.numeric_ids && prefix != "QR-" {
+            return (u64::from(self.id_salt % 9_000 + 1_000) * 1_000_000_000 + self.next_id)
+                .to_string();
+        }
         format!("{prefix}{:08x}{:06x}", self.id_salt, self.next_id)
     }
 
