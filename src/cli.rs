@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::sandbox::{ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper};
+use crate::sandbox::{ApiDialect, ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper};
 
 /// Certify a travel partner's integration with the Partner Protection API on staging.
 ///
@@ -29,6 +29,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// List the scenarios found, with description and requirements.
     Scenarios,
+    /// List the built-in dialects: how a staging may spell its calls.
+    Dialects,
     /// Re-render the reports of a finished run from its evidence.json.
     Report(ReportArgs),
     /// Check a bundle against its MANIFEST.sha256; exits 1 naming anything changed.
@@ -54,6 +56,10 @@ pub struct TargetArgs {
     /// Per-request timeout.
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: Option<u64>,
+    /// How the staging spells its calls: `spec`, `provider-docs` or a dialect file
+    /// [default: `[target] dialect`, else spec]. See `ppcert dialects`.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub dialect: Option<String>,
 }
 
 /// Options of `ppcert run`.
@@ -223,6 +229,10 @@ pub struct ServeArgs {
     /// Refuse a claimDate that is not a plain date (YYYY-MM-DD), as the spec types it.
     #[arg(long)]
     pub claim_date_day_only: bool,
+    /// Which document's request shapes to enforce: `spec` or `provider-docs` (customer,
+    /// birthday, the documented flight-status call).
+    #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| if s == "provider-docs" { ApiDialect::ProviderDocs } else { ApiDialect::Spec }))]
+    pub dialect: ApiDialect,
 }
 
 /// When to color output.

@@ -9,7 +9,8 @@ use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{RunArgs, TargetArgs};
-use crate::engine::endpoints::{EndpointOverride, Endpoints};
+use crate::dialect::{self, EndpointOverride};
+use crate::engine::endpoints::Endpoints;
 use crate::scenario::{self, FileError, LoadedScenario};
 use crate::secret::Secret;
 
@@ -33,6 +34,8 @@ pub struct FileConfig {
 pub struct TargetSection {
     pub base_url: Option<String>,
     pub environment: Option<Environment>,
+    /// `spec` (default), `provider-docs`, or a path to a dialect file.
+    pub dialect: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -96,6 +99,8 @@ pub struct RunConfig {
     pub scale: u32,
     pub resume: Option<PathBuf>,
     pub endpoints: Endpoints,
+    /// The dialect's name, as its file says.
+    pub dialect: String,
     pub backoff: Duration,
 }
 
@@ -121,28 +126,18 @@ pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
     if config.target.environment == Some(Environment::Sandbox) {
         return Err(FileError { file: file.into(), line: line_with(text, "environment"), message: "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into() });
     }
-    Endpoints::with_overrides(&config.endpoints).map_err(|e| FileError {
+    let chosen = config.target.dialect.as_deref().unwrap_or(dialect::DEFAULT);
+    let dialect = dialect::resolve(chosen).map_err(|e| FileError {
         file: file.into(),
-        line: endpoint_line(text, &e.endpoint, e.key.as_deref()),
-        message: format!("endpoints.{}: {}", e.endpoint, e.message),
+        line: line_with(text, "dialect"),
+        message: format!("target.dialect: {e}"),
     })?;
+    dialect::check_endpoints(
+        file,
+        text,
+        &dialect::definitions(&dialect, &config.endpoints),
+    )?;
     Ok(config)
-}
-
-/// The line of `key` inside `[endpoints.NAME…]` tables, else the table's first line.
-fn endpoint_line(text: &str, endpoint: &str, key: Option<&str>) -> Option<usize> {
-    let header = format!("[endpoints.{endpoint}");
-    let start = text
-        .lines()
-        .position(|l| l.trim_start().starts_with(&header))?;
-    let found = key.and_then(|key| {
-        text.lines().enumerate().skip(start).find_map(|(i, line)| {
-            let line = line.trim_start();
-            let rest = line.strip_prefix(key)?;
-            rest.trim_start().starts_with('=').then_some(i)
-        })
-    });
-    Some(found.unwrap_or(start) + 1)
 }
 
 fn line_with(text: &str, needle: &str) -> Option<usize> {
@@ -230,7 +225,14 @@ impl RunConfig {
         let (target, token) = target(&args.target, &file)?;
         let scenario =
             scenario::resolve(&args.scenario, Path::new(".")).map_err(|e| e.to_string())?;
-        let endpoints = Endpoints::with_overrides(&file.endpoints)
+        let chosen = args
+            .target
+            .dialect
+            .clone()
+            .or_else(|| file.target.dialect.clone())
+            .unwrap_or_else(|| dialect::DEFAULT.to_string());
+        let dialect = dialect::resolve(&chosen).map_err(|e| format!("dialect: {e}"))?;
+        let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
             .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
         Ok(RunConfig {
             target,
@@ -261,6 +263,7 @@ impl RunConfig {
             scale: args.scale.max(1),
             resume: args.resume.clone(),
             endpoints,
+            dialect: dialect.name,
             backoff: Duration::from_millis(args.backoff_ms),
         })
     }

@@ -16,6 +16,7 @@ pub mod cli;
 mod commands;
 pub mod config;
 pub mod datagen;
+pub mod dialect;
 pub mod engine;
 pub mod evidence;
 pub mod exit_codes;
@@ -84,6 +85,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::CheckToken(args) => commands::check_token::check_token(args).await,
         Command::Validate(args) => commands::validate::validate(args),
         Command::Scenarios => commands::validate::scenarios(),
+        Command::Dialects => commands::dialects::dialects(),
         Command::Report(args) => commands::report::report(args),
         Command::Verify(args) => commands::report::verify(args),
     }

@@ -19,6 +19,7 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
         &target,
         token.as_ref(),
         SandboxOptions::default().claim_step,
+        crate::sandbox::ApiDialect::Spec,
     )
     .await?;
     let (base_url, token) = (opened.base_url.clone(), opened.token.clone());

@@ -1,6 +1,7 @@
 //! Command implementations: the only place that wires modules together.
 
 pub mod check_token;
+pub mod dialects;
 pub mod generate;
 pub mod report;
 pub mod resume;

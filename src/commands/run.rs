@@ -179,8 +179,13 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => None,
     };
     production_guard(&config)?;
-    let opened =
-        super::target::open(&config.target, config.token.as_ref(), EMBEDDED_CLAIM_STEP).await?;
+    let opened = super::target::open(
+        &config.target,
+        config.token.as_ref(),
+        EMBEDDED_CLAIM_STEP,
+        super::target::sandbox_dialect(&config.dialect),
+    )
+    .await?;
     let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
     let start = Utc::now();
     let (run, recorded, started) = match previous {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::Failure;
 use crate::config::Target;
-use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::sandbox::{ApiDialect, Sandbox, SandboxOptions};
 use crate::secret::Secret;
 
 pub struct Opened {
@@ -16,15 +16,26 @@ pub struct Opened {
     pub token: Secret,
 }
 
+/// The embedded sandbox enforces the dialect a run speaks, where it knows it.
+pub fn sandbox_dialect(dialect: &str) -> ApiDialect {
+    if dialect == "provider-docs" {
+        ApiDialect::ProviderDocs
+    } else {
+        ApiDialect::Spec
+    }
+}
+
 pub async fn open(
     target: &Target,
     token: Option<&Secret>,
     claim_step: Duration,
+    dialect: ApiDialect,
 ) -> Result<Opened, Failure> {
     match target {
         Target::Embedded => {
             let options = SandboxOptions {
                 claim_step,
+                dialect,
                 ..SandboxOptions::default()
             };
             let sandbox = Sandbox::start(options)

@@ -71,6 +71,10 @@ pub struct Booking {
     pub plans: Vec<FlightPlan>,
     pub client: Client,
     pub beneficiary: Beneficiary,
+    /// The customer's language (BCP 47, `en-GB`), from the country the trip starts in; the
+    /// provider's documented `customer` object carries it.
+    #[serde(default)]
+    pub language: String,
 }
 
 /// Builds bookings for one run.
@@ -150,6 +154,8 @@ impl Generator {
         }
         let client = people::client(&mut rng, &plans[0].travelers[0]);
         let beneficiary = people::beneficiary(&mut rng, &client);
+        let origin = &plans[0].journeys[0].flights[0].departure_airport_iata;
+        let language = people::language_of(places::airport(origin).map_or("GB", |a| a.country));
         Booking {
             number: self.booking_number(index),
             currency: profile.currency.clone(),
@@ -157,6 +163,7 @@ impl Generator {
             plans,
             client,
             beneficiary,
+            language: language.to_string(),
         }
     }
 

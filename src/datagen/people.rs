@@ -95,6 +95,40 @@ pub fn iban(country: &str, bban: &str) -> String {
     format!("{country}{:02}{bban}", 98 - remainder)
 }
 
+/// The language a customer from `country` (ISO 3166 alpha-2) most likely reads, as a BCP 47
+/// tag; English (`en-GB`) where no single language is obvious.
+pub fn language_of(country: &str) -> &'static str {
+    match country {
+        "FR" => "fr-FR",
+        "BE" => "fr-BE",
+        "DE" => "de-DE",
+        "AT" => "de-AT",
+        "CH" => "de-CH",
+        "ES" | "AR" | "CO" | "MX" => "es-ES",
+        "IT" => "it-IT",
+        "NL" => "nl-NL",
+        "PT" | "BR" => "pt-PT",
+        "PL" => "pl-PL",
+        "CZ" => "cs-CZ",
+        "DK" => "da-DK",
+        "SE" => "sv-SE",
+        "NO" => "nb-NO",
+        "FI" => "fi-FI",
+        "GR" => "el-GR",
+        "HU" => "hu-HU",
+        "TR" => "tr-TR",
+        "JP" => "ja-JP",
+        "KR" => "ko-KR",
+        "CN" | "HK" => "zh-CN",
+        "US" => "en-US",
+        "CA" => "en-CA",
+        "AU" => "en-AU",
+        "NZ" => "en-NZ",
+        "IE" => "en-IE",
+        _ => "en-GB",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use minijinja::{Environment, UndefinedBehavior, Value as Context};
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use reqwest::Method;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::models::Operation;
@@ -31,22 +30,7 @@ const SEGMENT: &AsciiSet = &CONTROLS
     .add(b'^')
     .add(b'|');
 
-/// The DESIGN.md default for the flight-cancellation report, a call the spec does not show.
-pub const FLIGHT_CANCELLATION_BODY: &str = r#"{"data": {"bookingNumber": {{ booking.number | tojson }},
-  "airlineIata": {{ flight.airlineIata | tojson }}, "number": {{ flight.number | tojson }},
-  "departureDate": {{ flight.departureDate | tojson }}}}"#;
-
-/// An `[endpoints.NAME]` table.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct EndpointOverride {
-    pub method: Option<String>,
-    pub path: Option<String>,
-    pub body: Option<String>,
-    /// `[endpoints.NAME.capture]`: value name → JSONPath template.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub capture: BTreeMap<String, String>,
-}
+pub use crate::dialect::EndpointOverride;
 
 /// Why an endpoint definition was refused: the endpoint, the message, and the key at fault
 /// (so the file's line can be named).
@@ -140,26 +124,6 @@ impl std::fmt::Debug for Endpoints {
     }
 }
 
-fn defaults(op: Operation) -> (Method, &'static str, Option<&'static str>) {
-    match op {
-        Operation::Quote => (Method::POST, "/quotes", None),
-        Operation::Subscription => (Method::POST, "/subscriptions", None),
-        Operation::Update => (Method::PATCH, "/subscriptions/{{ booking.number }}", None),
-        Operation::ReadContracts => (
-            Method::GET,
-            "/subscriptions/{{ booking.number }}/contracts",
-            None,
-        ),
-        Operation::Claim => (Method::POST, "/contracts/{{ contract.id }}/claims", None),
-        Operation::QuoteDeletion => (Method::DELETE, "/quotes/{{ quote.id }}", None),
-        Operation::FlightCancellation => (
-            Method::POST,
-            "/flight-cancellations",
-            Some(FLIGHT_CANCELLATION_BODY),
-        ),
-    }
-}
-
 fn environment(encode_values: bool) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -179,11 +143,21 @@ fn environment(encode_values: bool) -> Environment<'static> {
 }
 
 impl Endpoints {
-    /// Defaults with `[endpoints.*]` overrides applied; an error names the endpoint.
+    /// The spec dialect with `[endpoints.*]` overrides applied; an error names the endpoint.
     pub fn with_overrides(
         overrides: &BTreeMap<String, EndpointOverride>,
     ) -> Result<Endpoints, EndpointError> {
-        for name in overrides.keys() {
+        Endpoints::compile(&crate::dialect::merge(
+            &crate::dialect::spec().endpoints,
+            overrides,
+        ))
+    }
+
+    /// Compiles complete definitions (every operation with a method and a path).
+    pub fn compile(
+        definitions: &BTreeMap<String, EndpointOverride>,
+    ) -> Result<Endpoints, EndpointError> {
+        for name in definitions.keys() {
             if Operation::parse(name).is_none() {
                 let known: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
                 return Err(EndpointError {
@@ -197,26 +171,23 @@ impl Endpoints {
         let mut captures = environment(false);
         let mut endpoints = BTreeMap::new();
         for op in Operation::ALL {
-            let (method, path, body) = defaults(op);
-            let custom = overrides.get(op.as_str()).cloned().unwrap_or_default();
+            let custom = definitions.get(op.as_str()).cloned().unwrap_or_default();
             let fail = |what: &str, e: &dyn std::fmt::Display| EndpointError {
                 endpoint: op.as_str().to_string(),
                 message: format!("{what}: {e}"),
                 key: what.split_whitespace().next().map(str::to_string),
             };
-            let method = match custom.method {
-                Some(m) => Method::from_bytes(m.to_ascii_uppercase().as_bytes())
-                    .map_err(|e| fail("method", &e))?,
-                None => method,
-            };
-            let path = custom.path.unwrap_or_else(|| path.to_string());
+            let method = custom.method.ok_or_else(|| fail("method", &"missing"))?;
+            let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+                .map_err(|e| fail("method", &e))?;
+            let path = custom.path.ok_or_else(|| fail("path", &"missing"))?;
             if !path.starts_with('/') {
                 return Err(fail("path", &"must start with /"));
             }
             paths
                 .add_template_owned(op.as_str().to_string(), path)
                 .map_err(|e| fail("path template", &e))?;
-            let body = custom.body.or(body.map(str::to_string));
+            let body = custom.body;
             let has_body_template = body.is_some();
             if let Some(body) = body {
                 bodies
@@ -269,6 +240,11 @@ impl Endpoints {
                     path: path.trim().to_string(),
                 }),
         })
+    }
+
+    /// Whether the operation's body comes from a template rather than the API models.
+    pub fn has_body_template(&self, op: Operation) -> bool {
+        self.endpoints[&op].has_body_template
     }
 
     pub fn method(&self, op: Operation) -> Method {

@@ -25,12 +25,23 @@ impl FlowRunner<'_> {
         claim_date: Option<&str>,
     ) -> Value {
         let booking = self.booking();
+        let mut flight = json!(booking.first_flight());
+        // The provider's flight-status call names the flight by its local departure date: the
+        // date part of the departure, which carries the airport's own UTC offset.
+        let local_date: String = booking
+            .first_flight()
+            .departure_date
+            .chars()
+            .take(10)
+            .collect();
+        flight["localDepartureDate"] = json!(local_date);
         let mut context = json!({
             "booking": {
                 "number": booking.number, "client": booking.client, "currency": booking.currency,
                 "travelers": booking.travelers().collect::<Vec<_>>(), "plans": booking.plans,
+                "language": booking.language,
             },
-            "flight": booking.first_flight(),
+            "flight": flight,
             "beneficiary": booking.beneficiary,
             "now": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
         });
@@ -56,12 +67,21 @@ impl FlowRunner<'_> {
         expect: Expect,
     ) -> Result<CallSpec, String> {
         let endpoints = &self.shared.endpoints;
+        // A dialect's body template re-spells the body the spec would send, given as `request`.
+        let body = match &default_body {
+            Some(request) if endpoints.has_body_template(operation) => {
+                let mut context = context.clone();
+                context["request"] = request.clone();
+                endpoints.body(operation, &context, default_body)?
+            }
+            _ => endpoints.body(operation, context, default_body)?,
+        };
         Ok(CallSpec {
             operation,
             step: step.to_string(),
             method: endpoints.method(operation),
             path: endpoints.path(operation, context)?,
-            body: endpoints.body(operation, context, default_body)?,
+            body,
             expect,
             wrong_token: None,
         })

@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
+use super::dialect::{self, ApiDialect};
 use super::validate::{self, ApiFailure, parse_data};
 use super::{ContractsLayout, DeltaShape, Layout, Shared};
 use crate::models::{
@@ -89,7 +90,7 @@ pub async fn subscribe(
     State(shared): State<Arc<Shared>>,
     body: Bytes,
 ) -> Result<Response, ApiFailure> {
-    let request: SubscriptionRequest = parse_data(&body)?;
+    let request: SubscriptionRequest = dialect::parse_request(shared.options.dialect, &body)?;
     let now = shared.now();
     let created = shared.store().subscribe(request, now)?;
     Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
@@ -103,7 +104,7 @@ pub async fn update(
     let now = shared.now();
     // An unknown booking or an expired contract is reported before the body is judged.
     shared.store().contracts_exist(&booking_number, now)?;
-    let request: UpdateRequest = parse_data(&body)?;
+    let request: UpdateRequest = dialect::parse_request(shared.options.dialect, &body)?;
     let (mut value, delta) = shared.store().update(&booking_number, request, now)?;
     let layout = &shared.options.layout;
     let currency = value["price"]["currency"]
@@ -172,11 +173,29 @@ pub async fn report_flight_cancellation(
     Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
 }
 
+/// The provider's documented flight-status call: the flight by airline, number, local
+/// departure date and origin; only a cancellation is reported.
+pub async fn report_flight_status(
+    State(shared): State<Arc<Shared>>,
+    Path((airline, number, local_date, origin)): Path<(String, String, String, String)>,
+    body: Bytes,
+) -> Result<Response, ApiFailure> {
+    dialect::check_flight_status(&body)?;
+    let day = validate::parse_date(&local_date, "localDepartureDate")?;
+    let created = shared
+        .store()
+        .report_flight_status(&airline, &number, day, &origin)?;
+    Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
+}
+
 /// The document, with a quote request valid at the sandbox's `now` as the example of
 /// `createQuote`: a fixed example would fall into the past, and an API fuzzer needs one
 /// accepted quote to follow the links from it into deletion and beyond.
 pub async fn openapi(State(shared): State<Arc<Shared>>) -> Response {
-    let mut document = DOCUMENT.clone();
+    let mut document = match shared.options.dialect {
+        ApiDialect::Spec => DOCUMENT.clone(),
+        ApiDialect::ProviderDocs => dialect::document(&DOCUMENT),
+    };
     let server = match shared.options.api_prefix() {
         "" => "/",
         prefix => prefix,

@@ -2,6 +2,7 @@
 //!
 //! Started by [`Sandbox::start`] (for `ppcert run` and tests) or by `ppcert serve`.
 
+mod dialect;
 mod faults;
 mod handlers;
 mod shape;
@@ -22,6 +23,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::models::Operation;
+pub use dialect::ApiDialect;
 pub use shape::{ErrorShape, QuoteWrapper};
 pub use store::{FRAUD_WINDOW_HOURS, PRODUCT_RATE};
 
@@ -109,6 +111,8 @@ pub struct SandboxOptions {
     pub claim_step: Duration,
     /// Serve the API under this prefix (`/partner-api`), as a real server behind a gateway would.
     pub path_prefix: Option<String>,
+    /// Which document's request shapes are enforced.
+    pub dialect: ApiDialect,
 }
 
 impl Default for SandboxOptions {
@@ -126,6 +130,7 @@ impl Default for SandboxOptions {
             layout: Layout::default(),
             claim_step: Duration::from_secs(2),
             path_prefix: None,
+            dialect: ApiDialect::Spec,
         }
     }
 }
@@ -281,11 +286,18 @@ fn router(shared: Arc<Shared>) -> Router {
             "/subscriptions/{booking_number}/contracts",
             get(handlers::contracts),
         )
-        .route("/contracts/{contract_id}/claims", post(handlers::claim))
-        .route(
+        .route("/contracts/{contract_id}/claims", post(handlers::claim));
+    let api = match shared.options.dialect {
+        ApiDialect::Spec => api.route(
             "/flight-cancellations",
             post(handlers::report_flight_cancellation),
-        )
+        ),
+        ApiDialect::ProviderDocs => api.route(
+            "/flights/{airline}/{number}/{local_date}/{origin}/statuses",
+            post(handlers::report_flight_status),
+        ),
+    };
+    let api = api
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             faults::authorize,

@@ -4,6 +4,7 @@
 mod captures;
 mod common;
 mod datagen;
+mod dialects;
 mod faults;
 mod openapi;
 mod reports;

@@ -100,6 +100,49 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The provider's documented report: every contract covering the flight is affected.
+    pub fn report_flight_status(
+        &mut self,
+        airline: &str,
+        number: &str,
+        local_date: chrono::NaiveDate,
+        origin: &str,
+    ) -> Checked<Value> {
+        let wanted = DepartureMatch::Date(local_date);
+        let covered: Vec<(String, usize)> = self
+            .bookings
+            .iter()
+            .filter_map(|(number_of_booking, booking)| {
+                let index = booking.flights.iter().position(|f| {
+                    f.airline_iata == airline
+                        && f.number == number
+                        && f.departure_airport_iata == origin
+                        && wanted.matches(&f.departure_date)
+                })?;
+                Some((number_of_booking.clone(), index))
+            })
+            .collect();
+        if covered.is_empty() {
+            return Err(not_found(format!(
+                "no contract covers flight {airline}{number} from {origin} on {local_date}"
+            )));
+        }
+        if covered
+            .iter()
+            .all(|key| self.reported_flights.contains(key))
+        {
+            return Err(conflict("this flight's cancellation was already reported"));
+        }
+        self.reported_flights.extend(covered);
+        let id = self.new_id("fc_");
+        self.count(Operation::FlightCancellation);
+        Ok(json!({"id": id, "airlineIata": airline, "number": number,
+            "localDepartureDate": local_date.to_string(), "departureAirportIata": origin,
+            "status": "Canceled"}))
+    }
+}
+
 enum DepartureMatch {
     Instant(DateTime<FixedOffset>),
     Date(chrono::NaiveDate),

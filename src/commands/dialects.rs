@@ -1,0 +1,40 @@
+//! `ppcert dialects`: the built-in dialects, each with what it changes from the spec.
+
+use crate::Failure;
+use crate::dialect;
+use crate::exit_codes;
+
+pub fn dialects() -> Result<u8, Failure> {
+    for (name, _) in dialect::BUILTIN {
+        let loaded = dialect::resolve(name).map_err(Failure::usage)?;
+        crate::say!("{name}");
+        crate::say!("  {}", loaded.description);
+        let changed: Vec<String> = if name == dialect::DEFAULT {
+            vec!["the base every dialect and ppcert.toml overrides".into()]
+        } else {
+            loaded
+                .endpoints
+                .iter()
+                .map(|(operation, table)| {
+                    let parts: Vec<&str> = [
+                        table.method.as_ref().map(|_| "method"),
+                        table.path.as_ref().map(|_| "path"),
+                        table.body.as_ref().map(|_| "body"),
+                        (!table.capture.is_empty()).then_some("captures"),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                    format!("{operation} ({})", parts.join(", "))
+                })
+                .collect()
+        };
+        crate::say!("  endpoints: {}", changed.join("; "));
+    }
+    crate::say!("");
+    crate::say!("Choose one with `[target] dialect = \"NAME\"` in ppcert.toml or --dialect NAME;");
+    crate::say!(
+        "--dialect ./FILE.toml reads a dialect file of your own (same [endpoints.*] tables)."
+    );
+    Ok(exit_codes::SUCCESS)
+}

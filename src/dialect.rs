@@ -1,0 +1,193 @@
+//! Dialects: named sets of `[endpoints.*]` definitions (method, path, body, capture) that say how
+//! a staging spells its calls. `spec` is complete and always the base; another dialect, then
+//! the user's `[endpoints.*]` tables, override it entry by entry. Built-in dialects are files
+//! under `dialects/` compiled into the binary; a path names a dialect file of the user's.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::endpoints::Endpoints;
+use crate::scenario::{self, FileError};
+
+/// An `[endpoints.NAME]` table: every field optional, so a table overrides only what it names.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointOverride {
+    pub method: Option<String>,
+    pub path: Option<String>,
+    pub body: Option<String>,
+    /// `[endpoints.NAME.capture]`: value name → JSONPath template.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capture: BTreeMap<String, String>,
+}
+
+pub type Definitions = BTreeMap<String, EndpointOverride>;
+
+/// The dialects built into the binary, by name.
+pub const BUILTIN: [(&str, &str); 2] = [
+    ("spec", include_str!("../dialects/spec.toml")),
+    (
+        "provider-docs",
+        include_str!("../dialects/provider-docs.toml"),
+    ),
+];
+
+pub const DEFAULT: &str = "spec";
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Dialect {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub endpoints: Definitions,
+}
+
+static SPEC: LazyLock<Dialect> =
+    LazyLock::new(|| toml::from_str(BUILTIN[0].1).expect("dialects/spec.toml is a valid dialect"));
+
+/// The complete base every dialect and config overrides.
+pub fn spec() -> &'static Dialect {
+    &SPEC
+}
+
+/// `over` on top of `base`: per endpoint, each field `over` sets wins; captures merge by name.
+pub fn merge(base: &Definitions, over: &Definitions) -> Definitions {
+    let mut merged = base.clone();
+    for (name, table) in over {
+        let entry = merged.entry(name.clone()).or_default();
+        if table.method.is_some() {
+            entry.method = table.method.clone();
+        }
+        if table.path.is_some() {
+            entry.path = table.path.clone();
+        }
+        if table.body.is_some() {
+            entry.body = table.body.clone();
+        }
+        entry
+            .capture
+            .extend(table.capture.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    merged
+}
+
+/// Parses a dialect file; its endpoints are checked as a config's are (names, templates,
+/// captures), naming the line.
+pub fn parse(file: &str, text: &str) -> Result<Dialect, FileError> {
+    let dialect: Dialect =
+        toml::from_str(text).map_err(|e| scenario::toml_error(file, text, &e))?;
+    check_endpoints(file, text, &merge(&spec().endpoints, &dialect.endpoints))?;
+    Ok(dialect)
+}
+
+/// A built-in dialect by name, or a dialect file by path (anything with a `/` or `.toml`).
+pub fn resolve(name_or_path: &str) -> Result<Dialect, FileError> {
+    if let Some((_, text)) = BUILTIN.iter().find(|(name, _)| *name == name_or_path) {
+        return parse(&format!("<built-in dialect {name_or_path}>"), text);
+    }
+    let looks_like_path = name_or_path.contains('/') || name_or_path.ends_with(".toml");
+    if !looks_like_path {
+        let known: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        return Err(FileError {
+            file: name_or_path.to_string(),
+            line: None,
+            message: format!(
+                "no dialect of that name (built in: {}; or give a path to a dialect file)",
+                known.join(", ")
+            ),
+        });
+    }
+    let text = std::fs::read_to_string(name_or_path).map_err(|e| FileError {
+        file: name_or_path.to_string(),
+        line: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(name_or_path, &text)
+}
+
+/// Compiles endpoint definitions; an error names the file, the line and the key.
+pub fn check_endpoints(
+    file: &str,
+    text: &str,
+    definitions: &Definitions,
+) -> Result<Endpoints, FileError> {
+    Endpoints::compile(definitions).map_err(|e| FileError {
+        file: file.into(),
+        line: endpoint_line(text, &e.endpoint, e.key.as_deref()),
+        message: format!("endpoints.{}: {}", e.endpoint, e.message),
+    })
+}
+
+/// The line of `key` inside `[endpoints.NAME…]` tables, else the table's first line.
+fn endpoint_line(text: &str, endpoint: &str, key: Option<&str>) -> Option<usize> {
+    let header = format!("[endpoints.{endpoint}");
+    let start = text
+        .lines()
+        .position(|l| l.trim_start().starts_with(&header))?;
+    let found = key.and_then(|key| {
+        text.lines().enumerate().skip(start).find_map(|(i, line)| {
+            let line = line.trim_start();
+            let rest = line.strip_prefix(key)?;
+            rest.trim_start().starts_with('=').then_some(i)
+        })
+    });
+    Some(found.unwrap_or(start) + 1)
+}
+
+/// The full definitions a run uses: spec, then the dialect, then the user's tables.
+pub fn definitions(dialect: &Dialect, user: &Definitions) -> Definitions {
+    merge(&merge(&spec().endpoints, &dialect.endpoints), user)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_dialect_parses_and_compiles() {
+        for (name, _) in BUILTIN {
+            let dialect = resolve(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(dialect.name, name);
+            crate::engine::endpoints::Endpoints::compile(&definitions(
+                &dialect,
+                &Definitions::new(),
+            ))
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        }
+    }
+
+    #[test]
+    fn user_tables_override_field_by_field() {
+        let dialect = resolve("provider-docs").unwrap();
+        let mut user = Definitions::new();
+        user.insert(
+            "flight_cancellation".into(),
+            EndpointOverride {
+                path: Some("/mine".into()),
+                ..Default::default()
+            },
+        );
+        let merged = definitions(&dialect, &user);
+        let flight = &merged["flight_cancellation"];
+        assert_eq!(flight.path.as_deref(), Some("/mine"));
+        assert!(
+            flight.body.as_deref().unwrap().contains("Canceled"),
+            "the dialect's body stays"
+        );
+        assert_eq!(
+            merged["quote"].path.as_deref(),
+            Some("/quotes"),
+            "spec is the base"
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_built_in_dialects() {
+        let error = resolve("provider-doc").unwrap_err();
+        assert!(error.message.contains("spec, provider-docs"), "{error}");
+    }
+}
