@@ -31,6 +31,9 @@ pub enum Command {
     Scenarios,
     /// List the built-in dialects: how a staging may spell its calls.
     Dialects,
+    /// Make one of each call against an unfamiliar staging, show what was read from where,
+    /// prove where unread values are, and optionally write the ppcert.toml that works.
+    Probe(ProbeArgs),
     /// Re-render the reports of a finished run from its evidence.json.
     Report(ReportArgs),
     /// Check a bundle against its MANIFEST.sha256; exits 1 naming anything changed.
@@ -60,6 +63,17 @@ pub struct TargetArgs {
     /// [default: `[target] dialect`, else spec]. See `ppcert dialects`.
     #[arg(long, value_name = "NAME|PATH")]
     pub dialect: Option<String>,
+}
+
+/// Options of `ppcert probe`.
+#[derive(Debug, Args, Clone)]
+pub struct ProbeArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Write a ppcert.toml with the dialect and the captures the probe proved (your own
+    /// settings from --config are kept).
+    #[arg(long, value_name = "PATH")]
+    pub write_config: Option<std::path::PathBuf>,
 }
 
 /// Options of `ppcert run`.

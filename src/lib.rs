@@ -23,6 +23,7 @@ pub mod exit_codes;
 pub mod journal;
 pub mod models;
 pub mod output;
+pub mod probe;
 pub mod problem;
 pub mod record;
 pub mod report;
@@ -86,6 +87,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Validate(args) => commands::validate::validate(args),
         Command::Scenarios => commands::validate::scenarios(),
         Command::Dialects => commands::dialects::dialects(),
+        Command::Probe(args) => commands::probe::probe(args).await,
         Command::Report(args) => commands::report::report(args),
         Command::Verify(args) => commands::report::verify(args),
     }

@@ -3,6 +3,7 @@
 pub mod check_token;
 pub mod dialects;
 pub mod generate;
+pub mod probe;
 pub mod report;
 pub mod resume;
 pub mod run;

@@ -77,22 +77,9 @@ impl FlowRunner<'_> {
         )?;
         let mut pending = self.send(spec).await;
         pending.payload();
-        self.read_value(&mut pending, "claim_id", &context, Need::Optional, |body| {
-            tolerant::field(body, "id")
-        });
+        self.read_builtin(&mut pending, "claim_id", &context, Need::Optional);
         let status = self
-            .read_value(
-                &mut pending,
-                "claim_status",
-                &context,
-                Need::Optional,
-                |body| {
-                    tolerant::field(body, "status").or_else(|| {
-                        let (payload, _) = tolerant::payload(body);
-                        tolerant::claim_status(payload).map(|s| (json!(s), "claim.status".into()))
-                    })
-                },
-            )
+            .read_builtin(&mut pending, "claim_status", &context, Need::Optional)
             .as_ref()
             .and_then(as_text);
         if let Some(status) = &status {

@@ -24,27 +24,7 @@ impl FlowRunner<'_> {
         contract: Option<&str>,
         claim_date: Option<&str>,
     ) -> Value {
-        let booking = self.booking();
-        let mut flight = json!(booking.first_flight());
-        // The provider's flight-status call names the flight by its local departure date: the
-        // date part of the departure, which carries the airport's own UTC offset.
-        let local_date: String = booking
-            .first_flight()
-            .departure_date
-            .chars()
-            .take(10)
-            .collect();
-        flight["localDepartureDate"] = json!(local_date);
-        let mut context = json!({
-            "booking": {
-                "number": booking.number, "client": booking.client, "currency": booking.currency,
-                "travelers": booking.travelers().collect::<Vec<_>>(), "plans": booking.plans,
-                "language": booking.language,
-            },
-            "flight": flight,
-            "beneficiary": booking.beneficiary,
-            "now": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
-        });
+        let mut context = super::context::booking_context(self.booking());
         if let Some(quote) = quote {
             context["quote"] = json!(quote);
         }
@@ -147,21 +127,15 @@ impl FlowRunner<'_> {
         )?;
         let mut pending = self.send(spec).await;
         pending.payload();
-        let id = self.read_value(&mut pending, "id", &context, Need::Required, |b| {
-            tolerant::field(b, "id")
-        });
-        let reference = self.read_value(&mut pending, "reference", &context, Need::Required, |b| {
-            tolerant::field(b, "reference")
-        });
+        let id = self.read_builtin(&mut pending, "id", &context, Need::Required);
+        let reference = self.read_builtin(&mut pending, "reference", &context, Need::Required);
         let need_delta = if expected.is_some() {
             Need::Required
         } else {
             Need::Optional
         };
         let delta = self
-            .read_value(&mut pending, "price_delta", &context, need_delta, |b| {
-                tolerant::field(b, "priceDelta")
-            })
+            .read_builtin(&mut pending, "price_delta", &context, need_delta)
             .map(|v| tolerant::delta_amount(&v));
         if let (Some(expected), Some(delta)) = (expected, &delta) {
             pending.checks.push(delta_check(delta, expected));
@@ -221,20 +195,8 @@ impl FlowRunner<'_> {
         let mut pending = self.send(spec).await;
         pending.payload();
         // Nothing has to be read here (contracts are read later); a configured capture is.
-        let contract = self.read_value(
-            &mut pending,
-            "contract_id",
-            &context,
-            Need::Optional,
-            |_| None,
-        );
-        self.read_value(
-            &mut pending,
-            "price_delta",
-            &context,
-            Need::Optional,
-            |_| None,
-        );
+        let contract = self.read_builtin(&mut pending, "contract_id", &context, Need::Optional);
+        self.read_builtin(&mut pending, "price_delta", &context, Need::Optional);
         self.conclude(pending)?;
         if let (Some(id), Some(product_type)) = (
             contract.as_ref().and_then(as_text),
@@ -286,16 +248,8 @@ impl FlowRunner<'_> {
         )?;
         let mut pending = self.send(spec).await;
         pending.payload();
-        self.read_value(
-            &mut pending,
-            "contract_id",
-            &context,
-            Need::Optional,
-            |_| None,
-        );
-        self.read_value(&mut pending, "price_delta", &context, Need::Optional, |b| {
-            tolerant::field(b, "priceDelta")
-        });
+        self.read_builtin(&mut pending, "contract_id", &context, Need::Optional);
+        self.read_builtin(&mut pending, "price_delta", &context, Need::Optional);
         self.conclude(pending)?;
         self.state.booking = Some(update.booking);
         self.state.quotes = quotes;
@@ -323,33 +277,11 @@ impl FlowRunner<'_> {
             let mut context = self.context(None, None, None);
             context["product_type"] = json!(product_type);
             let id = self
-                .read_value(
-                    &mut pending,
-                    "contract_id",
-                    &context,
-                    Need::Required,
-                    |body| {
-                        first_contract(body, &product_type).and_then(|(c, at)| {
-                            tolerant::contract_id(c)
-                                .map(|(id, f)| (json!(id), format!("{f} of the {at}")))
-                        })
-                    },
-                )
+                .read_builtin(&mut pending, "contract_id", &context, Need::Required)
                 .as_ref()
                 .and_then(as_text);
             let status = self
-                .read_value(
-                    &mut pending,
-                    "claim_status",
-                    &context,
-                    Need::Optional,
-                    |body| {
-                        first_contract(body, &product_type).and_then(|(c, at)| {
-                            tolerant::claim_status(c)
-                                .map(|s| (json!(s), format!("{at} claim status")))
-                        })
-                    },
-                )
+                .read_builtin(&mut pending, "claim_status", &context, Need::Optional)
                 .as_ref()
                 .and_then(as_text);
             if let Some(id) = id {
@@ -409,14 +341,6 @@ fn delta_check(delta: &Result<(f64, &'static str), String>, expected: Sign) -> C
         ),
         Err(e) => Check::fail("price_delta_sign", e.clone()),
     }
-}
-
-/// The first contract of `product_type` wherever the body holds it, and how it was found.
-pub fn first_contract<'a>(body: &'a Value, product_type: &str) -> Option<(&'a Value, String)> {
-    let (found, how) = tolerant::contracts(body, product_type);
-    found
-        .first()
-        .map(|c| (*c, format!("first {product_type} contract ({how})")))
 }
 
 /// A short quote of a body for check details.

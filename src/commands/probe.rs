@@ -1,0 +1,128 @@
+//! `ppcert probe`: the onboarding command for an unfamiliar staging. One of each call, what was
+//! read and from where, what is left; `--write-config` writes what it proved.
+
+use chrono::Utc;
+
+use crate::Failure;
+use crate::cli::{ProbeArgs, RunArgs};
+use crate::config::{self, Environment, RunConfig};
+use crate::datagen::{DataProfile, Generator, run_id};
+use crate::dialect;
+use crate::engine::ApiClient;
+use crate::exit_codes;
+use crate::probe::Stop;
+use crate::probe::{Prober, write};
+
+pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
+    let run_args = RunArgs {
+        target: args.target.clone(),
+        scenario: "smoke".into(),
+        ..RunArgs::default()
+    };
+    let config = RunConfig::from_args(&run_args).map_err(Failure::usage)?;
+    if config.environment() == Environment::Production {
+        return Err(Failure::new(
+            exit_codes::PRODUCTION_GUARD,
+            "refused by the production guard: probe creates quotes, contracts and claims; point it at staging",
+        ));
+    }
+    let file = config::load_file(args.target.config.as_deref()).map_err(Failure::usage)?;
+    let chosen = args
+        .target
+        .dialect
+        .clone()
+        .or_else(|| file.target.dialect.clone())
+        .unwrap_or_else(|| dialect::DEFAULT.to_string());
+    let opened = super::target::open(
+        &config.target,
+        config.token.as_ref(),
+        std::time::Duration::from_millis(200),
+        super::target::sandbox_dialect(&config.dialect),
+    )
+    .await?;
+    let client = ApiClient::new(
+        &opened.base_url,
+        opened.token.clone(),
+        config.timeout,
+        config.retries.min(1),
+        config.backoff,
+    )
+    .map_err(Failure::usage)?;
+    let start = Utc::now();
+    let seed: u64 = rand::random();
+    let generator = Generator::new(seed, run_id(start, seed), start, DataProfile::default());
+    let mut prober = Prober::new(
+        client,
+        &chosen,
+        file.endpoints.clone(),
+        config.flight_seller,
+    )
+    .map_err(Failure::usage)?;
+    crate::say!(
+        "ppcert probe against {} (dialect {chosen})\n",
+        opened.base_url
+    );
+    match prober.run(&generator).await {
+        Ok(()) => {}
+        Err(Stop::TokenRejected(why)) => return Err(Failure::new(exit_codes::TOKEN_REJECTED, why)),
+        Err(Stop::Unreachable(why)) => return Err(Failure::new(exit_codes::UNREACHABLE, why)),
+        Err(Stop::Broken(why)) => return Err(Failure::usage(why)),
+    }
+    print_calls(&prober);
+    if let Some(path) = &args.write_config {
+        let remote = opened.sandbox.is_none().then_some(opened.base_url.as_str());
+        let when = start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let text = write::config_text(&file, &prober, remote, &when);
+        std::fs::write(path, text).map_err(|e| {
+            Failure::usage(format!(
+                "--write-config {}: cannot write: {e}",
+                path.display()
+            ))
+        })?;
+        crate::say!(
+            "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",
+            path.display(),
+            prober.dialect,
+            prober.proven.len(),
+            if path.as_os_str() == config::DEFAULT_CONFIG {
+                String::new()
+            } else {
+                format!(" --config {}", path.display())
+            }
+        );
+    }
+    if prober.left.is_empty() && prober.calls.iter().all(|c| c.ok) {
+        crate::say!("every call worked and every value was read: this configuration is ready");
+        Ok(exit_codes::SUCCESS)
+    } else {
+        crate::say!("left for you:");
+        for line in &prober.left {
+            crate::say!("  - {line}");
+        }
+        Ok(exit_codes::REQUIREMENT_NOT_MET)
+    }
+}
+
+fn print_calls(prober: &Prober) {
+    for call in &prober.calls {
+        let status = call
+            .status
+            .map_or_else(|| "no answer".to_string(), |s| s.to_string());
+        let mark = if call.ok { "ok" } else { "FAILED" };
+        crate::say!("{mark:6} {}: {} → {status}", call.label, call.request);
+        crate::say!("       answer: {}", call.shape);
+        for line in &call.lines {
+            crate::say!("       {line}");
+        }
+    }
+    crate::say!("");
+    if let Some(why) = &prober.dialect_reason {
+        crate::say!("dialect: {} ({why})", prober.dialect);
+    }
+    for ((op, name), proven) in &prober.proven {
+        crate::say!(
+            "capture: [endpoints.{op}.capture] {name} = {:?}",
+            proven.path
+        );
+    }
+}

@@ -1,0 +1,330 @@
+//! `ppcert probe`: one of each call against an unfamiliar staging, with the configured
+//! endpoints. For each answer it shows the status, the shape and what was read from where;
+//! where the built-in reading fails it searches the answer for candidates and proves one by
+//! using it; where a request shape is refused it tries the other dialect's. What it proved can
+//! be written as a `ppcert.toml`.
+
+mod candidates;
+mod steps;
+pub use steps::Stop;
+pub mod write;
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::dialect::{self, Definitions};
+use crate::engine::client::{Attempt, Request};
+use crate::engine::endpoints::Endpoints;
+use crate::engine::reading::{self, Reading};
+use crate::engine::{ApiClient, Cancel};
+use crate::models::Operation;
+
+/// One call as the probe saw it.
+#[derive(Debug, Clone, Default)]
+pub struct CallReport {
+    pub label: String,
+    pub request: String,
+    pub status: Option<u16>,
+    pub shape: String,
+    pub lines: Vec<String>,
+    pub ok: bool,
+}
+
+/// A capture the probe proved, with what it was inferred from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proven {
+    pub path: String,
+    pub inferred_from: String,
+}
+
+/// An answer: status and JSON body (`Null` when empty or not JSON).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: Option<u16>,
+    pub body: Value,
+    pub error: Option<String>,
+    pub words: String,
+    pub unreachable: bool,
+}
+
+impl Answer {
+    pub fn accepted(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+
+    fn of(attempt: &Attempt) -> Answer {
+        let body = attempt
+            .response
+            .as_ref()
+            .map(|r| r.body.to_value())
+            .unwrap_or(Value::Null);
+        Answer {
+            status: attempt.status(),
+            words: attempt
+                .response
+                .as_ref()
+                .map(|r| r.describe())
+                .unwrap_or_default(),
+            error: attempt.error.clone(),
+            unreachable: attempt.unreachable,
+            body,
+        }
+    }
+}
+
+/// Everything a probe learns.
+pub struct Prober {
+    client: ApiClient,
+    cancel: Cancel,
+    /// The dialect in force, and its definitions with the user's tables and learned captures.
+    pub dialect: String,
+    user: Definitions,
+    definitions: Definitions,
+    endpoints: Endpoints,
+    /// Why the dialect was switched, when it was.
+    pub dialect_reason: Option<String>,
+    pub proven: BTreeMap<(Operation, String), Proven>,
+    pub calls: Vec<CallReport>,
+    /// Values neither read nor proven, and calls that failed: what is left for the user.
+    pub left: Vec<String>,
+    pub flight_seller: bool,
+    /// Where each unread value's candidates were found: the call and the answer's shape.
+    found_in: BTreeMap<(Operation, String), String>,
+}
+
+impl Prober {
+    pub fn new(
+        client: ApiClient,
+        dialect_name: &str,
+        user: Definitions,
+        flight_seller: bool,
+    ) -> Result<Prober, String> {
+        let chosen = dialect::resolve(dialect_name).map_err(|e| e.to_string())?;
+        let definitions = dialect::definitions(&chosen, &user);
+        let endpoints = compile(&definitions)?;
+        Ok(Prober {
+            client,
+            cancel: Cancel::default(),
+            dialect: dialect_name.to_string(),
+            user,
+            definitions,
+            endpoints,
+            dialect_reason: None,
+            proven: BTreeMap::new(),
+            calls: Vec::new(),
+            left: Vec::new(),
+            flight_seller,
+            found_in: BTreeMap::new(),
+        })
+    }
+
+    /// Sends `op` as the endpoints in force (or `endpoints`) define it.
+    async fn send_with(
+        &self,
+        endpoints: &Endpoints,
+        op: Operation,
+        context: &Value,
+        default_body: Option<Value>,
+    ) -> Result<(String, Answer), String> {
+        let mut context = context.clone();
+        if let Some(body) = &default_body {
+            context["request"] = body.clone();
+        }
+        let request = Request {
+            method: endpoints.method(op),
+            path: endpoints.path(op, &context)?,
+            body: endpoints.body(op, &context, default_body)?,
+            wrong_token: None,
+        };
+        let attempts = self.client.execute(&request, &self.cancel).await;
+        let last = attempts.last().ok_or("no attempt was made")?;
+        Ok((format!("{} {}", request.method, last.url), Answer::of(last)))
+    }
+
+    /// Sends `op`; when the request shape is refused and another dialect spells the call
+    /// differently, tries that one and keeps it if it is accepted.
+    pub async fn send(
+        &mut self,
+        report: &mut CallReport,
+        op: Operation,
+        context: &Value,
+        default_body: Option<Value>,
+    ) -> Result<Answer, String> {
+        let (request, answer) = self
+            .send_with(&self.endpoints, op, context, default_body.clone())
+            .await?;
+        report.request = request;
+        report.status = answer.status;
+        let refused_shape = matches!(answer.status, Some(400 | 404 | 405 | 422))
+            && (op != Operation::QuoteDeletion);
+        if !refused_shape || self.dialect_reason.is_some() {
+            return Ok(answer);
+        }
+        let Some((other, definitions)) = self.other_dialect(op) else {
+            return Ok(answer);
+        };
+        let endpoints = compile(&definitions)?;
+        let (other_request, other_answer) = self
+            .send_with(&endpoints, op, context, default_body)
+            .await?;
+        let verdict = match other_answer.status {
+            Some(s) => format!("HTTP {s}"),
+            None => other_answer.error.clone().unwrap_or_default(),
+        };
+        report.lines.push(format!(
+            "refused in dialect `{}` ({}); tried dialect `{other}`: {other_request} → {verdict}",
+            self.dialect, answer.words
+        ));
+        if !other_answer.accepted() {
+            return Ok(answer);
+        }
+        self.dialect_reason = Some(format!(
+            "{} was refused in dialect `{}` ({}) and accepted in dialect `{other}` ({verdict})",
+            op, self.dialect, answer.words
+        ));
+        self.dialect = other;
+        self.definitions = definitions;
+        self.endpoints = endpoints;
+        report.request = other_request;
+        report.status = other_answer.status;
+        Ok(other_answer)
+    }
+
+    /// The other built-in dialect, when it defines `op` differently from the one in force.
+    fn other_dialect(&self, op: Operation) -> Option<(String, Definitions)> {
+        let (name, _) = dialect::BUILTIN
+            .iter()
+            .find(|(name, _)| *name != self.dialect)?;
+        let other = dialect::resolve(name).ok()?;
+        let definitions = dialect::definitions(&other, &self.user);
+        let learned = self.with_learned(definitions);
+        (learned.get(op.as_str()) != self.definitions.get(op.as_str()))
+            .then(|| (name.to_string(), learned))
+    }
+
+    fn with_learned(&self, mut definitions: Definitions) -> Definitions {
+        for ((op, name), proven) in &self.proven {
+            definitions
+                .entry(op.as_str().to_string())
+                .or_default()
+                .capture
+                .insert(name.clone(), proven.path.clone());
+        }
+        definitions
+    }
+
+    /// Reads `name` with the endpoints in force; `Err` carries candidates when it could not.
+    pub fn read(
+        &mut self,
+        report: &mut CallReport,
+        op: Operation,
+        name: &str,
+        context: &Value,
+        answer: &Answer,
+    ) -> Result<Value, Vec<(String, Value)>> {
+        let product_type = context["product_type"].as_str().unwrap_or("");
+        let reading = reading::read(&self.endpoints, op, name, context, &answer.body, |b| {
+            reading::builtin(op, name, product_type, b)
+        });
+        match reading {
+            Ok(Reading {
+                value: Some(value),
+                from,
+                ..
+            }) => {
+                report
+                    .lines
+                    .push(format!("read {name} = {value} from {from}"));
+                Ok(value)
+            }
+            Ok(Reading { from, .. }) => {
+                let found = candidates::candidates(&answer.body, name, product_type);
+                self.found_in.insert(
+                    (op, name.to_string()),
+                    format!(
+                        "the {} answer ({}) {}",
+                        report.label,
+                        report.request,
+                        candidates::shape(&answer.body)
+                    ),
+                );
+                let listed: Vec<&str> = found.iter().take(5).map(|(p, _)| p.as_str()).collect();
+                report.lines.push(format!(
+                    "could not read {name} ({from}); candidates: {}",
+                    if listed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        listed.join(", ")
+                    }
+                ));
+                Err(found)
+            }
+            Err(error) => {
+                report.lines.push(format!("could not read {name}: {error}"));
+                Err(Vec::new())
+            }
+        }
+    }
+
+    /// Keeps a capture proven by a call that used its value.
+    pub fn learn(
+        &mut self,
+        op: Operation,
+        name: &str,
+        path: &str,
+        inferred_from: String,
+    ) -> Result<(), String> {
+        let found = self
+            .found_in
+            .get(&(op, name.to_string()))
+            .map(|at| format!("found in {at}; "))
+            .unwrap_or_default();
+        self.proven.insert(
+            (op, name.to_string()),
+            Proven {
+                path: path.to_string(),
+                inferred_from: format!("{found}proven: {inferred_from}"),
+            },
+        );
+        self.definitions = self.with_learned(self.definitions.clone());
+        self.endpoints = compile(&self.definitions)?;
+        Ok(())
+    }
+
+    /// Records a finished call.
+    pub fn done(&mut self, mut report: CallReport, answer: &Answer) {
+        report.shape = candidates::shape(&answer.body);
+        report.ok = answer.accepted() && report.ok;
+        if !answer.accepted() {
+            let why = match answer.status {
+                Some(status) => format!("HTTP {status}: {}", answer.words),
+                None => answer.error.clone().unwrap_or_else(|| "no answer".into()),
+            };
+            self.left.push(format!(
+                "{}: {} answered {why}",
+                report.label, report.request
+            ));
+        }
+        self.calls.push(report);
+    }
+}
+
+fn compile(definitions: &Definitions) -> Result<Endpoints, String> {
+    Endpoints::compile(definitions).map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))
+}
+
+/// A fresh report for a call.
+pub fn report(label: &str) -> CallReport {
+    CallReport {
+        label: label.to_string(),
+        ok: true,
+        ..CallReport::default()
+    }
+}
+
+/// The product type a probe's contract values are read for.
+pub fn with_product_type(mut context: Value, product_type: &str) -> Value {
+    context["product_type"] = json!(product_type);
+    context
+}
