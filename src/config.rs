@@ -195,6 +195,14 @@ pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
     }
 }
 
+/// The dialect asked for: `--dialect`, else `[target] dialect`, else the spec.
+pub fn dialect_choice(args: &TargetArgs, file: &FileConfig) -> String {
+    args.dialect
+        .clone()
+        .or_else(|| file.target.dialect.clone())
+        .unwrap_or_else(|| dialect::DEFAULT.to_string())
+}
+
 /// Resolves the target from flags and file, and the token it needs.
 pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<(Target, Option<Secret>), String> {
     let token = read_token(args)?;
@@ -225,12 +233,7 @@ impl RunConfig {
         let (target, token) = target(&args.target, &file)?;
         let scenario =
             scenario::resolve(&args.scenario, Path::new(".")).map_err(|e| e.to_string())?;
-        let chosen = args
-            .target
-            .dialect
-            .clone()
-            .or_else(|| file.target.dialect.clone())
-            .unwrap_or_else(|| dialect::DEFAULT.to_string());
+        let chosen = dialect_choice(&args.target, &file);
         let dialect = dialect::resolve(&chosen).map_err(|e| format!("dialect: {e}"))?;
         let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
             .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;

@@ -7,7 +7,6 @@ use crate::Failure;
 use crate::cli::{ProbeArgs, RunArgs};
 use crate::config::{self, Environment, RunConfig};
 use crate::datagen::{DataProfile, Generator, run_id};
-use crate::dialect;
 use crate::engine::ApiClient;
 use crate::exit_codes;
 use crate::probe::Stop;
@@ -27,12 +26,7 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
         ));
     }
     let file = config::load_file(args.target.config.as_deref()).map_err(Failure::usage)?;
-    let chosen = args
-        .target
-        .dialect
-        .clone()
-        .or_else(|| file.target.dialect.clone())
-        .unwrap_or_else(|| dialect::DEFAULT.to_string());
+    let chosen = config::dialect_choice(&args.target, &file);
     let opened = super::target::open(
         &config.target,
         config.token.as_ref(),

@@ -93,43 +93,38 @@ impl Prober {
 
     async fn delete_quote(&mut self, booking: &Booking, ids: Tries) -> Result<(), Stop> {
         let mut call = report("delete the quote");
-        let mut last = None;
-        for (path, id) in ids {
-            let mut context = booking_context(booking);
-            context["quote"] = json!({ "id": text(&id) });
-            let answer = self
-                .send(&mut call, Operation::QuoteDeletion, &context, None)
-                .await?;
-            if answer.accepted() {
-                self.prove(&mut call, Operation::Quote, "id", path, &answer)?;
-                self.done(call, &answer);
-                return Ok(());
-            }
-            last = Some(answer);
-        }
-        self.finish_unproven(call, last, "the quote's id")
+        let outcome = self
+            .first_accepted(&mut call, Operation::QuoteDeletion, ids, |id| {
+                let mut context = booking_context(booking);
+                context["quote"] = json!({ "id": id });
+                (context, None)
+            })
+            .await?;
+        self.settle(call, outcome, (Operation::Quote, "id"), "the quote's id")?;
+        Ok(())
     }
 
     async fn subscribe(&mut self, booking: &Booking, references: Tries) -> Result<bool, Stop> {
         let mut call = report("subscribe");
-        let mut last = None;
-        for (path, reference) in references {
-            let context = booking_context(booking);
-            let body = json!(Envelope {
-                data: booking.subscription_request(&[text(&reference)])
-            });
-            let answer = self
-                .send(&mut call, Operation::Subscription, &context, Some(body))
-                .await?;
-            if answer.accepted() {
-                self.prove(&mut call, Operation::Quote, "reference", path, &answer)?;
-                self.done(call, &answer);
-                return Ok(true);
-            }
-            last = Some(answer);
-        }
-        self.finish_unproven(call, last, "the quote's reference")?;
-        Ok(false)
+        let outcome = self
+            .first_accepted(
+                &mut call,
+                Operation::Subscription,
+                references,
+                |reference| {
+                    let body = json!(Envelope {
+                        data: booking.subscription_request(&[reference.to_string()])
+                    });
+                    (booking_context(booking), Some(body))
+                },
+            )
+            .await?;
+        self.settle(
+            call,
+            outcome,
+            (Operation::Quote, "reference"),
+            "the quote's reference",
+        )
     }
 
     async fn read_contracts(&mut self, booking: &Booking, label: &str) -> Result<Tries, Stop> {
@@ -192,24 +187,23 @@ impl Prober {
         }
         self.done(call, &answer);
         let mut call = report("update (PATCH)");
-        let mut last = None;
-        for (path, id) in ids {
-            let mut context = booking_context(&update.booking);
-            context["quote"] = json!({ "id": text(&id) });
-            let body = json!(Envelope {
-                data: update.booking.update_request(&[text(&id)])
-            });
-            let answer = self
-                .send(&mut call, Operation::Update, &context, Some(body))
-                .await?;
-            if answer.accepted() {
-                self.prove(&mut call, Operation::Quote, "id", path, &answer)?;
-                self.done(call, &answer);
-                return Ok(());
-            }
-            last = Some(answer);
-        }
-        self.finish_unproven(call, last, "the update quote's id")
+        let outcome = self
+            .first_accepted(&mut call, Operation::Update, ids, |id| {
+                let mut context = booking_context(&update.booking);
+                context["quote"] = json!({ "id": id });
+                let body = json!(Envelope {
+                    data: update.booking.update_request(&[id.to_string()])
+                });
+                (context, Some(body))
+            })
+            .await?;
+        self.settle(
+            call,
+            outcome,
+            (Operation::Quote, "id"),
+            "the update quote's id",
+        )?;
+        Ok(())
     }
 
     /// The first candidate whose amount has the sign the price change gives.
@@ -241,43 +235,37 @@ impl Prober {
 
     async fn claim(&mut self, booking: &Booking, contracts: Tries) -> Result<(), Stop> {
         let mut call = report("claim");
-        let mut last = None;
-        let day = crate::engine::claim_day(chrono::Utc::now() + chrono::Duration::hours(25));
-        for (path, id) in contracts {
-            let mut context = with_product_type(booking_context(booking), WITHDRAWAL);
-            context["contract"] = json!({ "id": text(&id) });
-            context["claim_day"] = json!(day.format("%Y-%m-%d").to_string());
-            let body = json!(Envelope {
-                data: ClaimRequest {
-                    claim_date: Some(day.format("%Y-%m-%d").to_string()),
-                    beneficiary: Some(booking.beneficiary.clone()),
-                    ..ClaimRequest::default()
-                }
-            });
-            let answer = self
-                .send(&mut call, Operation::Claim, &context, Some(body))
-                .await?;
-            if answer.accepted() {
-                self.prove(
-                    &mut call,
-                    Operation::ReadContracts,
-                    "contract_id",
-                    path,
-                    &answer,
-                )?;
-                let _ = self.read(
-                    &mut call,
-                    Operation::Claim,
-                    "claim_status",
-                    &context,
-                    &answer,
-                );
-                self.done(call, &answer);
-                return Ok(());
-            }
-            last = Some(answer);
+        let day = crate::engine::claim_day(chrono::Utc::now() + chrono::Duration::hours(25))
+            .format("%Y-%m-%d")
+            .to_string();
+        let outcome = self
+            .first_accepted(&mut call, Operation::Claim, contracts, |id| {
+                let mut context = with_product_type(booking_context(booking), WITHDRAWAL);
+                context["contract"] = json!({ "id": id });
+                context["claim_day"] = json!(day);
+                let body = json!(Envelope {
+                    data: ClaimRequest {
+                        claim_date: Some(day.clone()),
+                        beneficiary: Some(booking.beneficiary.clone()),
+                        ..ClaimRequest::default()
+                    }
+                });
+                (context, Some(body))
+            })
+            .await?;
+        if let Ok((_, answer)) = &outcome {
+            let context = with_product_type(booking_context(booking), WITHDRAWAL);
+            let _ = self.read(
+                &mut call,
+                Operation::Claim,
+                "claim_status",
+                &context,
+                answer,
+            );
         }
-        self.finish_unproven(call, last, "the contract id")
+        let contract_id = (Operation::ReadContracts, "contract_id");
+        self.settle(call, outcome, contract_id, "the contract id")?;
+        Ok(())
     }
 
     async fn report_flight(&mut self, booking: &Booking) -> Result<(), Stop> {
@@ -288,6 +276,48 @@ impl Prober {
             .await?;
         self.done(call, &answer);
         Ok(())
+    }
+
+    /// Sends `op` with each value to try until one is accepted; the accepted try's capture
+    /// (if it was a candidate) and its answer, else the last refusal.
+    async fn first_accepted(
+        &mut self,
+        call: &mut CallReport,
+        op: Operation,
+        tries: Tries,
+        build: impl Fn(&str) -> (Value, Option<Value>),
+    ) -> Result<Result<(Option<String>, Answer), Option<Answer>>, Stop> {
+        let mut last = None;
+        for (path, value) in tries {
+            let (context, body) = build(&text(&value));
+            let answer = self.send(call, op, &context, body).await?;
+            if answer.accepted() {
+                return Ok(Ok((path, answer)));
+            }
+            last = Some(answer);
+        }
+        Ok(Err(last))
+    }
+
+    /// Ends a call whose value was tried: proves the capture that worked, or says what failed.
+    fn settle(
+        &mut self,
+        mut call: CallReport,
+        outcome: Result<(Option<String>, Answer), Option<Answer>>,
+        proves: (Operation, &str),
+        what: &str,
+    ) -> Result<bool, Stop> {
+        match outcome {
+            Ok((path, answer)) => {
+                self.prove(&mut call, proves.0, proves.1, path, &answer)?;
+                self.done(call, &answer);
+                Ok(true)
+            }
+            Err(last) => {
+                self.finish_unproven(call, last, what)?;
+                Ok(false)
+            }
+        }
     }
 
     /// A candidate that worked becomes a learned capture; a value read needs nothing.
