@@ -12,6 +12,16 @@ macro_rules! say {
     }};
 }
 
+/// Prints a line to stderr; a closed stderr (`ppcert run 2>&1 | head`) must not stop a run
+/// before its bundle is written, as `eprintln!`'s panic would.
+#[macro_export]
+macro_rules! tell {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod cli;
 mod commands;
 pub mod config;
@@ -65,14 +75,14 @@ pub fn run(cli: Cli) -> u8 {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            crate::tell!("error: cannot start the async runtime: {e}");
             return exit_codes::USAGE;
         }
     };
     match runtime.block_on(dispatch(cli)) {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("error: {:#}", failure.error);
+            crate::tell!("error: {:#}", failure.error);
             failure.code
         }
     }

@@ -124,7 +124,7 @@ impl Progress {
                         .as_deref()
                         .map(|r| format!(": {r}"))
                         .unwrap_or_default();
-                    eprintln!("[{done}/{total}] {label} {word} ({steps} steps){why}");
+                    crate::tell!("[{done}/{total}] {label} {word} ({steps} steps){why}");
                 }
             }
         }

@@ -52,7 +52,7 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         return Ok(exit_codes::SUCCESS);
     }
     for problem in &problems {
-        eprintln!("{}: {problem}", args.dir.display());
+        crate::tell!("{}: {problem}", args.dir.display());
     }
     Err(Failure::new(
         exit_codes::REQUIREMENT_NOT_MET,

@@ -159,13 +159,13 @@ async fn execute(
     let (joined, interrupted) = tokio::select! {
         joined = &mut engine => (joined, false),
         _ = ctrl_c => {
-            eprintln!("interrupted: no new step starts; letting in-flight requests end, then writing the bundle");
+            crate::tell!("interrupted: no new step starts; letting in-flight requests end, then writing the bundle");
             cancel.cancel();
             ((&mut engine).await, true)
         }
     };
     let results = joined.unwrap_or_else(|e| {
-        eprintln!("error: the engine stopped unexpectedly: {e}");
+        crate::tell!("error: the engine stopped unexpectedly: {e}");
         Vec::new()
     });
     (results, interrupted)
@@ -229,7 +229,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         start,
     )?);
     if mode.progress != crate::output::ProgressMode::Quiet {
-        eprintln!(
+        crate::tell!(
             "ppcert run {}: scenario {} against {} ({} flows, concurrency {})",
             run.id,
             run.scenario,
@@ -331,7 +331,7 @@ fn publish(dir: &Path, evidence: &Evidence, recorder: &Recorder) -> Result<(), F
     crate::report::write_bundle(dir, evidence)
         .map_err(|e| usage(format!("{}: cannot write the bundle: {e}", dir.display())))?;
     if let Err(e) = crate::report::append_step_summary(dir) {
-        eprintln!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
+        crate::tell!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
     }
     Ok(())
 }
@@ -369,11 +369,11 @@ fn exit_code(interrupted: bool, gate: GateState, evidence: &Evidence) -> u8 {
     match (interrupted, gate) {
         (true, _) => exit_codes::INTERRUPTED,
         (_, GateState::TokenRejected) => {
-            eprintln!("error: the token was rejected (401 on the first call)");
+            crate::tell!("error: the token was rejected (401 on the first call)");
             exit_codes::TOKEN_REJECTED
         }
         (_, GateState::Unreachable) => {
-            eprintln!("error: the target could not be reached");
+            crate::tell!("error: the target could not be reached");
             exit_codes::UNREACHABLE
         }
         _ if evidence.verdict == evidence::Verdict::Passed => exit_codes::SUCCESS,

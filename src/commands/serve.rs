@@ -56,9 +56,9 @@ pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     crate::say!("ppcert sandbox listening on {}", sandbox.base_url());
     crate::say!("token: {}", sandbox.token());
     crate::say!("OpenAPI document: {}", sandbox.openapi_url());
-    eprintln!("press Ctrl-C to stop");
+    crate::tell!("press Ctrl-C to stop");
     let _ = tokio::signal::ctrl_c().await;
-    eprintln!("stopping: letting in-flight requests finish");
+    crate::tell!("stopping: letting in-flight requests finish");
     sandbox.shutdown().await.map_err(|e| {
         Failure::new(
             exit_codes::USAGE,

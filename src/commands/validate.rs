@@ -57,7 +57,7 @@ pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
         match check_file(file) {
             Ok(line) => crate::say!("{line}"),
             Err(line) => {
-                eprintln!("error: {line}");
+                crate::tell!("error: {line}");
                 failed += 1;
             }
         }
@@ -120,7 +120,7 @@ pub fn scenarios() -> Result<u8, Failure> {
                 seen.push(loaded.scenario.name.clone());
                 crate::say!("{}", describe(&loaded));
             }
-            Err(e) => eprintln!("error: {e}"),
+            Err(e) => crate::tell!("error: {e}"),
         }
     }
     for (name, text) in scenario::BUILTIN {

@@ -300,3 +300,22 @@ async fn scale_multiplies_every_flow() {
     assert_eq!(sandbox_counts(&sandbox)["subscription"], 24);
     assert_eq!(evidence_counts(&evidence), sandbox_counts(&sandbox));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stdout_and_stderr_do_not_stop_the_bundle_from_being_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = ppcert_command(dir.path(), &["run", "--out", "b", "--no-progress"], None)
+        .spawn()
+        .unwrap();
+    // A reader that went away (`ppcert run 2>&1 | head -1`): every write now fails.
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), Some(0));
+    for file in ["evidence.json", "report.html", "MANIFEST.sha256"] {
+        assert!(
+            dir.path().join("b").join(file).exists(),
+            "{file} was not written"
+        );
+    }
+}
