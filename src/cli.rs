@@ -206,8 +206,10 @@ pub struct ServeArgs {
     /// Answer with bare bodies instead of wrapping them in `data`.
     #[arg(long)]
     pub unwrapped: bool,
-    /// How GET /subscriptions/{bookingNumber}/contracts groups contracts.
-    #[arg(long, value_enum, default_value = "by-type")]
+    /// How GET /subscriptions/{bookingNumber}/contracts groups contracts: `by-type`
+    /// ({"WITHDRAWAL": [...]}), `nested` ({"contracts": {"WITHDRAWAL": [...]}}) or `list`
+    /// ([{"productType": "WITHDRAWAL", ...}]).
+    #[arg(long, default_value = "by-type", value_parser = clap::builder::PossibleValuesParser::new(["by-type", "nested", "list"]).map(|s| match s.as_str() { "nested" => ContractsLayout::Nested, "list" => ContractsLayout::List, _ => ContractsLayout::ByType }))]
     pub contracts_layout: ContractsLayout,
     /// Success status of PATCH /subscriptions/{bookingNumber}.
     #[arg(long, default_value_t = 201, value_parser = clap::builder::PossibleValuesParser::new(["200", "201"]).map(|s| s.parse::<u16>().unwrap_or(201)))]
@@ -215,8 +217,9 @@ pub struct ServeArgs {
     /// Success status of DELETE /quotes/{id}.
     #[arg(long, default_value_t = 204, value_parser = clap::builder::PossibleValuesParser::new(["200", "202", "204"]).map(|s| s.parse::<u16>().unwrap_or(204)))]
     pub delete_status: u16,
-    /// How priceDelta is written.
-    #[arg(long, value_enum, default_value = "number")]
+    /// How priceDelta is written: `number` (12.5), `string` ("12.50") or `object`
+    /// ({"amount": 12.5, "currency": "EUR"}).
+    #[arg(long, default_value = "number", value_parser = clap::builder::PossibleValuesParser::new(["number", "string", "object"]).map(|s| match s.as_str() { "string" => DeltaShape::String, "object" => DeltaShape::Object, _ => DeltaShape::Number }))]
     pub delta_shape: DeltaShape,
     /// Time a refundable claim stays in each status (ACCEPTED, REFUNDABLE) before moving on.
     #[arg(long, default_value_t = 2000, value_name = "MS")]

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::cli::{RunArgs, TargetArgs};
 use crate::dialect::{self, EndpointOverride};
 use crate::engine::endpoints::Endpoints;
+pub use crate::environment::Environment;
 use crate::scenario::{self, FileError, LoadedScenario};
 use crate::secret::Secret;
 
@@ -51,25 +52,6 @@ pub struct RunSection {
     pub concurrency: Option<u32>,
     pub timeout_secs: Option<u64>,
     pub retries: Option<u32>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Environment {
-    Staging,
-    Production,
-    /// The embedded sandbox (never written in a config file by hand).
-    Sandbox,
-}
-
-impl Environment {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Environment::Staging => "staging",
-            Environment::Production => "production",
-            Environment::Sandbox => "sandbox",
-        }
-    }
 }
 
 /// Where requests go.

@@ -6,22 +6,11 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
+pub use crate::engine::endpoints::EndpointOverride;
 use crate::engine::endpoints::Endpoints;
 use crate::scenario::{self, FileError};
-
-/// An `[endpoints.NAME]` table: every field optional, so a table overrides only what it names.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct EndpointOverride {
-    pub method: Option<String>,
-    pub path: Option<String>,
-    pub body: Option<String>,
-    /// `[endpoints.NAME.capture]`: value name → JSONPath template.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub capture: BTreeMap<String, String>,
-}
 
 pub type Definitions = BTreeMap<String, EndpointOverride>;
 
@@ -138,6 +127,13 @@ fn endpoint_line(text: &str, endpoint: &str, key: Option<&str>) -> Option<usize>
     Some(found.unwrap_or(start) + 1)
 }
 
+/// The spec dialect with `overrides` on top, compiled.
+pub fn spec_with(
+    overrides: &Definitions,
+) -> Result<Endpoints, crate::engine::endpoints::EndpointError> {
+    Endpoints::compile(&merge(&spec().endpoints, overrides))
+}
+
 /// The full definitions a run uses: spec, then the dialect, then the user's tables.
 pub fn definitions(dialect: &Dialect, user: &Definitions) -> Definitions {
     merge(&merge(&spec().endpoints, &dialect.endpoints), user)
@@ -189,5 +185,100 @@ mod tests {
     fn an_unknown_name_lists_the_built_in_dialects() {
         let error = resolve("provider-doc").unwrap_err();
         assert!(error.message.contains("spec, provider-docs"), "{error}");
+    }
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use crate::dialect::spec_with;
+    use crate::engine::endpoints::*;
+    use crate::models::Operation;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn path_values_are_percent_encoded_and_undefined_is_an_error() {
+        let endpoints = spec_with(&BTreeMap::new()).unwrap();
+        let path = endpoints
+            .path(Operation::Claim, &json!({"contract": {"id": "a/b c"}}))
+            .unwrap();
+        assert_eq!(path, "/contracts/a%2Fb%20c/claims");
+        assert!(endpoints.path(Operation::Claim, &json!({})).is_err());
+    }
+
+    #[test]
+    fn overrides_are_checked_by_name_and_syntax() {
+        let mut overrides = BTreeMap::new();
+        overrides.insert("quote_removal".to_string(), EndpointOverride::default());
+        assert_eq!(spec_with(&overrides).unwrap_err().endpoint, "quote_removal");
+        let mut overrides = BTreeMap::new();
+        overrides.insert(
+            "quote_deletion".to_string(),
+            EndpointOverride {
+                path: Some("/q/{{ quote.id ".into()),
+                ..Default::default()
+            },
+        );
+        assert!(spec_with(&overrides).is_err());
+    }
+}
+
+#[cfg(test)]
+mod capture_tests {
+    use crate::dialect::spec_with;
+    use crate::engine::endpoints::*;
+    use crate::models::Operation;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn with_capture(op: &str, name: &str, path: &str) -> Result<Endpoints, EndpointError> {
+        let mut overrides = BTreeMap::new();
+        overrides.insert(
+            op.to_string(),
+            EndpointOverride {
+                capture: [(name.to_string(), path.to_string())].into(),
+                ..Default::default()
+            },
+        );
+        spec_with(&overrides)
+    }
+
+    #[test]
+    fn a_capture_renders_then_reads_the_first_match() {
+        let endpoints = with_capture(
+            "read_contracts",
+            "contract_id",
+            "$.{{ product_type }}[*].contract.id",
+        )
+        .unwrap();
+        let body = json!({"WITHDRAWAL": [{"contract": {"id": 41}}, {"contract": {"id": 42}}]});
+        let read = endpoints
+            .capture(
+                Operation::ReadContracts,
+                "contract_id",
+                &json!({"product_type": "WITHDRAWAL"}),
+                &body,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(read.path, "$.WITHDRAWAL[*].contract.id");
+        assert_eq!(read.value, Some(json!(41)));
+        assert!(
+            endpoints
+                .capture(Operation::ReadContracts, "claim_status", &json!({}), &body)
+                .is_none(),
+            "no capture configured: the built-in reading applies"
+        );
+    }
+
+    #[test]
+    fn unknown_names_and_bad_jsonpath_are_refused_naming_the_key() {
+        let error = with_capture("quote", "idd", "$.id").unwrap_err();
+        assert!(error.message.contains("capture.idd"), "{error:?}");
+        assert!(error.message.contains("id, reference, price_delta"));
+        assert_eq!(error.key.as_deref(), Some("idd"));
+        let error = with_capture("quote", "id", "$.quote[").unwrap_err();
+        assert!(error.message.contains("not a JSONPath"), "{error:?}");
+        assert!(with_capture("claim", "claim_status", "$.claim.status").is_ok());
     }
 }

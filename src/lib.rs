@@ -28,6 +28,8 @@ pub mod config;
 pub mod datagen;
 pub mod dialect;
 pub mod engine;
+pub mod environment;
+pub mod error;
 pub mod evidence;
 pub mod exit_codes;
 pub mod journal;
@@ -42,30 +44,7 @@ pub mod scenario;
 pub mod secret;
 
 use cli::{Cli, Command};
-
-/// A command's failure: the exit code it maps to and what to tell the user.
-#[derive(Debug)]
-pub struct Failure {
-    pub code: u8,
-    pub error: anyhow::Error,
-}
-
-impl Failure {
-    pub fn new(code: u8, error: impl std::fmt::Display) -> Self {
-        Failure {
-            code,
-            error: anyhow::anyhow!("{error}"),
-        }
-    }
-
-    /// A usage, config or scenario error (exit 2).
-    pub fn usage(error: impl std::fmt::Display) -> Self {
-        Failure {
-            code: exit_codes::USAGE,
-            error: anyhow::anyhow!("{error}"),
-        }
-    }
-}
+pub use error::Failure;
 
 /// Runs one command to completion and returns the process exit code.
 pub fn run(cli: Cli) -> u8 {
@@ -83,7 +62,7 @@ pub fn run(cli: Cli) -> u8 {
         Ok(code) => code,
         Err(failure) => {
             crate::tell!("error: {:#}", failure.error);
-            failure.code
+            failure.exit_code()
         }
     }
 }

@@ -3,11 +3,11 @@
 use chrono::Utc;
 use serde_json::json;
 
-use crate::Failure;
 use crate::cli::TargetArgs;
 use crate::config;
 use crate::datagen::{DataProfile, Generator, run_id};
 use crate::engine::{ApiClient, Cancel, client::Request};
+use crate::error::Failure;
 use crate::exit_codes;
 use crate::models::Envelope;
 use crate::sandbox::SandboxOptions;

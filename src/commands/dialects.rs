@@ -1,7 +1,7 @@
 //! `ppcert dialects`: the built-in dialects, each with what it changes from the spec.
 
-use crate::Failure;
 use crate::dialect;
+use crate::error::Failure;
 use crate::exit_codes;
 
 pub fn dialects() -> Result<u8, Failure> {

@@ -3,9 +3,9 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use crate::Failure;
 use crate::cli::GenerateArgs;
 use crate::datagen::{DataProfile, Generator, run_id};
+use crate::error::Failure;
 use crate::exit_codes;
 
 /// Midnight UTC today, so that `generate --seed N` prints the same bytes all day long.

@@ -3,11 +3,11 @@
 
 use chrono::Utc;
 
-use crate::Failure;
 use crate::cli::{ProbeArgs, RunArgs};
 use crate::config::{self, Environment, RunConfig};
 use crate::datagen::{DataProfile, Generator, run_id};
 use crate::engine::ApiClient;
+use crate::error::Failure;
 use crate::exit_codes;
 use crate::probe::Stop;
 use crate::probe::{Prober, write};

@@ -1,7 +1,7 @@
 //! `ppcert report` and `ppcert verify`: re-render a finished run, check a bundle's integrity.
 
-use crate::Failure;
 use crate::cli::{ReportArgs, VerifyArgs};
+use crate::error::Failure;
 use crate::evidence::{self, Evidence};
 use crate::exit_codes;
 use crate::journal;

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use crate::Failure;
 use crate::config::RunConfig;
+use crate::error::Failure;
 use crate::evidence::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
 use crate::record::{Exchange, StepEvent};

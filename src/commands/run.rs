@@ -8,7 +8,6 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::resume::read_previous;
-use crate::Failure;
 use crate::cli::RunArgs;
 use crate::config::{Environment, RunConfig, Target};
 use crate::datagen::{Generator, run_id};
@@ -16,6 +15,7 @@ use crate::engine::{
     self, ApiClient, Cancel, FlowInstance, FlowResult, FlowStatus, Gate, GateState, Recorder,
     Shared,
 };
+use crate::error::Failure;
 use crate::evidence::{self, Evidence, Partner, RunInfo, TargetInfo};
 use crate::exit_codes;
 use crate::journal::{self, Journal, Line};

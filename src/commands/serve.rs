@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use crate::Failure;
 use crate::cli::ServeArgs;
+use crate::error::Failure;
 use crate::exit_codes;
 use crate::sandbox::{Layout, Sandbox, SandboxOptions, random_token};
 

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::Failure;
 use crate::config::Target;
+use crate::error::Failure;
 use crate::sandbox::{ApiDialect, Sandbox, SandboxOptions};
 use crate::secret::Secret;
 

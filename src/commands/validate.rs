@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Failure;
 use crate::cli::ValidateArgs;
 use crate::config;
+use crate::error::Failure;
 use crate::exit_codes;
 use crate::scenario::{self, LoadedScenario};
 

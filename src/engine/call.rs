@@ -237,7 +237,7 @@ impl FlowRunner<'_> {
                     .then(|| "the booking's contracts exist".to_string())
             }
             Some((product_type, id)) => {
-                let status = super::claims::claimed_contract_status(&payload, product_type, id)
+                let status = super::reading::claimed_contract_status(&payload, product_type, id)
                     .and_then(|(status, _)| status.as_str().map(str::to_string));
                 status.map(|status| {
                     self.state.claim_status = Some(status.clone());

@@ -8,10 +8,9 @@ use serde_json::json;
 
 use super::call::Expect;
 use super::flow::FlowRunner;
-use super::reading::{Found, Need, as_text};
+use super::reading::{Need, as_text, claimed_contract_status};
 use super::steps::CREATED;
-use super::tolerant;
-use crate::config::Environment;
+use crate::environment::Environment;
 use crate::models::{CHANGE_FOR_ANY_REASON, ClaimRequest, Envelope, Operation, WITHDRAWAL};
 use crate::record::Check;
 
@@ -156,26 +155,6 @@ pub fn claim_day(at: chrono::DateTime<Utc>) -> chrono::NaiveDate {
     } else {
         day.succ_opt().unwrap_or(day)
     }
-}
-
-/// The claim status of the claimed contract, found by its id among the booking's contracts.
-pub fn claimed_contract_status(
-    body: &serde_json::Value,
-    product_type: &str,
-    contract: &str,
-) -> Found {
-    let (payload, _) = tolerant::payload(body);
-    let (found, how) = tolerant::contracts(payload, product_type);
-    found
-        .iter()
-        .find(|c| tolerant::contract_id(c).is_some_and(|(id, _)| id == contract))
-        .and_then(|c| tolerant::claim_status(c))
-        .map(|s| {
-            (
-                json!(s),
-                format!("{product_type} contract {contract} ({how}) claim status"),
-            )
-        })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use minijinja::{Environment, UndefinedBehavior, Value as Context};
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use reqwest::Method;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::models::Operation;
@@ -30,7 +31,17 @@ const SEGMENT: &AsciiSet = &CONTROLS
     .add(b'^')
     .add(b'|');
 
-pub use crate::dialect::EndpointOverride;
+/// An `[endpoints.NAME]` table: every field optional, so a table overrides only what it names.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointOverride {
+    pub method: Option<String>,
+    pub path: Option<String>,
+    pub body: Option<String>,
+    /// `[endpoints.NAME.capture]`: value name → JSONPath template.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capture: BTreeMap<String, String>,
+}
 
 /// Why an endpoint definition was refused: the endpoint, the message, and the key at fault
 /// (so the file's line can be named).
@@ -143,16 +154,6 @@ fn environment(encode_values: bool) -> Environment<'static> {
 }
 
 impl Endpoints {
-    /// The spec dialect with `[endpoints.*]` overrides applied; an error names the endpoint.
-    pub fn with_overrides(
-        overrides: &BTreeMap<String, EndpointOverride>,
-    ) -> Result<Endpoints, EndpointError> {
-        Endpoints::compile(&crate::dialect::merge(
-            &crate::dialect::spec().endpoints,
-            overrides,
-        ))
-    }
-
     /// Compiles complete definitions (every operation with a method and a path).
     pub fn compile(
         definitions: &BTreeMap<String, EndpointOverride>,
@@ -281,97 +282,5 @@ impl Endpoints {
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| format!("endpoints.{op}.body did not render to JSON: {e}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn path_values_are_percent_encoded_and_undefined_is_an_error() {
-        let endpoints = Endpoints::with_overrides(&BTreeMap::new()).unwrap();
-        let path = endpoints
-            .path(Operation::Claim, &json!({"contract": {"id": "a/b c"}}))
-            .unwrap();
-        assert_eq!(path, "/contracts/a%2Fb%20c/claims");
-        assert!(endpoints.path(Operation::Claim, &json!({})).is_err());
-    }
-
-    #[test]
-    fn overrides_are_checked_by_name_and_syntax() {
-        let mut overrides = BTreeMap::new();
-        overrides.insert("quote_removal".to_string(), EndpointOverride::default());
-        assert_eq!(
-            Endpoints::with_overrides(&overrides).unwrap_err().endpoint,
-            "quote_removal"
-        );
-        let mut overrides = BTreeMap::new();
-        overrides.insert(
-            "quote_deletion".to_string(),
-            EndpointOverride {
-                path: Some("/q/{{ quote.id ".into()),
-                ..Default::default()
-            },
-        );
-        assert!(Endpoints::with_overrides(&overrides).is_err());
-    }
-}
-
-#[cfg(test)]
-mod capture_tests {
-    use super::*;
-    use serde_json::json;
-
-    fn with_capture(op: &str, name: &str, path: &str) -> Result<Endpoints, EndpointError> {
-        let mut overrides = BTreeMap::new();
-        overrides.insert(
-            op.to_string(),
-            EndpointOverride {
-                capture: [(name.to_string(), path.to_string())].into(),
-                ..Default::default()
-            },
-        );
-        Endpoints::with_overrides(&overrides)
-    }
-
-    #[test]
-    fn a_capture_renders_then_reads_the_first_match() {
-        let endpoints = with_capture(
-            "read_contracts",
-            "contract_id",
-            "$.{{ product_type }}[*].contract.id",
-        )
-        .unwrap();
-        let body = json!({"WITHDRAWAL": [{"contract": {"id": 41}}, {"contract": {"id": 42}}]});
-        let read = endpoints
-            .capture(
-                Operation::ReadContracts,
-                "contract_id",
-                &json!({"product_type": "WITHDRAWAL"}),
-                &body,
-            )
-            .unwrap()
-            .unwrap();
-        assert_eq!(read.path, "$.WITHDRAWAL[*].contract.id");
-        assert_eq!(read.value, Some(json!(41)));
-        assert!(
-            endpoints
-                .capture(Operation::ReadContracts, "claim_status", &json!({}), &body)
-                .is_none(),
-            "no capture configured: the built-in reading applies"
-        );
-    }
-
-    #[test]
-    fn unknown_names_and_bad_jsonpath_are_refused_naming_the_key() {
-        let error = with_capture("quote", "idd", "$.id").unwrap_err();
-        assert!(error.message.contains("capture.idd"), "{error:?}");
-        assert!(error.message.contains("id, reference, price_delta"));
-        assert_eq!(error.key.as_deref(), Some("idd"));
-        let error = with_capture("quote", "id", "$.quote[").unwrap_err();
-        assert!(error.message.contains("not a JSONPath"), "{error:?}");
-        assert!(with_capture("claim", "claim_status", "$.claim.status").is_ok());
     }
 }

@@ -10,6 +10,7 @@ pub mod endpoints;
 pub mod flow;
 pub mod gate;
 mod negative;
+mod read_step;
 pub mod reading;
 pub mod recorder;
 mod steps;
@@ -20,8 +21,8 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::config::Environment;
 use crate::datagen::Generator;
+use crate::environment::Environment;
 use crate::record::{StepEvent, StepStatus};
 use crate::scenario::Scenario;
 pub use cancel::Cancel;

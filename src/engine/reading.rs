@@ -1,15 +1,11 @@
 //! Reading values from answers: the configured capture for a value when there is one, else
-//! the built-in tolerant reading. Every value read is recorded with where it came from, and a
-//! value that could not be read is a named failure (the call itself still counted).
+//! the built-in tolerant reading (one table of them, shared by `run` and `probe`).
 
 use serde_json::{Value, json};
 
-use super::call::Pending;
 use super::endpoints::Endpoints;
-use super::flow::FlowRunner;
 use super::tolerant;
 use crate::models::Operation;
-use crate::record::{Check, ValueRead};
 
 /// Whether the flow cannot go on without the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,76 +99,22 @@ pub fn read(
     }
 }
 
-impl FlowRunner<'_> {
-    /// Reads `name` from the answer pending: the capture configured for it, else `fallback`.
-    /// `None` when the status was not a success.
-    pub fn read_value(
-        &self,
-        pending: &mut Pending,
-        name: &str,
-        context: &Value,
-        need: Need,
-        fallback: impl FnOnce(&Value) -> Found,
-    ) -> Option<Value> {
-        let body = pending.success_body()?;
-        let op = pending.spec.operation;
-        let reading = match read(&self.shared.endpoints, op, name, context, &body, fallback) {
-            Ok(reading) => reading,
-            Err(error) => {
-                pending
-                    .checks
-                    .push(Check::fail(&format!("read_{name}"), error));
-                return None;
-            }
-        };
-        let text = reading
-            .value
-            .as_ref()
-            .and_then(|v| as_text(v).or_else(|| Some(v.to_string())));
-        if reading.value.is_some() || reading.configured || need == Need::Required {
-            pending.reads.push(ValueRead {
-                name: name.to_string(),
-                value: text,
-                from: reading.from.clone(),
-            });
-        }
-        // A capture says where a value is when the answer has it: an optional value that is
-        // absent (no priceDelta on a first quote) is no failure.
-        if reading.value.is_none() && need == Need::Required {
-            let how = if reading.configured {
-                format!("with `{}`", reading.from)
-            } else {
-                format!(
-                    "with the built-in reading (set `[endpoints.{op}.capture] {name} = \"$...\"` \
-                     in ppcert.toml to say where it is, or let `ppcert probe` find it)"
-                )
-            };
-            let answer = pending
-                .attempt
-                .response
-                .as_ref()
-                .map(|r| r.describe())
-                .unwrap_or_default();
-            pending.checks.push(Check::fail(
-                &format!("read_{name}"),
-                format!("could not read `{name}` from the {op} answer {how}; {answer}"),
-            ));
-        }
-        reading.value
-    }
-
-    /// [`FlowRunner::read_value`] with the built-in reading of the value.
-    pub fn read_builtin(
-        &self,
-        pending: &mut Pending,
-        name: &str,
-        context: &Value,
-        need: Need,
-    ) -> Option<Value> {
-        let op = pending.spec.operation;
-        let product_type = context["product_type"].as_str().unwrap_or("").to_string();
-        self.read_value(pending, name, context, need, |body| {
-            builtin(op, name, &product_type, body)
+/// The claim status of the claimed contract, found by its id among the booking's contracts.
+pub fn claimed_contract_status(
+    body: &serde_json::Value,
+    product_type: &str,
+    contract: &str,
+) -> Found {
+    let (payload, _) = tolerant::payload(body);
+    let (found, how) = tolerant::contracts(payload, product_type);
+    found
+        .iter()
+        .find(|c| tolerant::contract_id(c).is_some_and(|(id, _)| id == contract))
+        .and_then(|c| tolerant::claim_status(c))
+        .map(|s| {
+            (
+                json!(s),
+                format!("{product_type} contract {contract} ({how}) claim status"),
+            )
         })
-    }
 }

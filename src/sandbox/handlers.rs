@@ -14,7 +14,8 @@ use super::dialect::{self, ApiDialect};
 use super::validate::{self, ApiFailure, parse_data};
 use super::{ContractsLayout, DeltaShape, Layout, Shared};
 use crate::models::{
-    ClaimRequest, FlightCancellationReport, QuoteRequest, SubscriptionRequest, UpdateRequest,
+    ClaimRequest, Flight, FlightCancellationReport, Journey, Money, QuoteRequest, QuoteTraveler,
+    SubscriptionRequest, Trip, UpdateRequest,
 };
 
 /// The OpenAPI 3.1 document of exactly what the sandbox serves.
@@ -201,16 +202,45 @@ pub async fn openapi(State(shared): State<Arc<Shared>>) -> Response {
         prefix => prefix,
     };
     document["servers"] = json!([{ "url": server }]);
-    let generator = crate::datagen::Generator::new(
-        1,
-        "OPENAPI",
-        shared.now(),
-        crate::datagen::DataProfile::default(),
-    );
-    let example = json!({ "data": generator.booking(0).quote_request(0, false) });
+    let example = json!({ "data": example_quote(shared.now()) });
     document["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]["example"] =
         example;
     Json(document).into_response()
+}
+
+/// A quote the sandbox accepts at `now`: two months out, between two airports that keep UTC
+/// all year (Keflavík and Accra), so its offsets are right whatever the date.
+fn example_quote(now: chrono::DateTime<chrono::Utc>) -> QuoteRequest {
+    let departure = (now + chrono::Duration::days(60))
+        .date_naive()
+        .and_hms_opt(10, 30, 0)
+        .unwrap_or_default();
+    let arrival = departure + chrono::Duration::minutes(7 * 60 + 5);
+    let at = |t: chrono::NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S+00:00").to_string();
+    QuoteRequest {
+        currency: "EUR".into(),
+        trips: vec![Trip {
+            price: Money {
+                amount: 420.0,
+                currency: "EUR".into(),
+            },
+            journeys: vec![Journey {
+                flights: vec![Flight {
+                    airline_iata: "FI".into(),
+                    number: "540".into(),
+                    departure_airport_iata: "KEF".into(),
+                    arrival_airport_iata: "ACC".into(),
+                    departure_date: at(departure),
+                    arrival_date: at(arrival),
+                }],
+            }],
+            travelers: vec![QuoteTraveler {
+                age_range: crate::models::ADULT.into(),
+            }],
+        }],
+        booking_number: None,
+        product_types: None,
+    }
 }
 
 pub async fn not_found() -> ApiFailure {

@@ -69,7 +69,7 @@ impl Default for Layout {
 }
 
 /// How GET /subscriptions/{bookingNumber}/contracts groups contracts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContractsLayout {
     /// `{"WITHDRAWAL": [...], ...}`
     ByType,
@@ -80,7 +80,7 @@ pub enum ContractsLayout {
 }
 
 /// How `priceDelta` is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeltaShape {
     /// `12.5`
     Number,
