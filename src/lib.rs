@@ -33,13 +33,15 @@ pub mod error;
 pub mod evidence;
 pub mod exit_codes;
 pub mod journal;
-pub mod models;
+/// The API models, shared with the sandbox crate.
+pub use ppcert_models as models;
 pub mod output;
 pub mod probe;
 pub mod problem;
 pub mod record;
 pub mod report;
-pub mod sandbox;
+/// The embedded staging simulator, a crate of its own.
+pub use ppcert_sandbox as sandbox;
 pub mod scenario;
 pub mod secret;
 

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Booking, Contract, QuoteRecord, QuoteState, Store, conflict, round_cents};
 use crate::models::{Client, Operation, SubscriptionRequest, Traveler, UpdateRequest};
-use crate::sandbox::validate::{self, ApiFailure, Checked, check_client, check_traveler};
+use crate::validate::{self, ApiFailure, Checked, check_client, check_traveler};
 
 /// The quotes a subscription or update names: by reference (subscription) or by id (update),
 /// each with the travelers given for it.

@@ -2,7 +2,7 @@
 
 use super::{QuoteCreated, QuoteRecord, QuoteState, Store, conflict, not_found, round_cents};
 use crate::models::{CHANGE_FOR_ANY_REASON, Operation, QuoteRequest, WITHDRAWAL};
-use crate::sandbox::validate::{ApiFailure, Checked, QuoteFacts};
+use crate::validate::{ApiFailure, Checked, QuoteFacts};
 
 /// The product price is this share of the trip price (spec §4.5: "a percentage of it").
 pub const PRODUCT_RATE: f64 = 0.05;

@@ -1,6 +1,11 @@
 //! The embedded staging simulator: a strict, in-memory Partner Protection API on loopback.
 //!
-//! Started by [`Sandbox::start`] (for `ppcert run` and tests) or by `ppcert serve`.
+//! Started by [`Sandbox::start`] (for `ppcert run` and tests) or by `ppcert serve`. A crate of its
+//! own so that the compiler holds it apart from the client it tests: it shares only the API
+//! models with ppcert.
+
+/// The API models, as the rest of the sandbox names them.
+pub use ppcert_models as models;
 
 mod dialect;
 mod faults;

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::{Claim, FRAUD_WINDOW_HOURS, Rules, Store, conflict, not_found};
 use crate::models::{CHANGE_FOR_ANY_REASON, ClaimRequest, FlightCancellationReport, Operation};
-use crate::sandbox::validate::{self, ApiFailure, Checked, check_beneficiary};
+use crate::validate::{self, ApiFailure, Checked, check_beneficiary};
 
 impl Store {
     pub fn claim(
