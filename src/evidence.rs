@@ -62,6 +62,14 @@ pub struct RunInfo {
     pub scale: u32,
     /// Why these results are not certification evidence, when they are not.
     pub notice: Option<String>,
+    /// The dialect the requests were spelled in (`spec`, `provider-docs`, or a file's name).
+    #[serde(default = "default_dialect")]
+    pub dialect: String,
+}
+
+/// Bundles written before dialects existed spoke the spec.
+fn default_dialect() -> String {
+    crate::dialect::DEFAULT.to_string()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

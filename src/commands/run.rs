@@ -139,6 +139,7 @@ fn run_info(
         concurrency: config.concurrency,
         scale: config.scale,
         notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),
+        dialect: config.dialect.clone(),
     }
 }
 

@@ -63,6 +63,7 @@ async fn the_provider_docs_dialect_sends_the_documented_shapes() {
     let (finished, evidence, _dir) =
         run_against(&sandbox, "certification", &["--dialect", "provider-docs"]).await;
     assert_eq!(finished.code, 0, "{}", finished.stdout);
+    assert_eq!(evidence["run"]["dialect"], "provider-docs");
     let exchanges = evidence["exchanges"].as_array().unwrap();
     let subscription = exchanges
         .iter()
