@@ -15,7 +15,7 @@ use crate::engine::{
     self, ApiClient, Cancel, FlowInstance, FlowResult, FlowStatus, Gate, GateState, Recorder,
     Shared,
 };
-use crate::error::Failure;
+use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
 use crate::evidence::{self, Evidence, Partner, RunInfo, TargetInfo};
 use crate::exit_codes;
 use crate::journal::{self, Journal, Line};
@@ -148,7 +148,7 @@ async fn execute(
     shared: Arc<Shared>,
     instances: Vec<FlowInstance>,
     points: std::collections::HashMap<String, engine::ResumePoint>,
-) -> (Vec<FlowResult>, bool) {
+) -> (Result<Vec<FlowResult>, String>, bool) {
     let cancel = shared.cancel.clone();
     let engine = tokio::spawn(engine::execute(shared, instances, points));
     tokio::pin!(engine);
@@ -165,9 +165,9 @@ async fn execute(
             ((&mut engine).await, true)
         }
     };
-    let results = joined.unwrap_or_else(|e| {
+    let results = joined.map_err(|e| {
         crate::tell!("error: the engine stopped unexpectedly: {e}");
-        Vec::new()
+        format!("the engine stopped unexpectedly (a bug; please report it): {e}")
     });
     (results, interrupted)
 }
@@ -242,13 +242,40 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let (results, interrupted) = execute(shared.clone(), instances, points).await;
     progress.finish();
     let gate = shared.gate.state();
-    let evidence = finish(&config, run, &recorder, &results, interrupted);
-    publish(&dir, &evidence, &recorder)?;
+    let (results, engine_error) = match results {
+        Ok(results) => (results, None),
+        Err(error) => (Vec::new(), Some(error)),
+    };
+    let evidence = finish(
+        &config,
+        run,
+        &recorder,
+        &results,
+        (interrupted, engine_error),
+    );
+    let published = publish(&dir, &evidence, &recorder);
     if let Some(sandbox) = opened.sandbox {
         let _ = sandbox.shutdown().await;
     }
-    crate::say!("{}", crate::output::summary(&mode, &evidence, &dir));
-    Ok(exit_code(interrupted, gate, &evidence))
+    match &published {
+        Ok(()) => crate::say!("{}", crate::output::summary(&mode, &evidence, &dir)),
+        Err(error) => crate::tell!(
+            "error: {error}; the requests were sent and {} holds what was recorded",
+            dir.join(journal::FILE_NAME).display()
+        ),
+    }
+    let outcome = RunOutcome {
+        bundle_written: published.is_ok(),
+        interrupted,
+        first_call: match gate {
+            GateState::TokenRejected => FirstCall::TokenRejected,
+            GateState::Unreachable => FirstCall::Unreachable,
+            _ => FirstCall::Answered,
+        },
+        passed: evidence.verdict == evidence::Verdict::Passed,
+    };
+    explain_first_call(outcome.first_call);
+    Ok(run_exit_code(&outcome))
 }
 
 /// A fresh run record: its id and seed, and the data generator's clock, start here.
@@ -324,13 +351,21 @@ fn shared_state(
 }
 
 /// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
-fn publish(dir: &Path, evidence: &Evidence, recorder: &Recorder) -> Result<(), Failure> {
+fn publish(dir: &Path, evidence: &Evidence, recorder: &Recorder) -> Result<(), String> {
     recorder.line(Line::End {
         at: Utc::now().to_rfc3339(),
         complete: evidence.run.complete,
     });
-    crate::report::write_bundle(dir, evidence)
-        .map_err(|e| usage(format!("{}: cannot write the bundle: {e}", dir.display())))?;
+    // Failpoint for the test of a bundle that cannot be written (hidden, tests only).
+    let failpoint = std::env::var_os("PPCERT_TEST_FAIL_BUNDLE").map(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            "failpoint PPCERT_TEST_FAIL_BUNDLE",
+        )
+    });
+    failpoint
+        .map_or_else(|| crate::report::write_bundle(dir, evidence), Err)
+        .map_err(|e| format!("{}: cannot write the bundle: {e}", dir.display()))?;
     if let Err(e) = crate::report::append_step_summary(dir) {
         crate::tell!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
     }
@@ -342,12 +377,15 @@ fn finish(
     mut run: RunInfo,
     recorder: &Recorder,
     results: &[FlowResult],
-    interrupted: bool,
+    (interrupted, engine_error): (bool, Option<String>),
 ) -> Evidence {
     let recorded = recorder.take();
     run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
-    run.complete = !interrupted && results.iter().all(|r| r.status != FlowStatus::Interrupted);
-    let mut warnings = Vec::new();
+    // A run whose engine died has no flow results: it is incomplete, never a pass.
+    run.complete = !interrupted
+        && engine_error.is_none()
+        && results.iter().all(|r| r.status != FlowStatus::Interrupted);
+    let mut warnings: Vec<String> = engine_error.into_iter().collect();
     if config.token.as_ref().is_some_and(|t| !t.scrubbable()) {
         warnings.push(format!("the token is shorter than {} characters: it is kept out of headers, but a copy echoed in a body cannot be told apart from text and is not scrubbed", crate::secret::MIN_SCRUBBED_LEN));
     }
@@ -366,18 +404,12 @@ fn finish(
     )
 }
 
-fn exit_code(interrupted: bool, gate: GateState, evidence: &Evidence) -> u8 {
-    match (interrupted, gate) {
-        (true, _) => exit_codes::INTERRUPTED,
-        (_, GateState::TokenRejected) => {
-            crate::tell!("error: the token was rejected (401 on the first call)");
-            exit_codes::TOKEN_REJECTED
+fn explain_first_call(first_call: FirstCall) {
+    match first_call {
+        FirstCall::TokenRejected => {
+            crate::tell!("error: the token was rejected (401 on the first call)")
         }
-        (_, GateState::Unreachable) => {
-            crate::tell!("error: the target could not be reached");
-            exit_codes::UNREACHABLE
-        }
-        _ if evidence.verdict == evidence::Verdict::Passed => exit_codes::SUCCESS,
-        _ => exit_codes::REQUIREMENT_NOT_MET,
+        FirstCall::Unreachable => crate::tell!("error: the target could not be reached"),
+        FirstCall::Answered => {}
     }
 }

@@ -150,6 +150,15 @@ impl<'a> FlowRunner<'a> {
 
     /// Runs the steps from `start`; a failed step skips the rest, naming why.
     pub async fn run(mut self, start: usize) -> FlowResult {
+        // Failpoint for the test that a panicking flow fails the run (hidden, tests only).
+        if std::env::var_os("PPCERT_TEST_PANIC_IN_FLOW")
+            .is_some_and(|label| label == self.instance.label.as_str())
+        {
+            panic!(
+                "failpoint PPCERT_TEST_PANIC_IN_FLOW in {}",
+                self.instance.label
+            );
+        }
         let steps = self.instance.steps.clone();
         let mut outcome = (FlowStatus::Completed, None);
         for (index, step) in steps.iter().enumerate().skip(start) {

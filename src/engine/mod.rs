@@ -19,6 +19,8 @@ pub mod tolerant;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
+use std::panic::AssertUnwindSafe;
 use tokio::sync::Semaphore;
 
 use crate::datagen::Generator;
@@ -134,12 +136,14 @@ pub async fn execute(
         tasks.spawn(async move {
             let _permit = permit;
             let start = point.next_step;
-            (
-                position,
-                flow::FlowRunner::new(&shared, &instance, gatekeeper, point)
-                    .run(start)
-                    .await,
-            )
+            let runner = flow::FlowRunner::new(&shared, &instance, gatekeeper, point);
+            // A panic is caught here, inside the task, so that the gate it may hold opens
+            // before the next flow waits on it, and the flow is recorded as failed.
+            let result = match AssertUnwindSafe(runner.run(start)).catch_unwind().await {
+                Ok(result) => result,
+                Err(panic) => crashed(&shared, &instance, panic),
+            };
+            (position, result)
         });
     }
     if !gatekeeper_started {
@@ -165,6 +169,30 @@ fn not_started(shared: &Shared, settled_open: bool) -> Option<(FlowStatus, Strin
         ))
     } else {
         None
+    }
+}
+
+/// A flow that panicked: a failed flow carrying the panic's message, never a silent gap in
+/// the results (a gap made a scenario without requirements pass).
+fn crashed(
+    shared: &Shared,
+    instance: &FlowInstance,
+    panic: Box<dyn std::any::Any + Send>,
+) -> FlowResult {
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    let message = format!("ppcert failed inside this flow (a bug; please report it): {text}");
+    crate::tell!("error: {}: {message}", instance.label);
+    shared.gate.settle(GateState::Open);
+    FlowResult {
+        label: instance.label.clone(),
+        flow: instance.flow.clone(),
+        state: FlowState::default(),
+        status: FlowStatus::Failed,
+        reason: Some(message),
     }
 }
 

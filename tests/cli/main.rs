@@ -7,6 +7,7 @@ mod datagen;
 mod dialects;
 mod faults;
 mod openapi;
+mod outcomes;
 mod probe;
 mod reports;
 mod run;

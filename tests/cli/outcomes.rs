@@ -1,0 +1,80 @@
+//! A run's outcome and its exit code: a flow that panics fails the run (never a pass, even in a
+//! scenario without requirements), and a bundle that cannot be written after requests were
+//! sent is its own documented code, not "usage error, nothing sent".
+
+use serde_json::Value;
+
+use crate::common::*;
+
+async fn run_with_env(
+    dir: &std::path::Path,
+    args: &[&str],
+    env: (&str, &str),
+) -> (i32, String, String) {
+    let output = ppcert_command(dir, args, None)
+        .env(env.0, env.1)
+        .output()
+        .await
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flow_that_panics_fails_a_scenario_without_requirements() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run_with_env(
+        dir.path(),
+        &["run", "--scenario", "conformance", "--out", "b"],
+        ("PPCERT_TEST_PANIC_IN_FLOW", "conformance#1"),
+    )
+    .await;
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let evidence: Value = read_json(&dir.path().join("b/evidence.json"));
+    assert_eq!(evidence["verdict"], "failed");
+    let flow = &evidence["flows"][0];
+    assert_eq!(flow["status"], "failed");
+    assert!(
+        flow["reason"].as_str().unwrap().contains("failpoint"),
+        "the panic's message is kept: {flow}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_in_the_first_flow_does_not_hold_the_others_at_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run_with_env(
+        dir.path(),
+        &["run", "--out", "b", "--concurrency", "1"],
+        ("PPCERT_TEST_PANIC_IN_FLOW", "lifecycle#1"),
+    )
+    .await;
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let evidence: Value = read_json(&dir.path().join("b/evidence.json"));
+    let passed = evidence["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["status"] == "completed")
+        .count();
+    assert_eq!(passed, 12, "every other flow ran: {}", evidence["flows"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_that_cannot_be_written_after_requests_were_sent_exits_6_keeping_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = run_with_env(
+        dir.path(),
+        &["run", "--scenario", "smoke", "--out", "b"],
+        ("PPCERT_TEST_FAIL_BUNDLE", "1"),
+    )
+    .await;
+    assert_eq!(code, 6, "{stdout}{stderr}");
+    assert!(stderr.contains("cannot write the bundle"), "{stderr}");
+    assert!(stderr.contains("journal.jsonl"), "{stderr}");
+    let journal = std::fs::read_to_string(dir.path().join("b/journal.jsonl")).unwrap();
+    assert!(journal.contains("\"exchange\""), "{journal}");
+}
