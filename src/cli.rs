@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::bounds;
 use crate::sandbox::{ApiDialect, ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper};
 
 /// Certify a travel partner's integration with the Partner Protection API on staging.
@@ -57,7 +58,7 @@ pub struct TargetArgs {
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// Per-request timeout.
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(bounds::TIMEOUT_SECS))]
     pub timeout: Option<u64>,
     /// How the staging spells its calls: `spec`, `provider-docs` or a dialect file
     /// [default: `[target] dialect`, else spec]. See `ppcert dialects`.
@@ -91,13 +92,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Flows in flight at once [default: 4].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(bounds::CONCURRENCY))]
     pub concurrency: Option<u32>,
     /// Attempts after the first, for retryable failures only [default: 3].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(bounds::RETRIES))]
     pub retries: Option<u32>,
     /// Multiply every flow's repeat count (load and soak runs).
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(bounds::SCALE))]
     pub scale: u32,
     /// For partners that do not sell flights: skip flight-cancellation flows and requirements.
     #[arg(long)]

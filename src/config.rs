@@ -8,6 +8,7 @@ use std::time::Duration;
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds;
 use crate::cli::{RunArgs, TargetArgs};
 use crate::dialect::{self, EndpointOverride};
 use crate::engine::endpoints::Endpoints;
@@ -108,6 +109,11 @@ pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
     if config.target.environment == Some(Environment::Sandbox) {
         return Err(FileError { file: file.into(), line: line_with(text, "environment"), message: "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into() });
     }
+    check_run_bounds(&config.run).map_err(|(key, message)| FileError {
+        file: file.into(),
+        line: line_with(text, key),
+        message,
+    })?;
     let chosen = config.target.dialect.as_deref().unwrap_or(dialect::DEFAULT);
     let dialect = dialect::resolve(chosen).map_err(|e| FileError {
         file: file.into(),
@@ -120,6 +126,28 @@ pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
         &dialect::definitions(&dialect, &config.endpoints),
     )?;
     Ok(config)
+}
+
+/// `[run]` values within the bounds the flags have; the key at fault and why.
+fn check_run_bounds(run: &RunSection) -> Result<(), (&'static str, String)> {
+    let checks = [
+        (
+            "concurrency",
+            run.concurrency.map(i64::from),
+            &bounds::CONCURRENCY,
+        ),
+        ("retries", run.retries.map(i64::from), &bounds::RETRIES),
+    ];
+    for (key, value, range) in checks {
+        if let Some(value) = value {
+            bounds::check(&format!("run.{key}"), value, range).map_err(|e| (key, e))?;
+        }
+    }
+    if let Some(timeout) = run.timeout_secs {
+        bounds::check("run.timeout_secs", timeout, &bounds::TIMEOUT_SECS)
+            .map_err(|e| ("timeout_secs", e))?;
+    }
+    Ok(())
 }
 
 fn line_with(text: &str, needle: &str) -> Option<usize> {
@@ -215,6 +243,17 @@ impl RunConfig {
         let (target, token) = target(&args.target, &file)?;
         let scenario =
             scenario::resolve(&args.scenario, Path::new(".")).map_err(|e| e.to_string())?;
+        let flows: u64 = scenario
+            .scenario
+            .flows
+            .iter()
+            .map(|f| u64::from(f.repeat))
+            .sum();
+        bounds::check(
+            "flow instances (repeats × --scale)",
+            flows.saturating_mul(u64::from(args.scale)),
+            &bounds::FLOW_INSTANCES,
+        )?;
         let chosen = dialect_choice(&args.target, &file);
         let dialect = dialect::resolve(&chosen).map_err(|e| format!("dialect: {e}"))?;
         let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
@@ -258,5 +297,32 @@ impl RunConfig {
             Target::Embedded => Environment::Sandbox,
             Target::Remote { environment, .. } => *environment,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_values_get_the_flags_bounds_naming_file_line_and_key() {
+        for (text, key, line) in [
+            (
+                "[run]\nconcurrency = 4\nretries = 1000\n",
+                "run.retries = 1000",
+                3,
+            ),
+            ("[run]\nconcurrency = 0\n", "run.concurrency = 0", 2),
+            (
+                "\n[run]\ntimeout_secs = 999999\n",
+                "run.timeout_secs = 999999",
+                3,
+            ),
+        ] {
+            let error = parse_file("ppcert.toml", text).unwrap_err();
+            assert_eq!(error.line, Some(line), "{text}");
+            assert!(error.message.starts_with(key), "{}", error.message);
+        }
+        assert!(parse_file("ppcert.toml", "[run]\nretries = 20\nconcurrency = 1024\n").is_ok());
     }
 }

@@ -22,6 +22,7 @@ macro_rules! tell {
     }};
 }
 
+pub mod bounds;
 pub mod cli;
 mod commands;
 pub mod config;

@@ -16,6 +16,7 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let run_args = RunArgs {
         target: args.target.clone(),
         scenario: "smoke".into(),
+        scale: 1,
         ..RunArgs::default()
     };
     let config = RunConfig::from_args(&run_args).map_err(Failure::usage)?;

@@ -2,6 +2,7 @@
 //! what it needs from the steps before it.
 
 use super::{ErrorCase, ExpectedStatus, FlowSpec, Scenario, Step};
+use crate::bounds;
 use crate::datagen::DataProfile;
 use crate::models::{CHANGE_FOR_ANY_REASON, CLAIM_STATUSES, WITHDRAWAL};
 
@@ -23,6 +24,7 @@ pub fn check(scenario: &Scenario) -> Result<(), CheckError> {
         if flow.repeat == 0 || flow.steps.is_empty() {
             return Err(fail("needs repeat >= 1 and at least one step".into()));
         }
+        bounds::check("repeat", flow.repeat, &bounds::REPEAT).map_err(fail)?;
         check_steps(flow, &scenario.data).map_err(fail)?;
     }
     Ok(())
@@ -35,6 +37,14 @@ fn check_profile(p: &DataProfile) -> Result<(), String> {
         || p.flight_plans < 1
     {
         return Err("data: need 1 <= min_days_ahead <= max_days_ahead, max_travelers >= 1, flight_plans >= 1".into());
+    }
+    let within = [
+        ("data.max_days_ahead", p.max_days_ahead, &bounds::DAYS_AHEAD),
+        ("data.max_travelers", p.max_travelers, &bounds::TRAVELERS),
+        ("data.flight_plans", p.flight_plans, &bounds::FLIGHT_PLANS),
+    ];
+    for (key, value, range) in within {
+        bounds::check(key, value, range)?;
     }
     for (i, t) in p.product_types.iter().enumerate() {
         if t != WITHDRAWAL && t != CHANGE_FOR_ANY_REASON {
@@ -232,6 +242,14 @@ mod tests {
             (
                 "[data]\nmin_days_ahead = 40\nmax_days_ahead = 30",
                 "need 1 <= min_days_ahead <= max_days_ahead",
+            ),
+            (
+                "[data]\nmin_days_ahead = 4000000000\nmax_days_ahead = 4000000000",
+                "data.max_days_ahead = 4000000000 is out of bounds (1 to 3650)",
+            ),
+            (
+                "[data]\nflight_plans = 1000",
+                "data.flight_plans = 1000 is out of bounds",
             ),
             (
                 "[data]\nproduct_types = [\"WITHDRAWAL\", \"HOTEL\"]",
