@@ -121,8 +121,17 @@ impl ResponseRecord {
         crate::problem::error_words(&self.body.to_value(), self.content_type())
     }
 
-    /// The server's words for a refusal, else an excerpt of its body.
+    /// The server's words for a refusal, else an excerpt of its body; a redirect by where it
+    /// pointed (never followed).
     pub fn describe(&self) -> String {
+        if (300..400).contains(&self.status) {
+            let location = self
+                .headers
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("location"))
+                .map_or("nowhere", |(_, value)| value.as_str());
+            return format!("a redirect to {location} (not followed)");
+        }
         crate::problem::describe(&self.body.to_value(), self.content_type())
     }
 

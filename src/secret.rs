@@ -1,7 +1,13 @@
 //! The bearer token, held so that it cannot be printed by accident: its Debug and Display are
-//! redacted, and every recorded text passes through [`Secret::scrub`].
+//! redacted, and every recorded text passes through [`Secret::scrub`], which knows the forms a
+//! server commonly echoes it in: raw, JSON-escaped, percent-encoded (either hex case, `+` for
+//! space), and base64 (standard and URL-safe, with or without padding).
 
 use std::fmt;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use regex::Regex;
 
 /// What the Authorization header is written as in every record.
 pub const REDACTED_BEARER: &str = "Bearer <redacted>";
@@ -11,11 +17,54 @@ pub const REDACTED_BEARER: &str = "Bearer <redacted>";
 pub const MIN_SCRUBBED_LEN: usize = 8;
 
 #[derive(Clone)]
-pub struct Secret(String);
+pub struct Secret(String, Option<Arc<Regex>>);
+
+/// One pattern for every spelling of `token` worth scrubbing: each character raw, JSON-escaped
+/// (`\u002f`, `\/`) or percent-encoded (`%2F`, `%2f`, `+` for a space), in any mix, plus the
+/// token's base64 forms (standard and URL-safe, padded or not).
+fn pattern(token: &str) -> Option<Regex> {
+    let mut per_char = String::new();
+    for c in token.chars() {
+        let mut spellings = vec![regex::escape(&c.to_string())];
+        if (c as u32) < 0x10000 {
+            spellings.push(format!("\\\\u(?i:{:04x})", c as u32));
+        }
+        let mut utf8 = [0u8; 4];
+        let percent: String = c
+            .encode_utf8(&mut utf8)
+            .bytes()
+            .map(|b| format!("%(?i:{b:02x})"))
+            .collect();
+        spellings.push(percent);
+        match c {
+            '/' => spellings.push("\\\\/".into()),
+            ' ' => spellings.push("\\+".into()),
+            _ => {}
+        }
+        per_char.push_str(&format!("(?:{})", spellings.join("|")));
+    }
+    let mut alternatives = vec![per_char];
+    for engine in [
+        &base64::engine::general_purpose::STANDARD,
+        &base64::engine::general_purpose::URL_SAFE,
+    ] {
+        let encoded = engine.encode(token.as_bytes());
+        alternatives.push(format!(
+            "{}(?:=*)",
+            regex::escape(encoded.trim_end_matches('='))
+        ));
+    }
+    Regex::new(&alternatives.join("|")).ok()
+}
 
 impl Secret {
     pub fn new(token: impl Into<String>) -> Secret {
-        Secret(token.into())
+        let token = token.into();
+        let scrubber = (token.len() >= MIN_SCRUBBED_LEN)
+            .then(|| pattern(&token))
+            .flatten()
+            .map(Arc::new);
+        Secret(token, scrubber)
     }
 
     /// The raw token, for the Authorization header only.
@@ -33,23 +82,31 @@ impl Secret {
         self.0.len() >= MIN_SCRUBBED_LEN
     }
 
-    /// Removes the token from text a server may have echoed it in.
+    /// Removes the token, in every form it is known in, from text a server may have echoed.
     pub fn scrub(&self, text: &str) -> String {
-        if !self.scrubbable() || !text.contains(&self.0) {
-            text.to_string()
-        } else {
-            text.replace(&self.0, "<redacted>")
+        match &self.1 {
+            Some(pattern) => pattern.replace_all(text, "<redacted>").into_owned(),
+            None => text.to_string(),
         }
     }
 
-    /// Removes the token from every string inside a JSON value.
+    /// Removes the token from every string and every key inside a JSON value.
     pub fn scrub_json(&self, value: &mut serde_json::Value) {
         match value {
-            serde_json::Value::String(s) if !self.0.is_empty() && s.contains(&self.0) => {
-                *s = self.scrub(s)
+            serde_json::Value::String(s) => {
+                let scrubbed = self.scrub(s);
+                if scrubbed != *s {
+                    *s = scrubbed;
+                }
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_json(v)),
-            serde_json::Value::Object(map) => map.values_mut().for_each(|v| self.scrub_json(v)),
+            serde_json::Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (key, mut inner) in entries {
+                    self.scrub_json(&mut inner);
+                    map.insert(self.scrub(&key), inner);
+                }
+            }
             _ => {}
         }
     }
@@ -79,6 +136,34 @@ mod tests {
         secret.scrub_json(&mut body);
         assert_eq!(body, serde_json::json!({"echo": ["Bearer <redacted>"]}));
         assert_eq!(secret.fingerprint().len(), 12);
+    }
+
+    #[test]
+    fn every_common_encoding_of_the_token_is_scrubbed_in_keys_and_values() {
+        let token = "sk_live+ab/cd==ef12";
+        let secret = Secret::new(token);
+        let b64 = base64::engine::general_purpose::STANDARD.encode(token);
+        let b64_url = base64::engine::general_purpose::URL_SAFE.encode(token);
+        for echoed in [
+            token.to_string(),
+            "sk_live+ab\\/cd==ef12".to_string(),
+            "sk_live\\u002bab\\u002fcd\\u003d\\u003def12".to_string(),
+            "sk_live\\u002Bab\\u002Fcd\\u003D\\u003Def12".to_string(),
+            "sk%5Flive%2Bab%2Fcd%3D%3Def12".to_string(),
+            "sk%5flive%2bab%2fcd%3d%3def12".to_string(),
+            b64.clone(),
+            b64.trim_end_matches('=').to_string(),
+            b64_url,
+            "sk_live+ab\\/cd%3D=ef12".to_string(),
+        ] {
+            let text = format!("Location: https://x/login?next={echoed}&a=1");
+            let scrubbed = secret.scrub(&text);
+            assert!(scrubbed.contains("<redacted>"), "{echoed}: {scrubbed}");
+            assert!(!scrubbed.contains(&echoed), "{echoed}: {scrubbed}");
+        }
+        let mut body = serde_json::json!({ token: {"nested": [format!("Bearer {token}")]} });
+        secret.scrub_json(&mut body);
+        assert!(!body.to_string().contains("sk_live"), "{body}");
     }
 
     #[test]

@@ -130,6 +130,7 @@ impl FlowRunner<'_> {
         {
             self.reconcile(&mut pending).await;
         }
+        pending.checks.extend(error_body_check(&pending));
         pending
     }
 
@@ -275,7 +276,6 @@ impl FlowRunner<'_> {
             )),
         };
         let mut checks: Vec<Check> = status_check.into_iter().collect();
-        checks.extend(error_body_check(&pending));
         checks.append(&mut pending.checks);
         let passed = checks.iter().all(|c| c.passed || c.warning);
         let mut exchange = self.exchange(&pending.attempt, &pending.spec);

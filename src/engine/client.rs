@@ -105,6 +105,9 @@ impl ApiClient {
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .user_agent(concat!("ppcert/", env!("CARGO_PKG_VERSION")))
+            // A redirect is the server's answer, not a place to send the write again (reqwest
+            // would re-send a POST as a GET, and count a login page as a success).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(ApiClient {
@@ -205,7 +208,13 @@ impl ApiClient {
                 attempt.error = Some(self.token.scrub(&describe(&e)));
             }
             Ok(response) => match read_response(response, &self.token).await {
-                Ok(response) => attempt.response = Some(response),
+                Ok(response) => {
+                    // A gateway's 502/504 says nothing of whether the server behind it did the
+                    // write: a non-idempotent one may have been processed, as a lost answer.
+                    attempt.maybe_processed = matches!(response.status, 502 | 504)
+                        && !matches!(request.method, Method::GET | Method::HEAD);
+                    attempt.response = Some(response);
+                }
                 Err(e) => {
                     attempt.maybe_processed = true;
                     attempt.error = Some(self.token.scrub(&e));
@@ -287,10 +296,11 @@ pub fn keep_body(bytes: &[u8], token: &Secret) -> (Body, bool) {
         token.scrub_json(&mut value);
         return (Body::from_value(&value), false);
     }
-    let cut = bytes.len().min(MAX_KEPT_BODY);
-    let text = String::from_utf8_lossy(&bytes[..cut]);
+    // Scrubbed whole, then cut: a token split by the cut would leave its first half behind.
+    let text = token.scrub(&String::from_utf8_lossy(bytes));
+    let cut = text.floor_char_boundary(MAX_KEPT_BODY);
     (
-        Body::from_value(&Value::String(token.scrub(&text))),
-        bytes.len() > MAX_KEPT_BODY,
+        Body::from_value(&Value::String(text[..cut].to_string())),
+        text.len() > MAX_KEPT_BODY,
     )
 }

@@ -6,6 +6,7 @@ mod common;
 mod datagen;
 mod dialects;
 mod faults;
+mod hostile;
 mod openapi;
 mod outcomes;
 mod probe;

@@ -1,0 +1,293 @@
+//! Small hostile servers in front of the sandbox, doing what real gateways and stagings do
+//! wrong: a 502/504 after the write went through, a 200 whose body is an error, a redirect to
+//! a login page, the token echoed back in every encoding. The evidence must stay true and the
+//! token must appear nowhere.
+
+use std::sync::Arc;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use ppcert::sandbox::{Sandbox, SandboxOptions};
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// What the front does with one request, given its method, path and how many of that
+/// method-and-path it has seen before.
+pub enum Action {
+    Forward,
+    /// Forward it (the sandbox does the work), then answer this status instead.
+    ForwardThen(u16),
+    /// Answer this without forwarding.
+    Answer(u16, Headers, String),
+    /// Forward, then rewrite the answer's body and headers.
+    Rewrite(Rewriter),
+}
+
+/// Extra headers to send back.
+type Headers = Vec<(&'static str, String)>;
+/// Rewrites an answer's body, given the token, and adds headers.
+type Rewriter = fn(&str, Value) -> (Headers, Value);
+
+type Rule = Arc<dyn Fn(&Method, &str, u64) -> Action + Send + Sync>;
+
+struct Front {
+    sandbox: String,
+    token: String,
+    rule: Rule,
+    seen: std::sync::Mutex<std::collections::HashMap<(Method, String), u64>>,
+    http: reqwest::Client,
+}
+
+async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let shape: String = path
+        .split('/')
+        .map(|s| {
+            if s.chars().any(|c| c.is_ascii_digit()) {
+                "*"
+            } else {
+                s
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/");
+    let count = {
+        let mut seen = front.seen.lock().unwrap();
+        let n = seen.entry((method.clone(), shape.clone())).or_default();
+        *n += 1;
+        *n - 1
+    };
+    let headers = request.headers().clone();
+    let body = to_bytes(request.into_body(), 1 << 24).await.unwrap();
+    let forward = || async {
+        let mut outgoing = front
+            .http
+            .request(method.clone(), format!("{}{path}", front.sandbox))
+            .body(body.clone());
+        for (name, value) in &headers {
+            if name != "host" && name != "content-length" {
+                outgoing = outgoing.header(name, value);
+            }
+        }
+        let answer = outgoing.send().await.unwrap();
+        let status = answer.status().as_u16();
+        (status, answer.bytes().await.unwrap())
+    };
+    match (front.rule)(&method, &shape, count) {
+        Action::Forward => {
+            let (status, bytes) = forward().await;
+            json_answer(status, vec![], bytes.to_vec())
+        }
+        Action::ForwardThen(status) => {
+            forward().await;
+            json_answer(status, vec![], b"<html>Bad Gateway</html>".to_vec())
+        }
+        Action::Answer(status, extra, text) => json_answer(status, extra, text.into_bytes()),
+        Action::Rewrite(rewrite) => {
+            let (status, bytes) = forward().await;
+            let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let (extra, value) = rewrite(&front.token, value);
+            json_answer(status, extra, value.to_string().into_bytes())
+        }
+    }
+}
+
+fn json_answer(status: u16, extra: Headers, body: Vec<u8>) -> Response {
+    let mut headers = HeaderMap::new();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    for (name, value) in extra {
+        headers.insert(name, HeaderValue::from_str(&value).unwrap());
+    }
+    (
+        StatusCode::from_u16(status).unwrap(),
+        headers,
+        Body::from(body),
+    )
+        .into_response()
+}
+
+/// Starts a front for `sandbox` with `rule`; returns its base URL.
+async fn front(sandbox: &Sandbox, rule: Rule) -> String {
+    let state = Arc::new(Front {
+        sandbox: sandbox.base_url(),
+        token: sandbox.token().to_string(),
+        rule,
+        seen: Default::default(),
+        http: http_client(),
+    });
+    serve(axum::Router::new().fallback(handle).with_state(state)).await
+}
+
+fn fast(token: &str) -> SandboxOptions {
+    SandboxOptions {
+        token: token.to_string(),
+        claim_step: std::time::Duration::from_millis(50),
+        ..SandboxOptions::default()
+    }
+}
+
+async fn certify(base: &str, token: &str) -> (Finished, Value, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let args = run_args(base, "b", &["--backoff-ms", "1", "--concurrency", "2"]);
+    let finished = ppcert(dir.path(), &args, Some(token)).await;
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    (finished, evidence, dir)
+}
+
+fn succeeded(evidence: &Value, op: &str) -> u64 {
+    evidence["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["operation"] == op)
+        .map_or(0, |r| r["succeeded"].as_u64().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_error_after_a_processed_write_is_reconciled_and_counted_once() {
+    let sandbox = sandbox_with(fast("tok-gateway-123")).await;
+    let rule: Rule = Arc::new(|method, path, count| match (method.as_str(), path, count) {
+        ("POST", "/subscriptions", 0) => Action::ForwardThen(502),
+        ("POST", p, 0) if p.ends_with("/claims") => Action::ForwardThen(504),
+        _ => Action::Forward,
+    });
+    let base = front(&sandbox, rule).await;
+    let (finished, evidence, _dir) = certify(&base, sandbox.token()).await;
+    assert_eq!(finished.code, 0, "{}", finished.stdout);
+    let counts = sandbox_counts(&sandbox);
+    for op in ["subscription", "claim"] {
+        assert_eq!(succeeded(&evidence, op), counts[op], "{op}");
+    }
+    let reconciled = evidence["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["reconciled"] == true)
+        .count();
+    assert_eq!(
+        reconciled, 2,
+        "the subscription and the claim: {}",
+        finished.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_success_status_whose_body_is_an_error_is_neither_passed_nor_counted() {
+    let sandbox = sandbox_with(fast("tok-errorbody-123")).await;
+    let error = r#"{"error": {"code": "NOT_DONE", "message": "nothing was deleted"}}"#;
+    let rule: Rule = Arc::new(move |method, path, _| match (method.as_str(), path) {
+        ("DELETE", _) | ("POST", "/flight-cancellations") => {
+            Action::Answer(200, vec![], error.to_string())
+        }
+        _ => Action::Forward,
+    });
+    let base = front(&sandbox, rule).await;
+    let (finished, evidence, _dir) = certify(&base, sandbox.token()).await;
+    assert_eq!(finished.code, 1, "{}", finished.stdout);
+    assert_eq!(evidence["verdict"], "failed");
+    assert_eq!(succeeded(&evidence, "quote_deletion"), 0);
+    assert_eq!(succeeded(&evidence, "flight_cancellation"), 0);
+    assert!(
+        finished
+            .stdout
+            .contains("the body states an error: NOT_DONE"),
+        "{}",
+        finished.stdout
+    );
+}
+
+const TOKEN: &str = "sbx/Tok+en==abc123XYZ";
+
+fn encodings(token: &str) -> Vec<String> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(token);
+    vec![
+        token.to_string(),
+        token.replace('/', "\\/"),
+        "sbx%2FTok%2Ben%3D%3Dabc123XYZ".to_string(),
+        "sbx%2fTok%2ben%3d%3dabc123XYZ".to_string(),
+        "sbx\\u002fTok\\u002ben\\u003d\\u003dabc123XYZ".to_string(),
+        b64.clone(),
+        b64.trim_end_matches('=').to_string(),
+        base64::engine::general_purpose::URL_SAFE.encode(token),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_is_a_failed_step_naming_its_location_and_is_not_followed() {
+    let sandbox = sandbox_with(fast(TOKEN)).await;
+    let rule: Rule = Arc::new(|method, path, _| match (method.as_str(), path) {
+        ("POST", "/subscriptions") => Action::Answer(
+            302,
+            vec![(
+                "location",
+                "https://login.example.invalid/?next=sbx%2FTok%2Ben%3D%3Dabc123XYZ".into(),
+            )],
+            String::new(),
+        ),
+        _ => Action::Forward,
+    });
+    let base = front(&sandbox, rule).await;
+    let (finished, evidence, dir) = certify(&base, TOKEN).await;
+    assert_eq!(finished.code, 1, "{}", finished.stdout);
+    assert_eq!(succeeded(&evidence, "subscription"), 0);
+    assert!(
+        finished.stdout.contains(
+            "a redirect to https://login.example.invalid/?next=<redacted> (not followed)"
+        ),
+        "{}",
+        finished.stdout
+    );
+    assert_no_token(&finished, dir.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_echoed_token_appears_in_no_file_or_output_in_any_encoding() {
+    let sandbox = sandbox_with(fast(TOKEN)).await;
+    let rule: Rule = Arc::new(|method, path, _| match (method.as_str(), path) {
+        ("POST", "/quotes") => Action::Rewrite(|token, mut body| {
+            let forms = encodings(token);
+            body["data"][token] = json!(forms[5]);
+            body["data"]["escaped"] = json!(format!("Bearer {}", token));
+            (vec![("x-echo", forms[2].clone())], body)
+        }),
+        ("DELETE", _) => Action::Rewrite(|token, _| {
+            // A long text whose 64 KiB cut falls inside the JSON-escaped token.
+            let escaped = token.replace('/', "\\/");
+            let pad = "x".repeat(64 * 1024 - 5);
+            (
+                vec![],
+                json!(format!("{pad}{escaped} {}", encodings(token)[4])),
+            )
+        }),
+        _ => Action::Forward,
+    });
+    let base = front(&sandbox, rule).await;
+    let (finished, evidence, dir) = certify(&base, TOKEN).await;
+    assert_eq!(finished.code, 0, "{}", finished.stdout);
+    assert!(evidence.to_string().contains("<redacted>"));
+    assert_no_token(&finished, dir.path());
+}
+
+fn assert_no_token(finished: &Finished, dir: &std::path::Path) {
+    let mut texts = vec![
+        ("stdout".to_string(), finished.stdout.clone()),
+        ("stderr".to_string(), finished.stderr.clone()),
+    ];
+    for entry in std::fs::read_dir(dir.join("b")).unwrap() {
+        let path = entry.unwrap().path();
+        texts.push((
+            path.display().to_string(),
+            std::fs::read_to_string(&path).unwrap(),
+        ));
+    }
+    for (name, text) in texts {
+        for form in encodings(TOKEN) {
+            assert!(!text.contains(&form), "{name} holds the token as {form}");
+        }
+    }
+}
