@@ -8,8 +8,19 @@ use crate::journal;
 use crate::report::{self, Format, manifest};
 
 pub fn report(args: ReportArgs) -> Result<u8, Failure> {
-    // Re-rendering rewrites the manifest, so it must not bless a changed record.
-    if args.dir.join(manifest::FILE_NAME).exists() {
+    // Re-rendering rewrites the manifest, so it must not bless a changed record: without a
+    // manifest nothing says the record is the run's.
+    if !args.dir.join(manifest::FILE_NAME).exists() {
+        return Err(Failure::new(
+            exit_codes::REQUIREMENT_NOT_MET,
+            format!(
+                "{}: no {} to check the record against, refusing to re-render (a fresh manifest would vouch for whatever the files hold now)",
+                args.dir.display(),
+                manifest::FILE_NAME
+            ),
+        ));
+    }
+    {
         let problems = manifest::verify(&args.dir).map_err(Failure::usage)?;
         let record: Vec<&String> = problems
             .iter()

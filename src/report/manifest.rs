@@ -27,7 +27,21 @@ pub fn write(dir: &Path) -> std::io::Result<()> {
     super::write_atomic(&dir.join(FILE_NAME), text.as_bytes())
 }
 
-/// What differs from the manifest; empty when the bundle is intact.
+/// Files every bundle holds: the record itself. A manifest without them was cut down.
+pub const REQUIRED: [&str; 2] = ["evidence.json", "journal.jsonl"];
+
+/// A manifest entry names a file of the bundle itself: no directory part, no `..`, no root.
+fn inside_the_bundle(name: &str) -> bool {
+    !name.is_empty()
+        && !name.contains(['/', '\\'])
+        && name != ".."
+        && name != "."
+        && !Path::new(name).is_absolute()
+}
+
+/// What differs from the manifest; empty when the bundle is intact. An unsigned manifest
+/// catches accidental change (a copy that went wrong, an edited file); it cannot stop someone
+/// who rewrites a file and its line together.
 pub fn verify(dir: &Path) -> Result<Vec<String>, String> {
     let path = dir.join(FILE_NAME);
     let text = std::fs::read_to_string(&path)
@@ -43,6 +57,14 @@ pub fn verify(dir: &Path) -> Result<Vec<String>, String> {
             ));
             continue;
         };
+        if !inside_the_bundle(name) {
+            problems.push(format!(
+                "{}:{}: `{name}` is outside the bundle",
+                FILE_NAME,
+                i + 1
+            ));
+            continue;
+        }
         listed.push(name.to_string());
         match std::fs::read(dir.join(name)) {
             Ok(bytes) if sha256_hex(&bytes) == digest => {}
@@ -50,6 +72,13 @@ pub fn verify(dir: &Path) -> Result<Vec<String>, String> {
                 "{name}: changed (SHA-256 differs from the manifest)"
             )),
             Err(_) => problems.push(format!("{name}: missing")),
+        }
+    }
+    for required in REQUIRED {
+        if !listed.iter().any(|name| name == required) {
+            problems.push(format!(
+                "{required}: not in the manifest (every bundle has it; the manifest was cut down)"
+            ));
         }
     }
     for name in bundle_files(dir).map_err(|e| e.to_string())? {
