@@ -210,8 +210,14 @@ pub fn build(
     warnings: Vec<String>,
 ) -> Evidence {
     let ledger = ledger(requirements, run.partner.flight_seller, &exchanges);
+    // A step's latest record is its outcome: a resumed run redoes what Ctrl-C interrupted, and
+    // the interrupted record must not fail the verdict forever.
+    let mut latest = std::collections::HashMap::new();
+    for step in &steps {
+        latest.insert((step.flow.as_str(), step.step_index), step.status);
+    }
     let all_steps_passed = flows.iter().all(|f| f.status == FlowStatus::Completed)
-        && steps.iter().all(|s| s.status == StepStatus::Passed);
+        && latest.values().all(|status| *status == StepStatus::Passed);
     let verdict = if !run.complete {
         Verdict::Incomplete
     } else if ledger.iter().all(|r| r.met) && all_steps_passed {

@@ -29,6 +29,16 @@ pub enum Line {
         step_index: usize,
     },
     Step(StepEvent),
+    /// A write is about to be sent: if the run dies before its exchange line, resume knows a
+    /// request was in flight and may have been processed.
+    Sending {
+        flow: String,
+        step: String,
+        operation: crate::models::Operation,
+        method: String,
+        url: String,
+        at: String,
+    },
     Resumed {
         at: String,
     },

@@ -7,7 +7,8 @@ use crate::config::RunConfig;
 use crate::error::Failure;
 use crate::evidence::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
-use crate::record::{Exchange, StepEvent};
+use crate::models::Operation;
+use crate::record::{Exchange, Outcome, RequestRecord, StepEvent};
 use crate::scenario;
 use crate::secret::Secret;
 
@@ -17,6 +18,71 @@ pub struct Previous {
     pub exchanges: Vec<Exchange>,
     pub steps: Vec<StepEvent>,
     pub started: Vec<(String, usize)>,
+    /// Quotes that were in flight when the run died: the server may have made them.
+    pub in_flight: Vec<Exchange>,
+}
+
+/// A write the journal says was sent.
+struct Sent {
+    flow: String,
+    step: String,
+    operation: Operation,
+    method: String,
+    url: String,
+    at: String,
+}
+
+/// Writes sent whose exchange never reached the journal.
+#[derive(Default)]
+struct InFlight(Vec<Sent>);
+
+impl InFlight {
+    /// An exchange line settles the oldest send of the same call.
+    fn retain_first_not(&mut self, exchange: &Exchange) {
+        if let Some(i) = self.0.iter().position(|s| {
+            s.flow == exchange.flow && s.step == exchange.step && s.operation == exchange.operation
+        }) {
+            self.0.remove(i);
+        }
+    }
+
+    /// Every other write is redone by its step, which reconciles a conflict; a quote cannot be
+    /// (nothing makes quotes unique), so one that was in flight is recorded as may-have-been-
+    /// made, and the ledger shows it as unconfirmed.
+    fn lost_quotes(self) -> Vec<Exchange> {
+        self.0
+            .into_iter()
+            .filter(|s| s.operation == Operation::Quote)
+            .map(|s| Exchange {
+                seq: 0,
+                flow: s.flow,
+                step: s.step,
+                operation: s.operation,
+                booking_number: None,
+                attempt: 1,
+                method: s.method,
+                url: s.url,
+                started_at: s.at,
+                duration_ms: 0,
+                request: RequestRecord {
+                    headers: Default::default(),
+                    body: None,
+                },
+                response: None,
+                outcome: Outcome::Error,
+                checks: Vec::new(),
+                error: Some(
+                    "the run stopped while this request was in flight: the server may have processed it".into(),
+                ),
+                expected_error: false,
+                retried: false,
+                maybe_processed: true,
+                reconciled: false,
+                layout: None,
+                reads: Vec::new(),
+            })
+            .collect()
+    }
 }
 
 impl Previous {
@@ -38,6 +104,7 @@ impl Previous {
 pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Failure> {
     let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(Failure::usage)?;
     let mut previous: Option<Previous> = None;
+    let mut in_flight = InFlight::default();
     for line in lines {
         match (line, previous.as_mut()) {
             (Line::Run { run }, None) => {
@@ -52,9 +119,31 @@ pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Fai
                     exchanges: Vec::new(),
                     steps: Vec::new(),
                     started: Vec::new(),
+                    in_flight: Vec::new(),
                 });
             }
-            (Line::Exchange(exchange), Some(p)) => p.exchanges.push(*exchange),
+            (Line::Exchange(exchange), Some(p)) => {
+                in_flight.retain_first_not(&exchange);
+                p.exchanges.push(*exchange)
+            }
+            (
+                Line::Sending {
+                    flow,
+                    step,
+                    operation,
+                    method,
+                    url,
+                    at,
+                },
+                Some(_),
+            ) => in_flight.0.push(Sent {
+                flow,
+                step,
+                operation,
+                method,
+                url,
+                at,
+            }),
             (Line::Step(step), Some(p)) => p.steps.push(step),
             (Line::StepStarted { flow, step_index }, Some(p)) => p.started.push((flow, step_index)),
             _ => {}
@@ -66,6 +155,8 @@ pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Fai
             dir.display()
         ))
     })?;
+    let mut previous = previous;
+    previous.in_flight = in_flight.lost_quotes();
     if previous.run.target.embedded {
         return Err(Failure::usage(
             "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead",

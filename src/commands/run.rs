@@ -189,15 +189,17 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     .await?;
     let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
     let start = Utc::now();
-    let (run, recorded, started) = match previous {
+    let (run, recorded, started, in_flight) = match previous {
         Some(p) => (
             p.continued_run(&base_url, &token),
             (p.exchanges, p.steps),
             p.started,
+            p.in_flight,
         ),
         None => (
             new_run(&config, start, &base_url, &token),
             (Vec::new(), Vec::new()),
+            Vec::new(),
             Vec::new(),
         ),
     };
@@ -209,7 +211,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         config.flight_seller,
         config.scale,
     );
-    let points = engine::resume_points(&instances, &started, &recorded.1);
+    let points = engine::resume_points(&instances, &started, &recorded.1, &recorded.0);
     let progress = Arc::new(Progress::new(
         mode,
         &planned(&instances, &config),
@@ -221,6 +223,10 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         recorded,
         Box::new(move |event| observer.observe(event)),
     ));
+    // Requests a dead run had in flight go on the record before anything new is sent.
+    for exchange in in_flight {
+        recorder.exchange(exchange);
+    }
     let shared = Arc::new(shared_state(
         &config,
         &run,

@@ -142,6 +142,16 @@ impl FlowRunner<'_> {
             body: spec.body.clone(),
             wrong_token: spec.wrong_token.clone(),
         };
+        if request.method != Method::GET {
+            self.shared.recorder.line(crate::journal::Line::Sending {
+                flow: self.instance.label.clone(),
+                step: spec.step.clone(),
+                operation: spec.operation,
+                method: spec.method.to_string(),
+                url: self.shared.client.url(&spec.path),
+                at: chrono::Utc::now().to_rfc3339(),
+            });
+        }
         let mut attempts = self
             .shared
             .client

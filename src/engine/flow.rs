@@ -76,6 +76,8 @@ pub struct ResumePoint {
     pub state: Option<FlowState>,
     /// The next step had started (its exchanges are in the journal) but not finished.
     pub mid_step: bool,
+    /// The counted exchanges that interrupted step already made.
+    pub done_in_step: Vec<crate::record::Exchange>,
 }
 
 pub struct FlowRunner<'a> {
@@ -84,6 +86,8 @@ pub struct FlowRunner<'a> {
     pub state: FlowState,
     pub gatekeeper: bool,
     pub resumed_mid_step: bool,
+    /// What the step interrupted in an earlier run already got done (see [`ResumePoint`]).
+    pub done_in_step: Vec<crate::record::Exchange>,
 }
 
 fn now() -> String {
@@ -107,6 +111,7 @@ impl<'a> FlowRunner<'a> {
             state,
             gatekeeper,
             resumed_mid_step: resume.mid_step,
+            done_in_step: resume.done_in_step,
         }
     }
 
@@ -199,6 +204,7 @@ impl<'a> FlowRunner<'a> {
             });
         let result = self.step(step).await;
         self.resumed_mid_step = false;
+        self.done_in_step.clear();
         let reason = match result {
             Ok(()) => {
                 self.record_step(index, StepStatus::Passed, None, started);

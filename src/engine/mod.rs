@@ -25,7 +25,7 @@ use tokio::sync::Semaphore;
 
 use crate::datagen::Generator;
 use crate::environment::Environment;
-use crate::record::{StepEvent, StepStatus};
+use crate::record::{Exchange, StepEvent, StepStatus};
 use crate::scenario::Scenario;
 pub use cancel::Cancel;
 pub use claims::claim_day;
@@ -73,6 +73,7 @@ pub fn resume_points(
     instances: &[FlowInstance],
     started: &[(String, usize)],
     steps: &[StepEvent],
+    exchanges: &[Exchange],
 ) -> HashMap<String, ResumePoint> {
     let mut points = HashMap::new();
     for instance in instances {
@@ -92,6 +93,17 @@ pub fn resume_points(
         point.mid_step = started
             .iter()
             .any(|(flow, index)| *flow == instance.label && *index == point.next_step);
+        if point.mid_step
+            && let Some(step) = instance.steps.get(point.next_step)
+        {
+            // What the interrupted step already got done: it is finished, not redone.
+            let name = step.name();
+            point.done_in_step = exchanges
+                .iter()
+                .filter(|e| e.flow == instance.label && e.step == name && e.counts_as_success())
+                .cloned()
+                .collect();
+        }
         points.insert(instance.label.clone(), point);
     }
     points

@@ -220,42 +220,88 @@ impl FlowRunner<'_> {
         // With several flight plans each quote's delta is against the whole contract: only a
         // single-plan update has a sign to check.
         let single = update.booking.plans.len() == 1;
-        let mut quotes = Vec::new();
-        let mut total_delta = None;
-        for plan in 0..update.booking.plans.len() {
+        let plans = update.booking.plans.len();
+        // Resumed inside this step: the update quotes made before the interruption are the
+        // ones to use (a new quote would price against an update the server may already hold).
+        let (quotes, total_delta) = match self.recorded_update_quotes(plans) {
+            Some(recorded) => recorded,
+            None => {
+                let mut quotes = Vec::new();
+                let mut total_delta = None;
+                for plan in 0..plans {
+                    let body = json!(Envelope {
+                        data: update.booking.quote_request(plan, true)
+                    });
+                    let (quote, delta) = self
+                        .quote_call("update", body, single.then_some(update.expected_delta))
+                        .await?;
+                    total_delta = delta
+                        .map(|d| d + total_delta.unwrap_or(0.0))
+                        .or(total_delta);
+                    quotes.push(quote);
+                }
+                (quotes, total_delta)
+            }
+        };
+        let patched = self
+            .done_in_step
+            .iter()
+            .any(|e| e.operation == Operation::Update);
+        if !patched {
+            let ids: Vec<String> = quotes.iter().map(|q| q.id.clone()).collect();
             let body = json!(Envelope {
-                data: update.booking.quote_request(plan, true)
+                data: update.booking.update_request(&ids)
             });
-            let (quote, delta) = self
-                .quote_call("update", body, single.then_some(update.expected_delta))
-                .await?;
-            total_delta = delta
-                .map(|d| d + total_delta.unwrap_or(0.0))
-                .or(total_delta);
-            quotes.push(quote);
+            let context = self.context(quotes.first(), None, None);
+            let spec = self.spec(
+                Operation::Update,
+                "update",
+                &context,
+                Some(body),
+                Expect::Success(CREATED),
+            )?;
+            let mut pending = self.send(spec).await;
+            pending.payload();
+            self.read_builtin(&mut pending, "contract_id", &context, Need::Optional);
+            self.read_builtin(&mut pending, "price_delta", &context, Need::Optional);
+            self.conclude(pending)?;
         }
-        let ids: Vec<String> = quotes.iter().map(|q| q.id.clone()).collect();
-        let body = json!(Envelope {
-            data: update.booking.update_request(&ids)
-        });
-        let context = self.context(quotes.first(), None, None);
-        let spec = self.spec(
-            Operation::Update,
-            "update",
-            &context,
-            Some(body),
-            Expect::Success(CREATED),
-        )?;
-        let mut pending = self.send(spec).await;
-        pending.payload();
-        self.read_builtin(&mut pending, "contract_id", &context, Need::Optional);
-        self.read_builtin(&mut pending, "price_delta", &context, Need::Optional);
-        self.conclude(pending)?;
         self.state.booking = Some(update.booking);
         self.state.quotes = quotes;
         self.state.price_delta = total_delta;
         self.state.mutation = Some(update.mutation);
         Ok(())
+    }
+
+    /// The update quotes an interrupted run of this step made, as its journal recorded them.
+    fn recorded_update_quotes(&mut self, plans: usize) -> Option<(Vec<QuoteRef>, Option<f64>)> {
+        let read = |e: &crate::record::Exchange, name: &str| {
+            e.reads
+                .iter()
+                .find(|r| r.name == name)
+                .and_then(|r| r.value.clone())
+        };
+        let mut quotes = Vec::new();
+        let mut delta = None;
+        for exchange in self
+            .done_in_step
+            .iter()
+            .filter(|e| e.operation == Operation::Quote)
+        {
+            let (Some(id), Some(reference)) = (read(exchange, "id"), read(exchange, "reference"))
+            else {
+                return None;
+            };
+            quotes.push(QuoteRef { id, reference });
+            if let Some(value) = read(exchange, "price_delta").and_then(|v| v.parse::<f64>().ok()) {
+                delta = Some(delta.unwrap_or(0.0) + value);
+            }
+        }
+        if quotes.len() != plans {
+            return None;
+        }
+        self.state.made_quotes.extend(quotes.iter().cloned());
+        Some((quotes, delta))
     }
 
     pub async fn read_contracts_call(&mut self, step: &str) -> Result<Pending, String> {

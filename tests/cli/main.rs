@@ -12,6 +12,7 @@ mod openapi;
 mod outcomes;
 mod probe;
 mod reports;
+mod resume;
 mod run;
 mod run_faults;
 mod run_safety;
