@@ -18,6 +18,8 @@ use crate::secret::Secret;
 
 pub const DEFAULT_CONFIG: &str = "ppcert.toml";
 
+pub const TOKEN_WITHOUT_TARGET: &str = "a token is set (PPCERT_TOKEN or --token-file) but no target: pass --base-url URL (or PPCERT_BASE_URL, or [target] base_url) to reach staging, or unset the token to run against the embedded sandbox";
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
@@ -185,12 +187,30 @@ pub fn parse_base_url(raw: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+/// A token with a byte-order mark or a control character was saved or pasted wrongly: said
+/// plainly, rather than sent and answered 401.
+fn check_token_text(source: &str, token: &str) -> Result<(), String> {
+    if token.starts_with('\u{feff}') {
+        return Err(format!(
+            "{source}: the token starts with a byte-order mark; save it as plain UTF-8 without BOM"
+        ));
+    }
+    if let Some(c) = token.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "{source}: the token holds a control character (U+{:04X}); a bearer token is printable text",
+            c as u32
+        ));
+    }
+    Ok(())
+}
+
 /// The token: `--token-file` beats `PPCERT_TOKEN`; never taken from a plain flag.
 pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
     if let Some(path) = &args.token_file {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("--token-file {}: cannot read: {e}", path.display()))?;
-        let token = text.trim();
+        let token = text.trim_matches(|c: char| c.is_whitespace());
+        check_token_text(&format!("--token-file {}", path.display()), token)?;
         if token.is_empty() || token.contains(char::is_whitespace) {
             return Err(format!(
                 "--token-file {}: expected one token on one line",
@@ -200,7 +220,10 @@ pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
         return Ok(Some(Secret::new(token)));
     }
     match std::env::var("PPCERT_TOKEN") {
-        Ok(token) if !token.trim().is_empty() => Ok(Some(Secret::new(token.trim()))),
+        Ok(token) if !token.trim().is_empty() => {
+            check_token_text("PPCERT_TOKEN", token.trim())?;
+            Ok(Some(Secret::new(token.trim())))
+        }
         _ => Ok(None),
     }
 }
@@ -221,7 +244,7 @@ pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<(Target, Option<Se
         .clone()
         .or_else(|| file.target.base_url.clone());
     let Some(raw) = raw else {
-        return Ok((Target::Embedded, None));
+        return Ok((Target::Embedded, token));
     };
     let base_url = parse_base_url(&raw)?;
     if token.is_none() {
@@ -241,6 +264,11 @@ impl RunConfig {
     pub fn from_args(args: &RunArgs) -> Result<RunConfig, String> {
         let file = load_file(args.target.config.as_deref()).map_err(|e| e.to_string())?;
         let (target, token) = target(&args.target, &file)?;
+        // A token with no target is a CI job whose base URL went missing: passing it against
+        // the embedded sandbox would make a release gate pass without reaching staging.
+        if matches!(target, Target::Embedded) && token.is_some() && args.resume.is_none() {
+            return Err(TOKEN_WITHOUT_TARGET.into());
+        }
         let scenario =
             scenario::resolve(&args.scenario, Path::new(".")).map_err(|e| e.to_string())?;
         let flows: u64 = scenario
@@ -257,6 +285,7 @@ impl RunConfig {
         let chosen = dialect_choice(&args.target, &file);
         let dialect = dialect::resolve(&chosen).map_err(|e| format!("dialect: {e}"))?;
         let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
+            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
             .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
         Ok(RunConfig {
             target,

@@ -104,11 +104,13 @@ pub fn check_endpoints(
     text: &str,
     definitions: &Definitions,
 ) -> Result<Endpoints, FileError> {
-    Endpoints::compile(definitions).map_err(|e| FileError {
-        file: file.into(),
-        line: endpoint_line(text, &e.endpoint, e.key.as_deref()),
-        message: format!("endpoints.{}: {}", e.endpoint, e.message),
-    })
+    Endpoints::compile(definitions)
+        .and_then(|endpoints| endpoints.rehearse(sample).map(|()| endpoints))
+        .map_err(|e| FileError {
+            file: file.into(),
+            line: endpoint_line(text, &e.endpoint, e.key.as_deref()),
+            message: format!("endpoints.{}: {}", e.endpoint, e.message),
+        })
 }
 
 /// The line of `key` inside `[endpoints.NAME…]` tables, else the table's first line.
@@ -132,6 +134,41 @@ pub fn spec_with(
     overrides: &Definitions,
 ) -> Result<Endpoints, crate::engine::endpoints::EndpointError> {
     Endpoints::compile(&merge(&spec().endpoints, overrides))
+}
+
+/// The context and default body each operation gets, for a generated sample booking: what a
+/// run's templates will see, so [`Endpoints::rehearse`] can render them all before a run.
+pub fn sample(op: crate::models::Operation) -> (serde_json::Value, Option<serde_json::Value>) {
+    use crate::models::{ClaimRequest, Envelope, Operation};
+    use serde_json::json;
+    let start = chrono::Utc::now();
+    let generator = crate::datagen::Generator::new(1, "SAMPLE", start, Default::default());
+    let booking = generator.booking(0);
+    let mut context = crate::engine::context::booking_context(&booking);
+    context["quote"] = json!({"id": "qt_sample", "reference": "QR-SAMPLE"});
+    context["contract"] = json!({"id": "ct_sample"});
+    context["claim_date"] = json!(start.to_rfc3339());
+    context["claim_day"] = json!(start.format("%Y-%m-%d").to_string());
+    context["product_type"] = json!(crate::models::WITHDRAWAL);
+    let body = match op {
+        Operation::Quote => Some(json!(Envelope {
+            data: booking.quote_request(0, false)
+        })),
+        Operation::Subscription => Some(json!(Envelope {
+            data: booking.subscription_request(&["QR-SAMPLE".to_string()])
+        })),
+        Operation::Update => Some(json!(Envelope {
+            data: booking.update_request(&["qt_sample".to_string()])
+        })),
+        Operation::Claim => Some(json!(Envelope {
+            data: ClaimRequest {
+                beneficiary: Some(booking.beneficiary.clone()),
+                ..ClaimRequest::default()
+            }
+        })),
+        _ => None,
+    };
+    (context, body)
 }
 
 /// The full definitions a run uses: spec, then the dialect, then the user's tables.
@@ -203,6 +240,12 @@ mod endpoint_tests {
             .path(Operation::Claim, &json!({"contract": {"id": "a/b c"}}))
             .unwrap();
         assert_eq!(path, "/contracts/a%2Fb%20c/claims");
+        for (id, expected) in [("..", "/contracts/%2E%2E/claims"), (".", "/contracts/%2E/claims")] {
+            let path = endpoints
+                .path(Operation::Claim, &json!({"contract": {"id": id}}))
+                .unwrap();
+            assert_eq!(path, expected, "a server's id stays one path segment");
+        }
         assert!(endpoints.path(Operation::Claim, &json!({})).is_err());
     }
 

@@ -2,7 +2,7 @@
 //! run goes. It is the crash-safe record and the basis of `--resume`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -54,10 +54,14 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Creates `dir/journal.jsonl`, or appends to it when resuming.
+    /// Creates `dir/journal.jsonl`, or appends to it when resuming, after cutting off a torn
+    /// last line (a full disk or a power cut mid-write) so the next line starts on its own.
     pub fn open(dir: &Path, append: bool) -> std::io::Result<Journal> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(FILE_NAME);
+        if append {
+            cut_torn_tail(&path)?;
+        }
         let file = OpenOptions::new()
             .create(true)
             .write(true)
@@ -80,22 +84,44 @@ impl Journal {
     }
 }
 
-/// Reads a journal; a torn last line (the run was killed mid-write) is ignored, any other bad
-/// line is an error naming its number.
+/// Truncates the file after its last newline: a line without one was never finished.
+fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    if whole < bytes.len() {
+        OpenOptions::new()
+            .write(true)
+            .open(path)?
+            .set_len(whole as u64)?;
+    }
+    Ok(())
+}
+
+/// Reads a journal; a torn last line (the run was killed mid-write, even inside a UTF-8
+/// character) is ignored, any other bad line is an error naming its number.
 pub fn read(path: &Path) -> Result<Vec<Line>, String> {
-    let file = File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let lines: Vec<String> = BufReader::new(file)
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let mut parsed = Vec::new();
-    for (i, text) in lines.iter().enumerate() {
-        if text.trim().is_empty() {
-            continue;
-        }
-        match parse_line(text) {
-            Ok(line) => parsed.push(line),
-            Err(_) if i + 1 == lines.len() => break,
+    for (i, raw) in lines.iter().enumerate() {
+        let last = i + 1 == lines.len() || (i + 2 == lines.len() && lines[i + 1].is_empty());
+        let parsed_line = std::str::from_utf8(raw)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                if text.trim().is_empty() {
+                    Ok(None)
+                } else {
+                    parse_line(text).map(Some).map_err(|e| e.to_string())
+                }
+            });
+        match parsed_line {
+            Ok(Some(line)) => parsed.push(line),
+            Ok(None) => {}
+            Err(_) if last => break,
             Err(e) => {
                 return Err(format!(
                     "{}:{}: not a journal line: {e}",
@@ -108,8 +134,6 @@ pub fn read(path: &Path) -> Result<Vec<Line>, String> {
     Ok(parsed)
 }
 
-/// One journal line: the tag is read first, so exchange lines parse straight into
-/// [`Exchange`] (which ignores the `type` field) and every other kind through [`Line`].
 pub fn parse_line(text: &str) -> serde_json::Result<Line> {
     #[derive(Deserialize)]
     struct Tag<'a> {
@@ -196,5 +220,29 @@ mod tests {
             text.contains(r#""body":"<html>bad gateway</html>""#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_torn_tail_even_inside_a_utf8_character_is_read_past_and_cut_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::open(dir.path(), false).unwrap();
+        journal.append(&Line::Resumed { at: "é".into() }).unwrap();
+        drop(journal);
+        let path = dir.path().join(FILE_NAME);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let torn = serde_json::to_string(&Line::Resumed { at: "é".into() }).unwrap();
+        let cut = torn.find('é').unwrap() + 1; // inside the two bytes of é
+        bytes.extend_from_slice(&torn.as_bytes()[..cut]);
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read(&path).unwrap().len(), 1);
+        let mut journal = Journal::open(dir.path(), true).unwrap();
+        journal.append(&Line::Resumed { at: "b".into() }).unwrap();
+        let lines = read(&path).unwrap();
+        assert_eq!(
+            lines.len(),
+            2,
+            "the torn tail is gone, the new line is whole"
+        );
+        assert_eq!(lines[1], Line::Resumed { at: "b".into() });
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::config::RunConfig;
+use crate::config::{self, Environment, RunConfig, Target};
 use crate::error::Failure;
 use crate::evidence::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
@@ -176,5 +176,57 @@ pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Fai
         )));
     }
     config.scenario = scenario;
+    hold_to_the_recorded_run(&previous.run, config)?;
     Ok(previous)
+}
+
+/// A resumed run goes on against the server, with the token and at the scale it started with:
+/// the recorded target is used when none is given, and another one is refused, as is another
+/// token (by fingerprint) or another `--scale`.
+fn hold_to_the_recorded_run(run: &RunInfo, config: &mut RunConfig) -> Result<(), Failure> {
+    let recorded = &run.target.base_url;
+    match &config.target {
+        Target::Embedded => {
+            let base_url = config::parse_base_url(recorded).map_err(Failure::usage)?;
+            let environment = if run.target.environment == "production" {
+                Environment::Production
+            } else {
+                Environment::Staging
+            };
+            config.target = Target::Remote {
+                base_url,
+                environment,
+            };
+        }
+        Target::Remote { base_url, .. } => {
+            if base_url.as_str().trim_end_matches('/') != recorded.trim_end_matches('/') {
+                return Err(Failure::usage(format!(
+                    "--resume: the run was against {recorded}, not {base_url}; resume it against its own target (leave --base-url out)"
+                )));
+            }
+        }
+    }
+    let Some(token) = &config.token else {
+        return Err(Failure::usage(
+            "--resume: the run needs its token again: set PPCERT_TOKEN or pass --token-file PATH",
+        ));
+    };
+    if token.fingerprint() != run.token_fingerprint {
+        return Err(Failure::usage(format!(
+            "--resume: this token (fingerprint {}) is not the one the run started with ({})",
+            token.fingerprint(),
+            run.token_fingerprint
+        )));
+    }
+    match config.scale {
+        1 => config.scale = run.scale,
+        scale if scale != run.scale => {
+            return Err(Failure::usage(format!(
+                "--resume: the run started at --scale {}, not {scale}",
+                run.scale
+            )));
+        }
+        _ => {}
+    }
+    Ok(())
 }

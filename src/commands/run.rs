@@ -37,6 +37,18 @@ fn production_guard(config: &RunConfig) -> Result<(), Failure> {
     if config.environment() != Environment::Production {
         return Ok(());
     }
+    // Judged by the requests the steps would send with the endpoints in force (an override
+    // can make a read a write), refusal probes included: only quotes and reads may go.
+    let endpoints = &config.endpoints;
+    let writes_in_production = |op: Operation| match op {
+        // A quote is the one write production takes (the token check); pointed elsewhere by an
+        // override, it is whatever that call is.
+        Operation::Quote => {
+            endpoints.method(op) != reqwest::Method::POST
+                || endpoints.path_template(op) != "/quotes"
+        }
+        _ => endpoints.method(op) != reqwest::Method::GET,
+    };
     let writes: Vec<String> = config
         .scenario
         .scenario
@@ -45,7 +57,7 @@ fn production_guard(config: &RunConfig) -> Result<(), Failure> {
         .flat_map(|f| {
             f.steps
                 .iter()
-                .filter(|s| s.writes_contracts())
+                .filter(|s| s.operations().into_iter().any(writes_in_production))
                 .map(move |s| format!("{} ({})", f.name, s.name()))
         })
         .collect();
@@ -55,7 +67,7 @@ fn production_guard(config: &RunConfig) -> Result<(), Failure> {
     Err(Failure::new(
         exit_codes::PRODUCTION_GUARD,
         format!(
-            "refused by the production guard: target.environment is \"production\" and scenario `{}` would create or change contracts or claims: {}. Certify against staging; only read-only scenarios (such as `smoke`) may run against production.",
+            "refused by the production guard: target.environment is \"production\" and scenario `{}` would write there: {}. Certify against staging; only scenarios that make quotes and read (such as `smoke`) may run against production.",
             config.scenario.scenario.name,
             writes.join(", ")
         ),
@@ -73,6 +85,15 @@ fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
     if dir.join(journal::FILE_NAME).exists() {
         return Err(usage(format!(
             "{} already holds a run; pass --resume {0} to continue it, or another --out",
+            dir.display()
+        )));
+    }
+    let foreign = std::fs::read_dir(&dir)
+        .map(|mut entries| entries.next().is_some())
+        .unwrap_or(false);
+    if foreign {
+        return Err(usage(format!(
+            "--out {}: the directory is not empty, and a bundle would overwrite what is there; give a new or empty directory",
             dir.display()
         )));
     }

@@ -15,6 +15,14 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             args.addr
         )));
     }
+    if let Some(prefix) = &args.path_prefix {
+        let plain = |c: char| c.is_ascii_alphanumeric() || "/-._~".contains(c);
+        if !prefix.starts_with('/') || !prefix.chars().all(plain) || prefix.contains("//") {
+            return Err(Failure::usage(format!(
+                "--path-prefix {prefix:?}: expected /segment[/segment…] of letters, digits and - . _ ~"
+            )));
+        }
+    }
     Ok(SandboxOptions {
         addr: args.addr,
         token: args.token.clone().unwrap_or_else(random_token),

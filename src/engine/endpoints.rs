@@ -107,6 +107,7 @@ fn compile_capture(
         .map_err(|e| fail(format!("capture.{name}: template: {e}")))?;
     let mut lenient = Environment::new();
     lenient.set_undefined_behavior(UndefinedBehavior::Lenient);
+    lenient.set_fuel(Some(TEMPLATE_FUEL));
     let sample = lenient
         .render_str(
             template,
@@ -135,19 +136,30 @@ impl std::fmt::Debug for Endpoints {
     }
 }
 
+/// Instructions one rendering may run: far more than any real body needs, few enough that a
+/// runaway loop in a template ends in an error in milliseconds instead of hanging the run.
+const TEMPLATE_FUEL: u64 = 1_000_000;
+
 fn environment(encode_values: bool) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_fuel(Some(TEMPLATE_FUEL));
     if encode_values {
         env.set_formatter(|out, _state, value| {
             let text = value
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| value.to_string());
-            out.write_str(&utf8_percent_encode(&text, SEGMENT).to_string())
-                .map_err(|_| {
-                    minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "write failed")
-                })
+            // A value of `.` or `..` would be a dot segment the URL resolves away, escaping
+            // its place in the path: encoded, it stays one segment.
+            let encoded = match text.as_str() {
+                "." => "%2E".to_string(),
+                ".." => "%2E%2E".to_string(),
+                _ => utf8_percent_encode(&text, SEGMENT).to_string(),
+            };
+            out.write_str(&encoded).map_err(|_| {
+                minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "write failed")
+            })
         });
     }
     env
@@ -241,6 +253,43 @@ impl Endpoints {
                     path: path.trim().to_string(),
                 }),
         })
+    }
+
+    /// Renders every path, body and capture of every operation against `sample` (a context
+    /// and the default body per operation), so a typo such as `{{ quote.idd }}` is an error
+    /// before the first request instead of a failure after some writes.
+    pub fn rehearse(
+        &self,
+        sample: impl Fn(Operation) -> (Value, Option<Value>),
+    ) -> Result<(), EndpointError> {
+        for op in Operation::ALL {
+            let (mut context, default_body) = sample(op);
+            let fail = |what: &str, message: String| EndpointError {
+                endpoint: op.as_str().to_string(),
+                message: format!("{what} does not render with a sample booking: {message}"),
+                key: Some(what.to_string()),
+            };
+            self.path(op, &context).map_err(|e| fail("path", e))?;
+            if let Some(body) = &default_body {
+                context["request"] = body.clone();
+            }
+            self.body(op, &context, default_body)
+                .map_err(|e| fail("body", e))?;
+            for name in &self.endpoints[&op].captures {
+                if let Some(Err(e)) = self.capture(op, name, &context, &Value::Null) {
+                    return Err(fail(name, e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The operation's path template as written.
+    pub fn path_template(&self, op: Operation) -> String {
+        self.paths
+            .get_template(op.as_str())
+            .map(|t| t.source().to_string())
+            .unwrap_or_default()
     }
 
     /// Whether the operation's body comes from a template rather than the API models.

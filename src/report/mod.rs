@@ -37,8 +37,15 @@ impl Format {
 }
 
 /// Markdown table cells: no pipe or line break may escape the cell.
+/// A server's text made inert in Markdown: on one line, no table cell break, no HTML (a
+/// comment would hide the rest of the job summary), no way out of a code span.
 fn md(value: String) -> String {
-    value.replace('|', "\\|").replace(['\r', '\n'], " ")
+    value
+        .replace(['\r', '\n'], " ")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('`', "'")
 }
 
 fn environment() -> Environment<'static> {
@@ -128,4 +135,17 @@ pub fn append_step_summary(dir: &Path) -> std::io::Result<()> {
         .append(true)
         .open(summary)?;
     std::io::Write::write_all(&mut file, &markdown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::md;
+
+    #[test]
+    fn server_text_cannot_break_out_of_a_markdown_table_or_code_span() {
+        assert_eq!(
+            md("a|b\n<!-- hide -->`x`".into()),
+            "a\\|b &lt;!-- hide --&gt;'x'"
+        );
+    }
 }

@@ -194,22 +194,27 @@ impl Step {
     }
 
     /// Steps that create or change contracts or claims: refused against production.
-    pub fn writes_contracts(&self) -> bool {
-        matches!(
-            self,
-            Step::Subscribe
-                | Step::Update { .. }
-                | Step::Claim { .. }
-                | Step::ReportFlightCancellation
-        ) || matches!(
-            self,
-            Step::ExpectError {
-                case: ErrorCase::ReusedBookingNumber
-                    | ErrorCase::ReusedQuoteReference
-                    | ErrorCase::MissingField,
-                ..
-            }
-        )
+    /// The operations this step sends, in order (refusal cases included: a probe that the
+    /// server should refuse still sends the write).
+    pub fn operations(&self) -> Vec<Operation> {
+        use Operation::*;
+        match self {
+            Step::Quote => vec![Quote],
+            Step::Subscribe => vec![Subscription],
+            Step::Update { .. } => vec![Quote, Update],
+            Step::ReadContracts | Step::AwaitClaimStatus { .. } => vec![ReadContracts],
+            Step::Claim { .. } => vec![Claim],
+            Step::DeleteQuote => vec![QuoteDeletion],
+            Step::ReportFlightCancellation => vec![FlightCancellation],
+            Step::ExpectError { case, .. } => match case {
+                ErrorCase::BadToken | ErrorCase::PastDate => vec![Quote],
+                ErrorCase::MissingField
+                | ErrorCase::ReusedBookingNumber
+                | ErrorCase::ReusedQuoteReference => vec![Quote, Subscription],
+                ErrorCase::UnknownContract => vec![Claim],
+                ErrorCase::UnknownBooking => vec![Update],
+            },
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod datagen;
 mod dialects;
 mod faults;
 mod hostile;
+mod inputs;
 mod openapi;
 mod outcomes;
 mod probe;

@@ -1,0 +1,215 @@
+//! Hostile or mistaken input from the user: each is a clear error with exit 2 (or the
+//! production guard's 5) before anything is sent, never a panic, a hang or a damaged file.
+
+use ppcert::sandbox::SandboxOptions;
+
+use crate::common::*;
+
+fn said(finished: &Finished) -> String {
+    format!("{}{}", finished.stdout, finished.stderr)
+}
+
+#[tokio::test]
+async fn out_into_a_directory_holding_other_files_is_refused_and_they_are_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("b")).unwrap();
+    std::fs::write(dir.path().join("b/report.html"), "mine").unwrap();
+    let refused = ppcert(dir.path(), &["run", "--out", "b"], None).await;
+    assert_eq!(refused.code, 2, "{}", said(&refused));
+    assert!(said(&refused).contains("not empty"), "{}", said(&refused));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b/report.html")).unwrap(),
+        "mine"
+    );
+}
+
+#[tokio::test]
+async fn a_template_typo_or_a_runaway_template_is_refused_before_any_request() {
+    let sandbox = sandbox().await;
+    let base = sandbox.base_url();
+    for (config, key) in [
+        (
+            "[endpoints.quote_deletion]\npath = \"/quotes/{{ quote.idd }}\"\n",
+            "endpoints.quote_deletion: path does not render",
+        ),
+        (
+            "[endpoints.quote_deletion]\npath = \"/q/{% for i in range(90000) %}{% for j in range(90000) %}x{% endfor %}{% endfor %}\"\n",
+            "fuel",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ppcert.toml"), config).unwrap();
+        let validated = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+        assert_eq!(validated.code, 2, "{}", said(&validated));
+        assert!(said(&validated).contains(key), "{}", said(&validated));
+        assert!(
+            said(&validated).contains("ppcert.toml:"),
+            "{}",
+            said(&validated)
+        );
+        let ran = ppcert(
+            dir.path(),
+            &run_args(&base, "b", &[]),
+            Some(sandbox.token()),
+        )
+        .await;
+        assert_eq!(ran.code, 2, "{}", said(&ran));
+    }
+    assert_eq!(
+        sandbox_counts(&sandbox).values().sum::<u64>(),
+        0,
+        "nothing was sent"
+    );
+}
+
+#[tokio::test]
+async fn a_path_prefix_that_is_not_a_path_is_a_usage_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for prefix in ["/{", "api", "/a//b", "/a b"] {
+        let refused = ppcert(
+            dir.path(),
+            &["serve", "--addr", "127.0.0.1:0", "--path-prefix", prefix],
+            None,
+        )
+        .await;
+        assert_eq!(refused.code, 2, "{prefix}: {}", said(&refused));
+        assert!(
+            said(&refused).contains("--path-prefix"),
+            "{}",
+            said(&refused)
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_token_file_with_a_bom_or_a_nul_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (bytes, expected) in [
+        (
+            "\u{feff}sbx_0123456789".as_bytes().to_vec(),
+            "byte-order mark",
+        ),
+        (b"sbx_0123\x00456789".to_vec(), "control character"),
+    ] {
+        std::fs::write(dir.path().join("token"), bytes).unwrap();
+        let refused = ppcert(
+            dir.path(),
+            &[
+                "run",
+                "--base-url",
+                "http://127.0.0.1:9",
+                "--token-file",
+                "token",
+            ],
+            None,
+        )
+        .await;
+        assert_eq!(refused.code, 2, "{}", said(&refused));
+        assert!(said(&refused).contains(expected), "{}", said(&refused));
+    }
+}
+
+#[tokio::test]
+async fn a_token_without_a_target_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = ppcert(dir.path(), &["run"], Some("a-staging-token")).await;
+    assert_eq!(refused.code, 2, "{}", said(&refused));
+    assert!(said(&refused).contains("no target"), "{}", said(&refused));
+    let checked = ppcert(dir.path(), &["check-token"], Some("a-staging-token")).await;
+    assert_eq!(checked.code, 2, "{}", said(&checked));
+}
+
+#[tokio::test]
+async fn the_production_guard_judges_the_requests_overrides_and_probes_would_send() {
+    let dir = tempfile::tempdir().unwrap();
+    let production = "[target]\nbase_url = \"https://127.0.0.1:9\"\nenvironment = \"production\"\n";
+    std::fs::write(dir.path().join("ppcert.toml"), production).unwrap();
+    let probes = ppcert(
+        dir.path(),
+        &["run", "--scenario", "conformance"],
+        Some("a-production-token"),
+    )
+    .await;
+    assert_eq!(
+        probes.code,
+        5,
+        "refusal probes send writes: {}",
+        said(&probes)
+    );
+    std::fs::write(
+        dir.path().join("reads.toml"),
+        "name = \"reads\"\ndescription = \"d\"\n[[flows]]\nname = \"f\"\nsteps = [{ action = \"quote\" }, { action = \"subscribe\" }, { action = \"read_contracts\" }]\n",
+    )
+    .unwrap();
+    let writes = ppcert(
+        dir.path(),
+        &["run", "--scenario", "reads.toml"],
+        Some("a-production-token"),
+    )
+    .await;
+    assert_eq!(writes.code, 5, "{}", said(&writes));
+    let quote_elsewhere = format!("{production}[endpoints.quote]\npath = \"/subscriptions\"\n");
+    std::fs::write(dir.path().join("ppcert.toml"), quote_elsewhere).unwrap();
+    let overridden = ppcert(
+        dir.path(),
+        &["run", "--scenario", "smoke"],
+        Some("a-production-token"),
+    )
+    .await;
+    assert_eq!(
+        overridden.code,
+        5,
+        "a quote pointed at another call: {}",
+        said(&overridden)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_keeps_the_recorded_target_token_and_scale() {
+    let sandbox = sandbox_with(SandboxOptions {
+        claim_step: std::time::Duration::from_millis(20),
+        ..SandboxOptions::default()
+    })
+    .await;
+    let other = crate::common::sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = sandbox.base_url();
+    let first = ppcert(
+        dir.path(),
+        &run_args(&base, "b", &["--scenario", "smoke"]),
+        Some(sandbox.token()),
+    )
+    .await;
+    assert_eq!(first.code, 0, "{}", said(&first));
+    let other_base = other.base_url();
+    for (args, token, expected) in [
+        (
+            vec!["--base-url", other_base.as_str()],
+            sandbox.token(),
+            "not http",
+        ),
+        (
+            vec![],
+            "another-token-entirely",
+            "not the one the run started with",
+        ),
+        (vec!["--scale", "3"], sandbox.token(), "--scale 1, not 3"),
+    ] {
+        let mut all = vec!["run", "--resume", "b"];
+        all.extend(args);
+        let refused = ppcert(dir.path(), &all, Some(token)).await;
+        assert_eq!(refused.code, 2, "{}", said(&refused));
+        assert!(
+            said(&refused).contains(expected),
+            "{expected}: {}",
+            said(&refused)
+        );
+    }
+    let resumed = ppcert(dir.path(), &["run", "--resume", "b"], Some(sandbox.token())).await;
+    assert_eq!(
+        resumed.code,
+        0,
+        "the recorded target is used: {}",
+        said(&resumed)
+    );
+}
