@@ -240,7 +240,10 @@ mod endpoint_tests {
             .path(Operation::Claim, &json!({"contract": {"id": "a/b c"}}))
             .unwrap();
         assert_eq!(path, "/contracts/a%2Fb%20c/claims");
-        for (id, expected) in [("..", "/contracts/%2E%2E/claims"), (".", "/contracts/%2E/claims")] {
+        for (id, expected) in [
+            ("..", "/contracts/%2E%2E/claims"),
+            (".", "/contracts/%2E/claims"),
+        ] {
             let path = endpoints
                 .path(Operation::Claim, &json!({"contract": {"id": id}}))
                 .unwrap();

@@ -172,6 +172,7 @@ mod tests {
                 )),
             },
             response: Some(ResponseRecord {
+                full_json: None,
                 status: 502,
                 headers: Default::default(),
                 body: Body::from_value(&serde_json::json!("<html>bad gateway</html>")),

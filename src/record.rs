@@ -106,9 +106,21 @@ pub struct ResponseRecord {
     pub body: Body,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub body_truncated: bool,
+    /// The whole JSON answer when `body` keeps only its first part: values are read from it
+    /// (an id past the cut is still an id); never written to the record.
+    #[serde(skip)]
+    pub full_json: Option<std::sync::Arc<Value>>,
 }
 
 impl ResponseRecord {
+    /// The answer's JSON as the server sent it, however long.
+    pub fn json(&self) -> Value {
+        match &self.full_json {
+            Some(full) => Value::clone(full),
+            None => self.body.to_value(),
+        }
+    }
+
     pub fn content_type(&self) -> Option<&str> {
         self.headers
             .iter()

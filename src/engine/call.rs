@@ -66,7 +66,7 @@ impl Pending {
         if !self.spec.expect.matches(response.status) || self.reconciled {
             return None;
         }
-        let body = response.body.to_value();
+        let body = response.json();
         let (payload, wrapped) = tolerant::payload(&body);
         self.layout
             .get_or_insert_with(|| tolerant::wrap_note(wrapped).to_string());
@@ -76,8 +76,7 @@ impl Pending {
     /// The whole JSON body of the answer, when the status was the expected one.
     pub fn success_body(&self) -> Option<Value> {
         let response = self.attempt.response.as_ref()?;
-        (self.spec.expect.matches(response.status) && !self.reconciled)
-            .then(|| response.body.to_value())
+        (self.spec.expect.matches(response.status) && !self.reconciled).then(|| response.json())
     }
 
     pub fn status_ok(&self) -> bool {

@@ -276,25 +276,31 @@ async fn read_response(
             }
         }
     }
-    let (body, body_truncated) = keep_body(&bytes, token);
+    let (body, body_truncated, full_json) = keep_body(&bytes, token);
     Ok(ResponseRecord {
         status,
         headers,
         body,
         body_truncated,
+        full_json,
     })
 }
 
-/// JSON when it parses and is small enough; otherwise text, cut at [`MAX_KEPT_BODY`].
-pub fn keep_body(bytes: &[u8], token: &Secret) -> (Body, bool) {
+/// JSON when it parses and is small enough; otherwise text, cut at [`MAX_KEPT_BODY`]. JSON of
+/// any readable size is parsed first: the whole of it comes back for reading values.
+pub fn keep_body(bytes: &[u8], token: &Secret) -> (Body, bool, Option<std::sync::Arc<Value>>) {
     if bytes.is_empty() {
-        return (Body::null(), false);
+        return (Body::null(), false, None);
     }
-    if bytes.len() <= MAX_KEPT_BODY
-        && let Ok(mut value) = serde_json::from_slice::<Value>(bytes)
-    {
+    if let Ok(mut value) = serde_json::from_slice::<Value>(bytes) {
         token.scrub_json(&mut value);
-        return (Body::from_value(&value), false);
+        if bytes.len() <= MAX_KEPT_BODY {
+            return (Body::from_value(&value), false, None);
+        }
+        let text = value.to_string();
+        let cut = text.floor_char_boundary(MAX_KEPT_BODY);
+        let kept = Body::from_value(&Value::String(text[..cut].to_string()));
+        return (kept, true, Some(std::sync::Arc::new(value)));
     }
     // Scrubbed whole, then cut: a token split by the cut would leave its first half behind.
     let text = token.scrub(&String::from_utf8_lossy(bytes));
@@ -302,5 +308,6 @@ pub fn keep_body(bytes: &[u8], token: &Secret) -> (Body, bool) {
     (
         Body::from_value(&Value::String(text[..cut].to_string())),
         text.len() > MAX_KEPT_BODY,
+        None,
     )
 }

@@ -117,11 +117,17 @@ async fn html_error_pages_truncated_json_and_wrong_content_types_are_failed_chec
     }
 }
 
+/// A valid JSON answer past the 64 KiB the evidence keeps is read whole (the id is found) and
+/// kept cut.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ten_megabyte_body_is_capped_in_the_evidence() {
-    let evidence =
-        smoke(&serve(axum::Router::new().route("/quotes", post(ten_megabytes))).await).await;
-    let response = &last_exchange(&evidence)["response"];
+async fn a_ten_megabyte_json_answer_is_read_whole_and_capped_in_the_evidence() {
+    let base = serve(axum::Router::new().route("/quotes", post(ten_megabytes))).await;
+    let (finished, dir) = run_smoke(&base, "fault-test-token", &["--backoff-ms", "1"]).await;
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let exchange = last_exchange(&evidence);
+    assert_eq!(exchange["reads"][0]["value"], "qt_1", "read past the cut");
+    let response = &exchange["response"];
     assert_eq!(response["body_truncated"], true);
     assert!(response["body"].as_str().unwrap().len() <= ppcert::engine::client::MAX_KEPT_BODY);
 }
