@@ -7,6 +7,7 @@ use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::bounds;
+use crate::environment::Environment;
 use crate::sandbox::{ApiDialect, ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper};
 
 /// Certify a travel partner's integration with the Partner Protection API on staging.
@@ -60,6 +61,10 @@ pub struct TargetArgs {
     /// Per-request timeout.
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(bounds::TIMEOUT_SECS))]
     pub timeout: Option<u64>,
+    /// What the target is: `staging`, or `production` (arms the production guard; never
+    /// sends claimDate) [default: `[target] environment`, else staging].
+    #[arg(long, value_name = "ENV", value_parser = clap::builder::PossibleValuesParser::new(["staging", "production"]).map(|s| if s == "production" { Environment::Production } else { Environment::Staging }))]
+    pub environment: Option<Environment>,
     /// How the staging spells its calls: `spec`, `provider-docs` or a dialect file
     /// [default: `[target] dialect`, else spec]. See `ppcert dialects`.
     #[arg(long, value_name = "NAME|PATH")]

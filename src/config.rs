@@ -250,7 +250,10 @@ pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<(Target, Option<Se
     if token.is_none() {
         return Err("a target needs a token: set PPCERT_TOKEN or pass --token-file PATH".into());
     }
-    let environment = file.target.environment.unwrap_or(Environment::Staging);
+    let environment = args
+        .environment
+        .or(file.target.environment)
+        .unwrap_or(Environment::Staging);
     Ok((
         Target::Remote {
             base_url,

@@ -13,7 +13,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const FILE_NAME: &str = "evidence.json";
 
 /// Said in every report of a run against the embedded sandbox.
-pub const SANDBOX_NOTICE: &str = "This run used ppcert's embedded sandbox, not the provider's staging server: it is not certification evidence. Run against staging (--base-url) for evidence the provider accepts.";
+pub const SANDBOX_NOTICE: &str = "This run talked to ppcert's sandbox (its answers say so), not the provider's staging server: it is not certification evidence. Run against staging (--base-url) for evidence the provider accepts.";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
@@ -83,6 +83,9 @@ pub struct TargetInfo {
     pub base_url: String,
     pub environment: String,
     pub embedded: bool,
+    /// An answer named itself ppcert's sandbox: whatever the URL, this was not staging.
+    #[serde(default)]
+    pub sandbox: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -209,6 +212,16 @@ pub fn build(
     flows: &[FlowResult],
     warnings: Vec<String>,
 ) -> Evidence {
+    let mut run = run;
+    let met_the_sandbox = exchanges.iter().any(|e| {
+        e.response
+            .as_ref()
+            .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER))
+    });
+    if met_the_sandbox {
+        run.target.sandbox = true;
+        run.notice.get_or_insert_with(|| SANDBOX_NOTICE.to_string());
+    }
     let ledger = ledger(requirements, run.partner.flight_seller, &exchanges);
     // A step's latest record is its outcome: a resumed run redoes what Ctrl-C interrupted, and
     // the interrupted record must not fail the verdict forever.

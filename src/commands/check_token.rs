@@ -1,15 +1,12 @@
 //! `ppcert check-token`: POST /quotes once; any answer but 401 means the token is valid (spec §5.3).
 
-use chrono::Utc;
 use serde_json::json;
 
 use crate::cli::TargetArgs;
 use crate::config;
-use crate::datagen::{DataProfile, Generator, run_id};
 use crate::engine::{ApiClient, Cancel, client::Request};
 use crate::error::Failure;
 use crate::exit_codes;
-use crate::models::Envelope;
 use crate::sandbox::SandboxOptions;
 
 pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
@@ -36,16 +33,12 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
         std::time::Duration::from_millis(500),
     )
     .map_err(Failure::usage)?;
-    let start = Utc::now();
-    let seed = rand::random();
-    let booking =
-        Generator::new(seed, run_id(start, seed), start, DataProfile::default()).booking(0);
+    // A quote with nothing in it: a valid token gets a 400 and nothing is created; a bad one
+    // gets the 401 the spec promises before any validation.
     let request = Request {
         method: reqwest::Method::POST,
         path: "/quotes".into(),
-        body: Some(json!(Envelope {
-            data: booking.quote_request(0, false)
-        })),
+        body: Some(json!({ "data": {} })),
         wrong_token: None,
     };
     let attempts = client.execute(&request, &Cancel::default()).await;
@@ -59,9 +52,16 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
                 last.url
             ),
         )),
+        Some(status @ (404 | 405)) => Err(Failure::new(
+            exit_codes::UNREACHABLE,
+            format!(
+                "POST {} answered {status}: that is not the quotes endpoint, so nothing is known of the token; check --base-url (it should be the API root, with any path prefix)",
+                last.url
+            ),
+        )),
         Some(status) => {
             crate::say!(
-                "token {fingerprint}… is valid: POST {} answered {status} (any answer but 401 means valid)",
+                "token {fingerprint}… is valid: POST {} answered {status} (any answer but 401 means valid; the empty quote created nothing)",
                 last.url
             );
             Ok(exit_codes::SUCCESS)

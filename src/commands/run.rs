@@ -155,6 +155,7 @@ fn run_info(
             base_url: base_url.to_string(),
             environment: config.environment().as_str().into(),
             embedded,
+            sandbox: embedded,
         },
         token_fingerprint: token.fingerprint(),
         concurrency: config.concurrency,

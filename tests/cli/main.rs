@@ -3,6 +3,7 @@
 
 mod bundle;
 mod captures;
+mod ci;
 mod common;
 mod datagen;
 mod dialects;

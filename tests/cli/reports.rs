@@ -101,8 +101,8 @@ async fn html_is_valid_html5_opening_on_the_verdict_and_the_ledger() {
         "self-contained, no script"
     );
     assert!(
-        !html.contains("not certification evidence"),
-        "a staging-like target gets no sandbox banner"
+        html.contains("not certification evidence"),
+        "ppcert's sandbox, even reached by URL, gets the sandbox banner"
     );
     assert!(html.contains("<svg") && html.contains("@media print"));
 }

@@ -324,5 +324,18 @@ fn router(shared: Arc<Shared>) -> Router {
         .merge(api)
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
+        .layer(axum::middleware::map_response(name_the_sandbox))
         .with_state(shared)
+}
+
+/// Every answer says it comes from ppcert's sandbox, so a run can never take it for staging,
+/// whatever URL it reached it by.
+pub const SANDBOX_HEADER: &str = "x-ppcert-sandbox";
+
+async fn name_the_sandbox(mut response: axum::response::Response) -> axum::response::Response {
+    response.headers_mut().insert(
+        SANDBOX_HEADER,
+        axum::http::HeaderValue::from_static(env!("CARGO_PKG_VERSION")),
+    );
+    response
 }

@@ -1,0 +1,76 @@
+//! Honest in CI: a gate that cannot pass by accident. check-token creates nothing and knows a
+//! wrong URL from a valid token; a run that met ppcert's sandbox says so whatever its URL; the
+//! environment can be set by flag.
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_token_creates_nothing_and_a_wrong_url_is_not_a_valid_token() {
+    let sandbox = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = sandbox.base_url();
+    let valid = ppcert(
+        dir.path(),
+        &["check-token", "--base-url", &base],
+        Some(sandbox.token()),
+    )
+    .await;
+    assert_eq!(valid.code, 0, "{}", valid.stderr);
+    assert_eq!(
+        sandbox_counts(&sandbox).values().sum::<u64>(),
+        0,
+        "no quote was made"
+    );
+    let wrong = format!("{base}/not-the-api");
+    let lost = ppcert(
+        dir.path(),
+        &["check-token", "--base-url", &wrong],
+        Some(sandbox.token()),
+    )
+    .await;
+    assert_eq!(lost.code, 4, "{}", lost.stderr);
+    assert!(
+        lost.stderr.contains("not the quotes endpoint"),
+        "{}",
+        lost.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_against_a_sandbox_started_by_hand_is_marked_sandbox() {
+    let sandbox = sandbox().await;
+    let (finished, dir) = run_smoke(&sandbox.base_url(), sandbox.token(), &[]).await;
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    assert_eq!(evidence["run"]["target"]["embedded"], false);
+    assert_eq!(evidence["run"]["target"]["sandbox"], true);
+    assert!(
+        evidence["run"]["notice"]
+            .as_str()
+            .unwrap()
+            .contains("not certification evidence")
+    );
+    assert!(
+        finished.stdout.contains("not certification evidence"),
+        "{}",
+        finished.stdout
+    );
+}
+
+#[tokio::test]
+async fn the_environment_flag_arms_the_production_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = ppcert(
+        dir.path(),
+        &[
+            "run",
+            "--base-url",
+            "https://127.0.0.1:9",
+            "--environment",
+            "production",
+        ],
+        Some("a-production-token"),
+    )
+    .await;
+    assert_eq!(refused.code, 5, "{}", refused.stderr);
+}
