@@ -1,13 +1,16 @@
-//! `junit.xml`: one testsuite per flow, one testcase per step, failures with the message and
-//! an excerpt of the answer, written with quick-junit so common consumers accept it.
+//! `junit.xml`: a `requirements` testsuite with one testcase per requirement (failed when not
+//! met), then one testsuite per flow with one testcase per step, named by flow instance so
+//! viewers never merge repeats; failures carry the server's words and an excerpt of the answer.
+//! Written with quick-junit so common consumers accept it, in time linear in the record.
 
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::view::pretty_body;
 use crate::evidence::Evidence;
-use crate::record::{Exchange, StepStatus};
+use crate::record::{Exchange, StepEvent, StepStatus};
 
 const EXCERPT: usize = 2000;
 
@@ -38,37 +41,31 @@ pub fn render(evidence: &Evidence) -> std::io::Result<Vec<u8>> {
     if let Ok(at) = chrono::DateTime::parse_from_rfc3339(&evidence.run.started_at) {
         report.set_timestamp(at);
     }
+    report.add_test_suite(requirements(evidence));
+    // One pass over each list: the last exchange of every (flow, step), and each flow's steps
+    // with the latest record per step (a resumed run records a step again).
+    let mut last_exchange: HashMap<(&str, &str), &Exchange> = HashMap::new();
+    for exchange in &evidence.exchanges {
+        last_exchange.insert((&exchange.flow, &exchange.step), exchange);
+    }
+    let mut steps_of: HashMap<&str, BTreeMap<usize, &StepEvent>> = HashMap::new();
+    for step in &evidence.steps {
+        steps_of
+            .entry(&step.flow)
+            .or_default()
+            .insert(step.step_index, step);
+    }
     for flow in &evidence.flows {
         let mut suite = TestSuite::new(flow.label.clone());
-        for step in evidence.steps.iter().filter(|s| s.flow == flow.label) {
-            let last = evidence
-                .exchanges
-                .iter()
-                .rev()
-                .find(|x| x.flow == flow.label && x.step == step.step);
-            let status = match step.status {
-                StepStatus::Passed => TestCaseStatus::success(),
-                StepStatus::Skipped => {
-                    let mut status = TestCaseStatus::skipped();
-                    status.set_message(step.reason.clone().unwrap_or_default());
-                    status
-                }
-                StepStatus::Failed => {
-                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    status.set_message(step.reason.clone().unwrap_or_default());
-                    if let Some(text) = excerpt(last) {
-                        status.set_description(text);
-                    }
-                    status
-                }
-            };
-            let mut case = TestCase::new(format!("{} {}", step.step_index + 1, step.step), status);
-            case.set_classname(format!("{}.{}", evidence.run.scenario, flow.flow));
-            case.set_time(Duration::from_millis(step.duration_ms));
-            if let Ok(at) = chrono::DateTime::parse_from_rfc3339(&step.started_at) {
-                case.set_timestamp(at);
-            }
-            suite.add_test_case(case);
+        for step in steps_of
+            .get(flow.label.as_str())
+            .into_iter()
+            .flat_map(|s| s.values())
+        {
+            let last = last_exchange
+                .get(&(flow.label.as_str(), step.step.as_str()))
+                .copied();
+            suite.add_test_case(step_case(evidence, &flow.flow, step, last));
         }
         report.add_test_suite(suite);
     }
@@ -76,4 +73,58 @@ pub fn render(evidence: &Evidence) -> std::io::Result<Vec<u8>> {
         .to_string()
         .map(String::into_bytes)
         .map_err(std::io::Error::other)
+}
+
+/// The requirement ledger as testcases, so a consumer fails the build exactly when the exit
+/// code does.
+fn requirements(evidence: &Evidence) -> TestSuite {
+    let mut suite = TestSuite::new("requirements");
+    for r in &evidence.requirements {
+        let status = if r.met {
+            TestCaseStatus::success()
+        } else {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_message(format!(
+                "{}: {} succeeded of {} required ({} failed, {} unconfirmed)",
+                r.operation, r.succeeded, r.required, r.failed, r.unconfirmed
+            ));
+            status
+        };
+        let mut case = TestCase::new(format!("requirement › {}", r.operation), status);
+        case.set_classname(format!("{}.requirements", evidence.run.scenario));
+        suite.add_test_case(case);
+    }
+    suite
+}
+
+fn step_case(
+    evidence: &Evidence,
+    flow: &str,
+    step: &StepEvent,
+    last: Option<&Exchange>,
+) -> TestCase {
+    let status = match step.status {
+        StepStatus::Passed => TestCaseStatus::success(),
+        StepStatus::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(step.reason.clone().unwrap_or_default());
+            status
+        }
+        StepStatus::Failed => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_message(step.reason.clone().unwrap_or_default());
+            if let Some(text) = excerpt(last) {
+                status.set_description(text);
+            }
+            status
+        }
+    };
+    let name = format!("{} › {} {}", step.flow, step.step_index + 1, step.step);
+    let mut case = TestCase::new(name, status);
+    case.set_classname(format!("{}.{}", evidence.run.scenario, flow));
+    case.set_time(Duration::from_millis(step.duration_ms));
+    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(&step.started_at) {
+        case.set_timestamp(at);
+    }
+    case
 }

@@ -245,3 +245,60 @@ async fn junit_failures_carry_the_message_and_an_excerpt_of_the_answer() {
         "failures link to their exchange"
     );
 }
+
+/// What a JUnit consumer (a CI's test tab) reads: suite counts that match the testcases, a
+/// failed testcase per unmet requirement, and testcase names unique across flow repeats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn junit_gates_like_the_exit_code_for_a_consumer() {
+    let sandbox = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    // Every claim is refused: the claim requirement is not met.
+    std::fs::write(
+        dir.path().join("ppcert.toml"),
+        "[endpoints.claim]\npath = \"/contracts/unknown/claims\"\n",
+    )
+    .unwrap();
+    let base = sandbox.base_url();
+    let args = run_args(&base, "b", &["--backoff-ms", "1"]);
+    let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+    assert_eq!(finished.code, 1);
+    let xml = std::fs::read_to_string(dir.path().join("b/junit.xml")).unwrap();
+    let document = roxmltree::Document::parse(&xml).expect("junit.xml is well-formed XML");
+    let mut names = std::collections::HashSet::new();
+    let mut failed_requirements = Vec::new();
+    for suite in document
+        .descendants()
+        .filter(|n| n.has_tag_name("testsuite"))
+    {
+        let cases: Vec<_> = suite
+            .children()
+            .filter(|n| n.has_tag_name("testcase"))
+            .collect();
+        let failures = cases
+            .iter()
+            .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
+            .count();
+        assert_eq!(
+            suite.attribute("tests"),
+            Some(cases.len().to_string().as_str())
+        );
+        assert_eq!(
+            suite.attribute("failures"),
+            Some(failures.to_string().as_str())
+        );
+        for case in cases {
+            let name = case.attribute("name").unwrap().to_string();
+            assert!(
+                names.insert(name.clone()),
+                "testcase name {name} is repeated"
+            );
+            if suite.attribute("name") == Some("requirements")
+                && case.children().any(|n| n.has_tag_name("failure"))
+            {
+                failed_requirements.push(name);
+            }
+        }
+    }
+    assert_eq!(failed_requirements, ["requirement › claim"]);
+    assert!(names.contains("lifecycle#3 › 5 claim"), "{names:?}");
+}
