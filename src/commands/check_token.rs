@@ -40,6 +40,7 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
         path: "/quotes".into(),
         body: Some(json!({ "data": {} })),
         wrong_token: None,
+        retry_without_answer: false,
     };
     let attempts = client.execute(&request, &Cancel::default()).await;
     let last = attempts.last().expect("one attempt at least");

@@ -140,6 +140,10 @@ impl FlowRunner<'_> {
             path: spec.path.clone(),
             body: spec.body.clone(),
             wrong_token: spec.wrong_token.clone(),
+            // The first call of a run is not retried without an answer: a dead or hanging
+            // target ends the run after one request (exit 4).
+            retry_without_answer: !(self.gatekeeper
+                && self.shared.gate.state() == GateState::Pending),
         };
         if request.method != Method::GET {
             self.shared.recorder.line(crate::journal::Line::Sending {
@@ -176,7 +180,8 @@ impl FlowRunner<'_> {
                 attempts.iter().chain([&last]).all(|a| a.unreachable),
             ) {
                 (Some(401), _) => GateState::TokenRejected,
-                (None, true) => GateState::Unreachable,
+                // A target that never answers is as unreachable as one that refuses connections.
+                (None, _) => GateState::Unreachable,
                 _ => GateState::Open,
             };
             self.shared.gate.settle(state);

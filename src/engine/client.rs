@@ -37,6 +37,8 @@ pub struct Request {
     pub body: Option<Value>,
     /// Sent instead of the real token (the bad-token conformance check).
     pub wrong_token: Option<String>,
+    /// Whether an attempt that got no answer (connection refused, timeout) is tried again.
+    pub retry_without_answer: bool,
 }
 
 /// One attempt as it happened.
@@ -131,6 +133,11 @@ impl ApiClient {
             let delay = attempt.retry_delay();
             attempts.push(attempt);
             let Some(announced) = delay else { break };
+            if !request.retry_without_answer
+                && attempts.last().is_some_and(|a| a.response.is_none())
+            {
+                break;
+            }
             if attempts.len() as u32 > self.retries || cancel.is_cancelled() {
                 break;
             }

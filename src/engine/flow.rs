@@ -185,13 +185,10 @@ impl<'a> FlowRunner<'a> {
             self.skip_rest(index, "interrupted before this step");
             return Some((FlowStatus::Interrupted, "interrupted".to_string()));
         }
-        // Only a leading quote may go before the first call has shown the token works.
-        let may_go_early = index == 0 && matches!(step, Step::Quote);
-        if !self.gatekeeper && !may_go_early && !self.shared.gate.wait_open().await {
-            let why = format!(
-                "not run: the first call ended in {:?}",
-                self.shared.gate.state()
-            );
+        // Nothing goes before the first call has shown the token works and the target answers:
+        // a bad token or a dead target costs one request, not one per slot.
+        if !self.gatekeeper && !self.shared.gate.wait_open().await {
+            let why = format!("not run: the first call got {}", self.shared.gate.state());
             self.skip_rest(index, &why);
             return Some((FlowStatus::NotRun, why));
         }

@@ -1,5 +1,6 @@
 //! The gate: the first flow's first real call decides whether the others start. A 401 there
-//! means the token is rejected (exit 3); no connection means the target is unreachable (exit 4).
+//! means the token is rejected (exit 3); no connection, or no answer in time, means the target
+//! is unreachable (exit 4). It is one request: nothing else is sent until it settles.
 
 use serde::Serialize;
 use tokio::sync::watch;
@@ -11,6 +12,17 @@ pub enum GateState {
     Open,
     TokenRejected,
     Unreachable,
+}
+
+impl std::fmt::Display for GateState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GateState::Pending => "no answer yet",
+            GateState::Open => "an answer",
+            GateState::TokenRejected => "a rejected token (401)",
+            GateState::Unreachable => "no answer from the target",
+        })
+    }
 }
 
 pub struct Gate {

@@ -172,7 +172,7 @@ fn not_started(shared: &Shared, settled_open: bool) -> Option<(FlowStatus, Strin
     if !settled_open || !matches!(state, GateState::Pending | GateState::Open) {
         Some((
             FlowStatus::NotRun,
-            format!("not started: first call ended in {state:?}"),
+            format!("not started: the first call got {state}"),
         ))
     } else if shared.cancel.is_cancelled() {
         Some((

@@ -77,15 +77,17 @@ impl FlowRunner<'_> {
             .collect();
         if !pending.status_ok() {
             let answer = match &pending.attempt.response {
-                Some(response) => format!("HTTP {}: {}", response.status, response.describe()),
-                None => pending.attempt.error.clone().unwrap_or_default(),
+                Some(response) => {
+                    format!("answered HTTP {}: {}", response.status, response.describe())
+                }
+                None => format!(
+                    "got no answer ({})",
+                    pending.attempt.error.as_deref().unwrap_or("none came")
+                ),
             };
             failures.insert(
                 0,
-                format!(
-                    "{} {} answered {answer}",
-                    pending.spec.method, pending.spec.path
-                ),
+                format!("{} {} {answer}", pending.spec.method, pending.spec.path),
             );
         }
         if self.finish(pending) {

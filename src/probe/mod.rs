@@ -136,6 +136,7 @@ impl Prober {
             path: endpoints.path(op, &context)?,
             body: endpoints.body(op, &context, default_body)?,
             wrong_token: None,
+            retry_without_answer: true,
         };
         let attempts = self.client.execute(&request, &self.cancel).await;
         let last = attempts.last().ok_or("no attempt was made")?;

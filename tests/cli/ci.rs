@@ -74,3 +74,32 @@ async fn the_environment_flag_arms_the_production_guard() {
     .await;
     assert_eq!(refused.code, 5, "{}", refused.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_token_costs_one_request() {
+    let sandbox = sandbox().await;
+    let (finished, dir) = run_smoke(&sandbox.base_url(), "not-the-token", &[]).await;
+    assert_eq!(finished.code, 3, "{}", finished.stderr);
+    let dir2 = tempfile::tempdir().unwrap();
+    let base = sandbox.base_url();
+    let certification = ppcert(
+        dir2.path(),
+        &run_args(&base, "b", &["--concurrency", "8"]),
+        Some("not-the-token"),
+    )
+    .await;
+    assert_eq!(certification.code, 3);
+    for bundle in [dir.path().join("b"), dir2.path().join("b")] {
+        let evidence = read_json(&bundle.join("evidence.json"));
+        assert_eq!(
+            evidence["exchanges"].as_array().unwrap().len(),
+            1,
+            "the gate is alone"
+        );
+    }
+    assert!(
+        !certification.stdout.contains("TokenRejected"),
+        "human words, not enum names: {}",
+        certification.stdout
+    );
+}
