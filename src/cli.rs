@@ -130,6 +130,12 @@ pub struct OutputArgs {
     /// Color: auto (terminal without NO_COLOR), always, never.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+    /// Print each exchange as it ends (method, URL, status, duration) on stderr.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Print the final summary as one JSON object on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `ppcert report`.

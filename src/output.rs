@@ -25,6 +25,8 @@ pub enum ProgressMode {
 pub struct OutputMode {
     pub progress: ProgressMode,
     pub color: bool,
+    pub verbose: bool,
+    pub json: bool,
 }
 
 impl OutputMode {
@@ -45,7 +47,12 @@ impl OutputMode {
                     && std::io::stdout().is_terminal()
             }
         };
-        OutputMode { progress, color }
+        OutputMode {
+            progress,
+            color: color && !args.json,
+            verbose: args.verbose,
+            json: args.json,
+        }
     }
 
     fn paint(&self, text: &str, code: &str) -> String {
@@ -61,7 +68,8 @@ impl OutputMode {
 pub struct Progress {
     mode: OutputMode,
     bars: BTreeMap<Operation, ProgressBar>,
-    _multi: Option<MultiProgress>,
+    failed: Mutex<BTreeMap<Operation, u64>>,
+    multi: Option<MultiProgress>,
     flows_done: Mutex<(usize, usize)>,
 }
 
@@ -72,7 +80,7 @@ impl Progress {
         let multi = (mode.progress == ProgressMode::Bars)
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
         if let Some(multi) = &multi {
-            let style = ProgressStyle::with_template("{prefix:>20} [{bar:30}] {pos}/{len}")
+            let style = ProgressStyle::with_template("{prefix:>20} [{bar:30}] {pos}/{len} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> ");
             for (operation, planned) in targets {
@@ -81,13 +89,16 @@ impl Progress {
                         .with_style(style.clone())
                         .with_prefix(operation.as_str()),
                 );
+                // Drawn from the start, not from the first success.
+                bar.tick();
                 bars.insert(*operation, bar);
             }
         }
         Progress {
             mode,
             bars,
-            _multi: multi,
+            failed: Mutex::new(BTreeMap::new()),
+            multi,
             flows_done: Mutex::new((0, flows)),
         }
     }
@@ -96,13 +107,29 @@ impl Progress {
         match event {
             Event::Exchange {
                 operation,
-                counted: true,
+                counted,
+                failed,
+                line,
             } => {
                 if let Some(bar) = self.bars.get(operation) {
-                    bar.inc(1);
+                    if *counted {
+                        bar.inc(1);
+                    } else if *failed {
+                        let mut failures = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+                        let count = failures.entry(*operation).or_default();
+                        *count += 1;
+                        bar.set_message(format!("{count} failed"));
+                    }
+                }
+                if self.mode.verbose && self.mode.progress != ProgressMode::Quiet {
+                    match &self.multi {
+                        Some(multi) => {
+                            let _ = multi.println(line);
+                        }
+                        None => crate::tell!("{line}"),
+                    }
                 }
             }
-            Event::Exchange { .. } => {}
             Event::FlowDone {
                 label,
                 status,
@@ -130,9 +157,11 @@ impl Progress {
         }
     }
 
+    /// Leaves each bar where the run left it: `finish()` would fill it to N/N whatever
+    /// succeeded.
     pub fn finish(&self) {
         for bar in self.bars.values() {
-            bar.finish();
+            bar.abandon();
         }
     }
 }
@@ -174,20 +203,92 @@ pub fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path::Path)
         .collect();
     if !failed.is_empty() {
         out.push_str(&format!("\n{} flow(s) did not complete:\n", failed.len()));
-        for flow in failed.iter().take(10) {
+        for flow in failed.iter().take(SHOWN) {
             out.push_str(&format!(
                 "  {}: {}\n",
                 flow.label,
                 flow.reason.as_deref().unwrap_or_default()
             ));
         }
+        out.push_str(&left_out(failed.len(), "flow(s)"));
     }
-    for warning in evidence.warnings.iter().take(10) {
+    for warning in evidence.warnings.iter().take(SHOWN) {
         out.push_str(&format!("{} {warning}\n", mode.paint("warning:", "33")));
     }
+    out.push_str(&left_out(evidence.warnings.len(), "warning(s)"));
     if let Some(notice) = &evidence.run.notice {
         out.push_str(&format!("\n{} {notice}\n", mode.paint("note:", "33")));
     }
     out.push_str(&format!("\nevidence bundle: {}\n", bundle.display()));
+    out.push_str(&one_line(evidence));
     out
+}
+
+/// How many items a list shows before it says how many it left out.
+const SHOWN: usize = 10;
+
+fn left_out(total: usize, what: &str) -> String {
+    if total > SHOWN {
+        format!(
+            "  … and {} more {what} (all in report.html)\n",
+            total - SHOWN
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// Met required operations out of all required, counting each requirement up to its number.
+fn required_met(evidence: &Evidence) -> (u32, u32) {
+    evidence.requirements.iter().fold((0, 0), |(met, of), r| {
+        (met + r.succeeded.min(r.required), of + r.required)
+    })
+}
+
+fn seconds(evidence: &Evidence) -> f64 {
+    let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
+    match (
+        at(&evidence.run.started_at),
+        evidence.run.finished_at.as_deref().and_then(at),
+    ) {
+        (Some(start), Some(end)) => (end - start).num_milliseconds().max(0) as f64 / 1000.0,
+        _ => 0.0,
+    }
+}
+
+/// `49 exchanges, 28/28 required operations, verdict PASSED, 0.6 s`
+pub fn one_line(evidence: &Evidence) -> String {
+    let (met, of) = required_met(evidence);
+    format!(
+        "{} exchanges, {met}/{of} required operations, verdict {}, {:.1} s",
+        evidence.exchanges.len(),
+        verdict_word(evidence.verdict),
+        seconds(evidence)
+    )
+}
+
+fn verdict_word(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Passed => "PASSED",
+        Verdict::Failed => "FAILED",
+        Verdict::Incomplete => "INCOMPLETE",
+    }
+}
+
+/// `--json`: the summary as one JSON object, for scripts.
+pub fn summary_json(evidence: &Evidence, bundle: &std::path::Path, exit_code: u8) -> String {
+    let (met, of) = required_met(evidence);
+    serde_json::json!({
+        "run_id": evidence.run.id,
+        "scenario": evidence.run.scenario,
+        "verdict": evidence.verdict,
+        "exit_code": exit_code,
+        "exchanges": evidence.exchanges.len(),
+        "required_operations": {"met": met, "of": of},
+        "requirements": evidence.requirements,
+        "seconds": seconds(evidence),
+        "sandbox": evidence.run.target.sandbox,
+        "bundle": bundle.display().to_string(),
+    })
+    .to_string()
 }

@@ -285,12 +285,11 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     if let Some(sandbox) = opened.sandbox {
         let _ = sandbox.shutdown().await;
     }
-    match &published {
-        Ok(()) => crate::say!("{}", crate::output::summary(&mode, &evidence, &dir)),
-        Err(error) => crate::tell!(
+    if let Err(error) = &published {
+        crate::tell!(
             "error: {error}; the requests were sent and {} holds what was recorded",
             dir.join(journal::FILE_NAME).display()
-        ),
+        );
     }
     let outcome = RunOutcome {
         bundle_written: published.is_ok(),
@@ -303,7 +302,13 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         passed: evidence.verdict == evidence::Verdict::Passed,
     };
     explain_first_call(outcome.first_call);
-    Ok(run_exit_code(&outcome))
+    let code = run_exit_code(&outcome);
+    if mode.json {
+        crate::say!("{}", crate::output::summary_json(&evidence, &dir, code));
+    } else if published.is_ok() {
+        crate::say!("{}", crate::output::summary(&mode, &evidence, &dir));
+    }
+    Ok(code)
 }
 
 /// A fresh run record: its id and seed, and the data generator's clock, start here.

@@ -12,7 +12,12 @@ use crate::record::{Exchange, StepEvent, StepStatus};
 pub enum Event {
     Exchange {
         operation: Operation,
+        /// The provider counts it.
         counted: bool,
+        /// A counted kind's final attempt that did not succeed (the ledger's `failed`).
+        failed: bool,
+        /// `POST https://… → 201 (84 ms)`, for `-v`.
+        line: String,
     },
     FlowDone {
         label: String,
@@ -80,9 +85,20 @@ impl Recorder {
     }
 
     pub fn exchange(&self, mut exchange: Exchange) {
+        let counted = exchange.counts_as_success();
+        let answer = match (&exchange.response, &exchange.error) {
+            (Some(response), _) => response.status.to_string(),
+            (None, Some(error)) => format!("no answer: {error}"),
+            (None, None) => "no answer".into(),
+        };
         let event = Event::Exchange {
             operation: exchange.operation,
-            counted: exchange.counts_as_success(),
+            counted,
+            failed: !counted && !exchange.retried && !exchange.expected_error,
+            line: format!(
+                "{} {} → {answer} ({} ms)",
+                exchange.method, exchange.url, exchange.duration_ms
+            ),
         };
         {
             let mut inner = self.lock();

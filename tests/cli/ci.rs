@@ -103,3 +103,54 @@ async fn a_rejected_token_costs_one_request() {
         certification.stdout
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_tells_the_truth_about_a_failing_run() {
+    let sandbox = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ppcert.toml"),
+        "[endpoints.claim]\npath = \"/contracts/unknown/claims\"\n",
+    )
+    .unwrap();
+    let base = sandbox.base_url();
+    let finished = ppcert_command(
+        dir.path(),
+        &run_args(&base, "b", &["-v"]),
+        Some(sandbox.token()),
+    )
+    .env("CI", "true")
+    .output()
+    .await
+    .unwrap();
+    assert_eq!(finished.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&finished.stderr);
+    let stdout = String::from_utf8_lossy(&finished.stdout);
+    assert!(
+        stderr.contains("lifecycle#1 FAILED") && stderr.contains("/unknown/claims"),
+        "each failure is shown as it happens: {stderr}"
+    );
+    assert!(
+        stderr.contains("POST ") && stderr.contains(" ms)"),
+        "-v lists exchanges: {stderr}"
+    );
+    let last = stdout.lines().last().unwrap();
+    assert!(
+        last.ends_with("s")
+            && last.contains("exchanges, 23/28 required operations, verdict FAILED"),
+        "{last}"
+    );
+    let json = ppcert(
+        dir.path(),
+        &run_args(&base, "j", &["--json"]),
+        Some(sandbox.token()),
+    )
+    .await;
+    let summary: serde_json::Value = serde_json::from_str(json.stdout.trim()).unwrap();
+    assert_eq!(summary["verdict"], "failed");
+    assert_eq!(summary["exit_code"], 1);
+    assert_eq!(
+        summary["required_operations"],
+        serde_json::json!({"met": 23, "of": 28})
+    );
+}
