@@ -15,11 +15,22 @@ use crate::sandbox::{ApiDialect, ContractsLayout, DeltaShape, ErrorShape, QuoteW
 /// With no target, `ppcert run` runs against its embedded staging simulator, so you can see
 /// the whole batch work at once.
 #[derive(Debug, Parser)]
-#[command(name = "ppcert", version, about, long_about)]
+#[command(name = "ppcert", version, about, long_about, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The documented exit codes, shown under every `--help`.
+pub const EXIT_CODES: &str = "Exit codes:
+  0    every requirement met (or the command succeeded)
+  1    the run finished, a requirement not met or a step failed; verify found a change
+  2    usage, config or scenario error (nothing sent)
+  3    token rejected (401 on the first call)
+  4    target unreachable (no answer to the first call, or not the API root)
+  5    refused by the production guard
+  6    requests were sent but the bundle could not be written (the journal keeps them)
+  130  interrupted (Ctrl-C); the bundle is written, marked incomplete";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -33,6 +44,13 @@ pub enum Command {
     Scenarios,
     /// List the built-in dialects: how a staging may spell its calls.
     Dialects,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout: `ppcert man > ppcert.1`.
+    Man,
     /// Make one of each call against an unfamiliar staging, show what was read from where,
     /// prove where unread values are, and optionally write the ppcert.toml that works.
     Probe(ProbeArgs),
@@ -65,6 +83,10 @@ pub struct TargetArgs {
     /// sends claimDate) [default: `[target] environment`, else staging].
     #[arg(long, value_name = "ENV", value_parser = clap::builder::PossibleValuesParser::new(["staging", "production"]).map(|s| if s == "production" { Environment::Production } else { Environment::Staging }))]
     pub environment: Option<Environment>,
+    /// Extra root certificate (PEM) to trust, for a corporate TLS-inspecting proxy. Proxies
+    /// themselves come from HTTPS_PROXY / NO_PROXY.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
     /// How the staging spells its calls: `spec`, `provider-docs` or a dialect file
     /// [default: `[target] dialect`, else spec]. See `ppcert dialects`.
     #[arg(long, value_name = "NAME|PATH")]
@@ -111,6 +133,13 @@ pub struct RunArgs {
     /// Continue an interrupted run from DIR/journal.jsonl.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// Reports to write besides evidence.json, the journal and the manifest (always written):
+    /// html, md, junit, json [default: all].
+    #[arg(long, value_delimiter = ',', value_parser = parse_format, value_name = "LIST")]
+    pub format: Vec<Option<crate::report::Format>>,
+    /// The partner's name, as the evidence shows it [default: `[partner] name`].
+    #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
+    pub partner_name: Option<String>,
     /// First retry delay; later ones double, with jitter.
     #[arg(long, default_value_t = 250, value_name = "MS", hide = true)]
     pub backoff_ms: u64,
@@ -143,9 +172,9 @@ pub struct OutputArgs {
 pub struct ReportArgs {
     /// The run's bundle directory.
     pub dir: PathBuf,
-    /// Which reports to render [default: all].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub format: Vec<crate::report::Format>,
+    /// Which reports to render: html, md, junit [default: all].
+    #[arg(long, value_delimiter = ',', value_parser = parse_format)]
+    pub format: Vec<Option<crate::report::Format>>,
 }
 
 /// Options of `ppcert verify`.
@@ -177,6 +206,10 @@ pub struct GenerateArgs {
     /// Flight plans per booking; 2 or more gives multi-planning bookings.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=5))]
     pub flight_plans: u32,
+}
+
+fn parse_format(value: &str) -> Result<Option<crate::report::Format>, String> {
+    crate::report::Format::parse(value)
 }
 
 fn parse_instant(value: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {

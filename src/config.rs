@@ -87,6 +87,10 @@ pub struct RunConfig {
     /// The dialect's name, as its file says.
     pub dialect: String,
     pub backoff: Duration,
+    /// The reports written besides evidence.json, the journal and the manifest.
+    pub formats: Vec<crate::report::Format>,
+    /// Extra root certificate (PEM) for the target's TLS.
+    pub cacert: Option<PathBuf>,
 }
 
 /// Reads a config file; a missing default file is no error, a missing named one is.
@@ -158,7 +162,13 @@ fn line_with(text: &str, needle: &str) -> Option<usize> {
 
 /// `http://` is accepted only for loopback targets; the URL keeps its path prefix.
 pub fn parse_base_url(raw: &str) -> Result<Url, String> {
-    let url = Url::parse(raw.trim()).map_err(|e| format!("base URL `{raw}`: {e}"))?;
+    let url = Url::parse(raw.trim()).map_err(|e| match e {
+        url::ParseError::RelativeUrlWithoutBase => format!(
+            "base URL `{raw}` has no scheme; did you mean `https://{}`?",
+            raw.trim()
+        ),
+        e => format!("base URL `{raw}`: {e}"),
+    })?;
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
@@ -293,10 +303,10 @@ impl RunConfig {
         Ok(RunConfig {
             target,
             token,
-            partner_name: file
-                .partner
-                .name
+            partner_name: args
+                .partner_name
                 .clone()
+                .or_else(|| file.partner.name.clone())
                 .unwrap_or_else(|| "Unnamed partner".into()),
             flight_seller: !args.no_flight_cancellations
                 && file.partner.flight_seller.unwrap_or(true),
@@ -320,6 +330,12 @@ impl RunConfig {
             resume: args.resume.clone(),
             endpoints,
             dialect: dialect.name,
+            formats: if args.format.is_empty() {
+                crate::report::Format::ALL.to_vec()
+            } else {
+                args.format.iter().flatten().copied().collect()
+            },
+            cacert: args.target.cacert.clone(),
             backoff: Duration::from_millis(args.backoff_ms),
         })
     }

@@ -80,6 +80,8 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Scenarios => commands::validate::scenarios(),
         Command::Dialects => commands::dialects::dialects(),
         Command::Probe(args) => commands::probe::probe(args).await,
+        Command::Completions { shell } => commands::generate::completions(shell),
+        Command::Man => commands::generate::man(),
         Command::Report(args) => commands::report::report(args),
         Command::Verify(args) => commands::report::verify(args),
     }

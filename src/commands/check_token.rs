@@ -31,6 +31,7 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
         timeout,
         1,
         std::time::Duration::from_millis(500),
+        args.cacert.as_deref(),
     )
     .map_err(Failure::usage)?;
     // A quote with nothing in it: a valid token gets a 400 and nothing is created; a bad one

@@ -1,4 +1,5 @@
-//! `ppcert generate`: print the bookings a run would send, as JSON.
+//! Things printed on stdout for other tools: `ppcert generate` (the bookings a run would send,
+//! as JSON), `ppcert completions` and `ppcert man` (from the clap definition).
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -31,5 +32,25 @@ pub fn generate(args: GenerateArgs) -> Result<u8, Failure> {
     let text =
         serde_json::to_string_pretty(&out).map_err(|e| Failure::new(exit_codes::USAGE, e))?;
     crate::say!("{text}");
+    Ok(exit_codes::SUCCESS)
+}
+
+/// `ppcert completions SHELL`: generated from the clap definition, so it never drifts.
+pub fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
+    let mut command = <crate::cli::Cli as clap::CommandFactory>::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut command, "ppcert", &mut out);
+    crate::say!("{}", String::from_utf8_lossy(&out));
+    Ok(exit_codes::SUCCESS)
+}
+
+/// `ppcert man`: the man page, generated from the clap definition.
+pub fn man() -> Result<u8, Failure> {
+    let command = <crate::cli::Cli as clap::CommandFactory>::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(command)
+        .render(&mut out)
+        .map_err(|e| Failure::usage(format!("cannot render the man page: {e}")))?;
+    crate::say!("{}", String::from_utf8_lossy(&out));
     Ok(exit_codes::SUCCESS)
 }

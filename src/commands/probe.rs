@@ -41,6 +41,7 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
         config.timeout,
         config.retries.min(1),
         config.backoff,
+        config.cacert.as_deref(),
     )
     .map_err(Failure::usage)?;
     let start = Utc::now();

@@ -39,10 +39,10 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
         }
     }
     let evidence = Evidence::read(&args.dir.join(evidence::FILE_NAME)).map_err(Failure::usage)?;
-    let formats = if args.format.is_empty() {
+    let formats: Vec<Format> = if args.format.is_empty() {
         Format::ALL.to_vec()
     } else {
-        args.format.clone()
+        args.format.iter().flatten().copied().collect()
     };
     report::write_reports(&args.dir, &evidence, &formats)
         .map_err(|e| Failure::usage(format!("{}: {e}", args.dir.display())))?;

@@ -281,7 +281,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         &results,
         (interrupted, engine_error),
     );
-    let published = publish(&dir, &evidence, &recorder);
+    let published = publish(&dir, &evidence, &recorder, &config.formats);
     if let Some(sandbox) = opened.sandbox {
         let _ = sandbox.shutdown().await;
     }
@@ -366,6 +366,7 @@ fn shared_state(
             config.timeout,
             config.retries,
             config.backoff,
+            config.cacert.as_deref(),
         )
         .map_err(usage)?,
         endpoints: config.endpoints.clone(),
@@ -384,7 +385,12 @@ fn shared_state(
 }
 
 /// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
-fn publish(dir: &Path, evidence: &Evidence, recorder: &Recorder) -> Result<(), String> {
+fn publish(
+    dir: &Path,
+    evidence: &Evidence,
+    recorder: &Recorder,
+    formats: &[crate::report::Format],
+) -> Result<(), String> {
     recorder.line(Line::End {
         at: Utc::now().to_rfc3339(),
         complete: evidence.run.complete,
@@ -397,7 +403,7 @@ fn publish(dir: &Path, evidence: &Evidence, recorder: &Recorder) -> Result<(), S
         )
     });
     failpoint
-        .map_or_else(|| crate::report::write_bundle(dir, evidence), Err)
+        .map_or_else(|| crate::report::write_bundle(dir, evidence, formats), Err)
         .map_err(|e| format!("{}: cannot write the bundle: {e}", dir.display()))?;
     if let Err(e) = crate::report::append_step_summary(dir) {
         crate::tell!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");

@@ -101,9 +101,18 @@ impl ApiClient {
         timeout: Duration,
         retries: u32,
         backoff: Duration,
+        cacert: Option<&std::path::Path>,
     ) -> Result<ApiClient, String> {
         install_crypto_provider();
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if let Some(path) = cacert {
+            let pem = std::fs::read(path)
+                .map_err(|e| format!("--cacert {}: cannot read: {e}", path.display()))?;
+            let certificate = reqwest::Certificate::from_pem(&pem)
+                .map_err(|e| format!("--cacert {}: not a PEM certificate: {e}", path.display()))?;
+            builder = builder.add_root_certificate(certificate);
+        }
+        let http = builder
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .user_agent(concat!("ppcert/", env!("CARGO_PKG_VERSION")))

@@ -16,8 +16,8 @@ pub const HTML: &str = "report.html";
 pub const MARKDOWN: &str = "report.md";
 pub const JUNIT: &str = "junit.xml";
 
-/// A report format `ppcert report --format` can ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// A report format `ppcert report --format` and `ppcert run --format` can ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Html,
     Md,
@@ -26,6 +26,19 @@ pub enum Format {
 
 impl Format {
     pub const ALL: [Format; 3] = [Format::Html, Format::Md, Format::Junit];
+
+    /// `html`, `md`, `junit`; `json` (evidence.json, always written) is `None`.
+    pub fn parse(name: &str) -> Result<Option<Format>, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "html" => Ok(Some(Format::Html)),
+            "md" | "markdown" => Ok(Some(Format::Md)),
+            "junit" | "xml" => Ok(Some(Format::Junit)),
+            "json" => Ok(None),
+            other => Err(format!(
+                "unknown report format `{other}` (html, md, junit, json)"
+            )),
+        }
+    }
 
     pub fn file_name(self) -> &'static str {
         match self {
@@ -116,12 +129,12 @@ pub fn write_reports(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std
 }
 
 /// Writes `evidence.json`, every report and the manifest into `dir`.
-pub fn write_bundle(dir: &Path, evidence: &Evidence) -> std::io::Result<()> {
+pub fn write_bundle(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     write_atomic_with(&dir.join(evidence::FILE_NAME), |out| {
         serde_json::to_writer_pretty(out, evidence).map_err(std::io::Error::other)
     })?;
-    write_reports(dir, evidence, &Format::ALL)
+    write_reports(dir, evidence, formats)
 }
 
 /// Appends the Markdown report to `$GITHUB_STEP_SUMMARY` when that is set.
@@ -129,7 +142,9 @@ pub fn append_step_summary(dir: &Path) -> std::io::Result<()> {
     let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) else {
         return Ok(());
     };
-    let markdown = std::fs::read(dir.join(MARKDOWN))?;
+    let Ok(markdown) = std::fs::read(dir.join(MARKDOWN)) else {
+        return Ok(()); // --format left the Markdown report out
+    };
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

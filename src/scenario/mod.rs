@@ -326,7 +326,14 @@ pub fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, FileErr
             file: name_or_path.to_string(),
             line: None,
             message: format!(
-                "no scenario of that name (built in: {})",
+                "no scenario of that name{} (built in: {})",
+                BUILTIN
+                    .iter()
+                    .map(|(n, _)| (strsim::levenshtein(n, name_or_path), *n))
+                    .filter(|(distance, _)| *distance <= 3)
+                    .min()
+                    .map(|(_, n)| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default(),
                 BUILTIN.map(|(n, _)| n).join(", ")
             ),
         })?;

@@ -154,3 +154,74 @@ async fn the_terminal_tells_the_truth_about_a_failing_run() {
         serde_json::json!({"met": 23, "of": 28})
     );
 }
+
+#[tokio::test]
+async fn command_line_conventions() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = ppcert(dir.path(), &["--help"], None).await;
+    assert!(
+        help.stdout.contains("Exit codes:") && help.stdout.contains("130"),
+        "{}",
+        help.stdout
+    );
+    let bash = ppcert(dir.path(), &["completions", "bash"], None).await;
+    assert_eq!(bash.code, 0);
+    assert!(bash.stdout.contains("_ppcert") && bash.stdout.contains("--base-url"));
+    let man = ppcert(dir.path(), &["man"], None).await;
+    assert!(
+        man.stdout.starts_with(".ie") || man.stdout.contains(".TH ppcert"),
+        "{}",
+        &man.stdout[..200.min(man.stdout.len())]
+    );
+    let typo = ppcert(dir.path(), &["run", "--scenario", "certificaton"], None).await;
+    assert_eq!(typo.code, 2);
+    assert!(
+        typo.stderr.contains("did you mean `certification`?"),
+        "{}",
+        typo.stderr
+    );
+    let no_scheme = ppcert(
+        dir.path(),
+        &["run", "--base-url", "staging.example.com/api"],
+        Some("a-staging-token"),
+    )
+    .await;
+    assert_eq!(no_scheme.code, 2);
+    assert!(
+        no_scheme
+            .stderr
+            .contains("did you mean `https://staging.example.com/api`?"),
+        "{}",
+        no_scheme.stderr
+    );
+}
+
+#[tokio::test]
+async fn format_chooses_the_reports_and_the_partner_name_comes_from_a_flag_or_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let finished = ppcert_command(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "smoke",
+            "--out",
+            "b",
+            "--format",
+            "html,json",
+        ],
+        None,
+    )
+    .env("PPCERT_PARTNER_NAME", "Example Travel")
+    .output()
+    .await
+    .unwrap();
+    assert_eq!(finished.status.code(), Some(0));
+    let bundle = dir.path().join("b");
+    assert!(bundle.join("report.html").exists() && bundle.join("evidence.json").exists());
+    assert!(!bundle.join("report.md").exists() && !bundle.join("junit.xml").exists());
+    let evidence = read_json(&bundle.join("evidence.json"));
+    assert_eq!(evidence["run"]["partner"]["name"], "Example Travel");
+    let verified = ppcert(dir.path(), &["verify", "b"], None).await;
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
+}

@@ -160,6 +160,8 @@ pub fn ppcert_command(
         .env_remove("PPCERT_BASE_URL")
         .env_remove("PPCERT_TOKEN")
         .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("PPCERT_PARTNER_NAME")
+        .env_remove("PPCERT_DIALECT")
         .env("NO_COLOR", "1");
     if let Some(token) = token {
         command.env("PPCERT_TOKEN", token);
