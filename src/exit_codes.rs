@@ -1,4 +1,4 @@
-//! The process exit codes, a stable contract (DESIGN.md): CI scripts branch on them.
+//! The process exit codes, a stable contract (docs/design.md): CI scripts branch on them.
 
 /// Every requirement met (or a non-run command succeeded).
 pub const SUCCESS: u8 = 0;

@@ -68,7 +68,7 @@ struct Endpoint {
     captures: std::collections::BTreeSet<String>,
 }
 
-/// The values each operation's answer may be read for (DESIGN.md, "Captures").
+/// The values each operation's answer may be read for (docs/design.md, `ppcert.toml`).
 pub fn capture_names(op: Operation) -> &'static [&'static str] {
     match op {
         Operation::Quote => &["id", "reference", "price_delta"],

@@ -17,7 +17,7 @@ const DELETED: &[u16] = &[200, 202, 204];
 const REPORTED: &[u16] = &[200, 201, 202, 204];
 
 impl FlowRunner<'_> {
-    /// The template context DESIGN.md lists for endpoint overrides.
+    /// The template context docs/design.md lists for endpoint overrides.
     pub fn context(
         &self,
         quote: Option<&QuoteRef>,

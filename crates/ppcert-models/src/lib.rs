@@ -22,7 +22,7 @@ pub const ADULT: &str = "ADULT";
 pub struct QuoteRequest {
     pub currency: String,
     pub trips: Vec<Trip>,
-    /// Present on an update quote: the booking whose contract is being updated (DESIGN.md).
+    /// Present on an update quote: the booking whose contract is being updated (docs/design.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub booking_number: Option<String>,
     /// Sandbox extension: ask for CHANGE_FOR_ANY_REASON cover besides WITHDRAWAL.
@@ -102,7 +102,7 @@ pub struct Client {
 
 /// PATCH /subscriptions/{bookingNumber} body (under `data`): the update quote by `id`, plus the
 /// client and travelers, sent even when unchanged. The spec does not show this payload; this is
-/// the shape DESIGN.md chose.
+/// the shape docs/design.md chose.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateRequest {
@@ -135,7 +135,7 @@ pub struct ClaimRequest {
     pub beneficiary: Option<Beneficiary>,
 }
 
-/// Refund beneficiary; its position in the claim is not shown by the spec (DESIGN.md: `beneficiary`).
+/// Refund beneficiary; its position in the claim is not shown by the spec (docs/design.md: `beneficiary`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Beneficiary {
     pub name: String,
@@ -143,7 +143,7 @@ pub struct Beneficiary {
     pub bic: String,
 }
 
-/// POST /flight-cancellations body (under `data`), as DESIGN.md's default template sends it.
+/// POST /flight-cancellations body (under `data`), as docs/design.md's default template sends it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct FlightCancellationReport {

@@ -16,7 +16,7 @@ impl Store {
         let product_types = product_types(quote.product_types.as_deref())?;
         // Never a free product: 5 % of a few cents would round to 0.
         let price = round_cents(facts.trip_total * PRODUCT_RATE).max(0.01);
-        // A quote naming an existing booking is an update quote (DESIGN.md): it reports the
+        // A quote naming an existing booking is an update quote (docs/design.md): it reports the
         // signed change of product price.
         let price_delta = quote
             .booking_number
