@@ -291,6 +291,10 @@ pub struct ServeArgs {
     /// Refuse a claimDate that is not a plain date (YYYY-MM-DD), as the spec types it.
     #[arg(long)]
     pub claim_date_day_only: bool,
+    /// Unused quotes held at most; beyond it the oldest expire, as any unused quote does 72 h
+    /// after it was made (by the sandbox's clock). Keeps a long-lived sandbox's memory bounded.
+    #[arg(long, default_value_t = crate::sandbox::DEFAULT_MAX_OPEN_QUOTES, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000).map(|n| n as usize))]
+    pub max_quotes: usize,
     /// Which document's request shapes to enforce: `spec` or `provider-docs` (customer,
     /// birthday, the documented flight-status call).
     #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| if s == "provider-docs" { ApiDialect::ProviderDocs } else { ApiDialect::Spec }))]

@@ -49,6 +49,7 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         claim_step: Duration::from_millis(args.claim_step_ms),
         path_prefix: args.path_prefix.clone(),
         dialect: args.dialect,
+        max_open_quotes: args.max_quotes,
     })
 }
 

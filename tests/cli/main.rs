@@ -20,5 +20,6 @@ mod run_faults;
 mod run_safety;
 mod sandbox;
 mod sandbox_claims;
+mod sandbox_expiry;
 mod sandbox_options;
 mod serve;

@@ -54,7 +54,7 @@ pub async fn create_quote(
         validate::check_booking_number(bn, "data.bookingNumber")?;
     }
     let facts = validate::check_quote(&quote, shared.now())?;
-    let created = shared.store().create_quote(quote, facts)?;
+    let created = shared.store().create_quote(quote, facts, shared.now())?;
     let layout = &shared.options.layout;
     let mut value = json!({
         "id": created.id,
@@ -75,7 +75,7 @@ pub async fn delete_quote(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiFailure> {
-    shared.store().delete_quote(&id)?;
+    shared.store().delete_quote(&id, shared.now())?;
     let layout = &shared.options.layout;
     if layout.delete_status == 204 {
         return Ok(StatusCode::NO_CONTENT.into_response());

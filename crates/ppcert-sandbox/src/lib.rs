@@ -30,7 +30,7 @@ use tokio::task::JoinHandle;
 use crate::models::Operation;
 pub use dialect::ApiDialect;
 pub use shape::{ErrorShape, QuoteWrapper};
-pub use store::{FRAUD_WINDOW_HOURS, PRODUCT_RATE};
+pub use store::{DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE, QUOTE_VALIDITY_HOURS};
 
 /// Response layouts for the points the spec leaves open, so clients can be tested against each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +118,8 @@ pub struct SandboxOptions {
     pub path_prefix: Option<String>,
     /// Which document's request shapes are enforced.
     pub dialect: ApiDialect,
+    /// Unused quotes held at most; beyond it the oldest expire (bounded memory).
+    pub max_open_quotes: usize,
 }
 
 impl Default for SandboxOptions {
@@ -136,6 +138,7 @@ impl Default for SandboxOptions {
             claim_step: Duration::from_secs(2),
             path_prefix: None,
             dialect: ApiDialect::Spec,
+            max_open_quotes: DEFAULT_MAX_OPEN_QUOTES,
         }
     }
 }
@@ -206,7 +209,8 @@ impl Sandbox {
         let shared = Arc::new(Shared {
             store: Mutex::new(
                 store::Store::new(rand::rng().random())
-                    .with_numeric_ids(options.layout.integer_ids),
+                    .with_numeric_ids(options.layout.integer_ids)
+                    .with_max_open_quotes(options.max_open_quotes),
             ),
             options,
             clock_offset: Mutex::new(chrono::Duration::zero()),

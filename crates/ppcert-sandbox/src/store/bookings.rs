@@ -153,8 +153,19 @@ impl Store {
             Some(handle.to_string()).filter(|id| self.quotes.contains_key(id))
         };
         let unknown = |why: String| ApiFailure::field(field, "UNKNOWN_QUOTE", why);
+        let expired = |why: String| ApiFailure::field(field, "QUOTE_EXPIRED", why);
+        if let Some(why) = self.expired(handle) {
+            return Err(expired(format!("quote {key} `{handle}` {why}")));
+        }
         let id = id.ok_or_else(|| unknown(format!("no quote with {key} `{handle}`")))?;
         let quote = &self.quotes[&id];
+        if quote.state == QuoteState::Open && super::expiry::expires_at(quote.created_at) <= now {
+            return Err(expired(format!(
+                "quote {key} `{handle}` expired at {} ({} h after it was made)",
+                super::expiry::expires_at(quote.created_at).to_rfc3339(),
+                super::QUOTE_VALIDITY_HOURS
+            )));
+        }
         match quote.state {
             QuoteState::Deleted => return Err(unknown(format!("quote `{handle}` was deleted"))),
             QuoteState::Used => {
@@ -236,8 +247,12 @@ impl Store {
             booking.contract_ids.push(id);
         }
         for id in ids {
-            if let Some(quote) = self.quotes.get_mut(id) {
-                quote.state = QuoteState::Used;
+            let was_open = self
+                .quotes
+                .get_mut(id)
+                .map(|quote| std::mem::replace(&mut quote.state, QuoteState::Used));
+            if was_open == Some(QuoteState::Open) {
+                self.closed_quote();
             }
         }
     }

@@ -4,8 +4,10 @@
 
 mod bookings;
 mod claims;
+mod expiry;
 mod quotes;
 
+pub use expiry::{DEFAULT_MAX_OPEN_QUOTES, QUOTE_VALIDITY_HOURS};
 pub use quotes::PRODUCT_RATE;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -38,6 +40,7 @@ struct QuoteRecord {
     product_types: Vec<String>,
     booking_number: Option<String>,
     state: QuoteState,
+    created_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone)]
@@ -101,6 +104,7 @@ pub struct Store {
     id_salt: u32,
     /// Decimal ids (a layout variant): some servers number their objects.
     numeric_ids: bool,
+    expiry: expiry::Expiry,
 }
 
 fn round_cents(value: f64) -> f64 {

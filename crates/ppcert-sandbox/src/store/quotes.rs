@@ -1,5 +1,8 @@
 //! Quotes: pricing as a percentage of the trip, update quotes with their `priceDelta`, deletion.
 
+use chrono::{DateTime, Utc};
+
+use super::expiry::{QUOTE_VALIDITY_HOURS, expires_at};
 use super::{QuoteCreated, QuoteRecord, QuoteState, Store, conflict, not_found, round_cents};
 use crate::models::{CHANGE_FOR_ANY_REASON, Operation, QuoteRequest, WITHDRAWAL};
 use crate::validate::{ApiFailure, Checked, QuoteFacts};
@@ -12,6 +15,7 @@ impl Store {
         &mut self,
         quote: QuoteRequest,
         facts: QuoteFacts,
+        now: DateTime<Utc>,
     ) -> Checked<QuoteCreated> {
         let product_types = product_types(quote.product_types.as_deref())?;
         // Never a free product: 5 % of a few cents would round to 0.
@@ -38,8 +42,10 @@ impl Store {
                 product_types: product_types.clone(),
                 booking_number: quote.booking_number.clone(),
                 state: QuoteState::Open,
+                created_at: now,
             },
         );
+        self.remember_open(&id, &reference, now);
         self.count(Operation::Quote);
         Ok(QuoteCreated {
             id,
@@ -52,7 +58,19 @@ impl Store {
         })
     }
 
-    pub fn delete_quote(&mut self, id: &str) -> Checked<()> {
+    pub fn delete_quote(&mut self, id: &str, now: DateTime<Utc>) -> Checked<()> {
+        if let Some(why) = self.expired(id) {
+            return Err(not_found(format!("quote `{id}` {why}")));
+        }
+        let expired = self
+            .quotes
+            .get(id)
+            .is_some_and(|q| q.state == QuoteState::Open && expires_at(q.created_at) <= now);
+        if expired {
+            return Err(not_found(format!(
+                "quote `{id}` expired after {QUOTE_VALIDITY_HOURS} h"
+            )));
+        }
         let quote = self
             .quotes
             .get_mut(id)
@@ -64,6 +82,7 @@ impl Store {
             )));
         }
         quote.state = QuoteState::Deleted;
+        self.closed_quote();
         self.count(Operation::QuoteDeletion);
         Ok(())
     }
