@@ -40,6 +40,24 @@ pub struct View<'a> {
     pub latency: Vec<Latency>,
     pub flows: Vec<FlowView<'a>>,
     pub timeline: Timeline,
+    pub sample: Sample,
+}
+
+/// Passed exchanges shown in full per operation; every exchange that did not pass is shown
+/// (up to [`FAILED_SHOWN`]). With the caps on bookings and failures below, report.html stays
+/// under about 10 MB at any scale; evidence.json and the journal keep everything.
+pub const PASSED_SHOWN_PER_OPERATION: usize = 20;
+pub const FAILED_SHOWN: usize = 1000;
+pub const ROWS_SHOWN: usize = 500;
+
+/// What the HTML report left out, with counts, so it can say so.
+#[derive(Serialize, Default)]
+pub struct Sample {
+    pub shown: usize,
+    pub total: usize,
+    pub passed_per_operation: usize,
+    pub flows_not_listed: usize,
+    pub rows_shown: usize,
 }
 
 #[derive(Serialize)]
@@ -333,15 +351,34 @@ fn duration(evidence: &Evidence) -> String {
 /// shows neither (report.md) and should not pay for thousands of exchange views.
 pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
     let mut grouped: BTreeMap<&str, Vec<ExchangeView>> = BTreeMap::new();
+    let mut passed_shown: BTreeMap<crate::models::Operation, usize> = BTreeMap::new();
+    let (mut shown, mut failed_shown) = (0, 0);
     for x in evidence.exchanges.iter().filter(|_| exchanges) {
-        grouped
-            .entry(x.flow.as_str())
-            .or_default()
-            .push(exchange_view(x));
+        let keep = if x.outcome == crate::record::Outcome::Passed {
+            let count = passed_shown.entry(x.operation).or_default();
+            *count += 1;
+            *count <= PASSED_SHOWN_PER_OPERATION
+        } else {
+            failed_shown += 1;
+            failed_shown <= FAILED_SHOWN
+        };
+        if keep {
+            shown += 1;
+            grouped
+                .entry(x.flow.as_str())
+                .or_default()
+                .push(exchange_view(x));
+        }
     }
-    let flows: Vec<FlowView> = evidence
+    // A passing flow none of whose exchanges is shown adds nothing but length.
+    let listed: Vec<&crate::evidence::FlowSummary> = evidence
         .flows
         .iter()
+        .filter(|f| !exchanges || grouped.contains_key(f.label.as_str()) || f.reason.is_some())
+        .collect();
+    let flows_not_listed = evidence.flows.len() - listed.len();
+    let flows: Vec<FlowView> = listed
+        .into_iter()
         .map(|f| {
             let status = serde_json::to_value(f.status)
                 .ok()
@@ -387,5 +424,12 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
         latency: latency(evidence),
         flows,
         timeline,
+        sample: Sample {
+            shown,
+            total: evidence.exchanges.len(),
+            passed_per_operation: PASSED_SHOWN_PER_OPERATION,
+            flows_not_listed,
+            rows_shown: ROWS_SHOWN,
+        },
     }
 }

@@ -22,4 +22,5 @@ mod sandbox;
 mod sandbox_claims;
 mod sandbox_expiry;
 mod sandbox_options;
+mod scale;
 mod serve;
