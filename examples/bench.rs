@@ -4,6 +4,8 @@
 //! - `critical`: sandbox latency 100 ms; wall time of the default batch at --concurrency 16 and
 //!   4, divided by (longest dependency chain × 100 ms).
 //! - `concurrency`: the same batch at --concurrency 1 versus 16.
+//! - `soak`: `ppcert serve` under 60 s of sustained POST /quotes: requests/s and its RSS.
+//! - `curve`: time per exchange and peak RSS at --scale 10, 100 and 1000 (linear or not).
 //! - `scale`: --scale 100 against a zero-latency sandbox at --concurrency 32: exchanges per
 //!   second and peak RSS (GNU time's %M) of the ppcert process alone.
 //! - `throughput`: POST /quotes on the sandbox with keep-alive from wrk (needs `wrk`).
@@ -177,6 +179,102 @@ fn scale(runtime: &tokio::runtime::Runtime) {
     );
 }
 
+/// Time per exchange and peak RSS at --scale 10, 100 and 1000 (zero latency, --concurrency
+/// 32): flat per-exchange time means linear cost. Scale 1000 runs once (it takes a while).
+fn curve(runtime: &tokio::runtime::Runtime) {
+    for (scale, runs) in [("10", RUNS), ("100", RUNS), ("1000", 1)] {
+        let mut per_exchange = Vec::new();
+        let mut peaks = Vec::new();
+        let mut rates = Vec::new();
+        for _ in 0..runs {
+            let sandbox = sandbox(runtime, Duration::ZERO);
+            let measured = run_ppcert(&sandbox, &["--scale", scale, "--concurrency", "32"]);
+            let seconds = measured.wall.as_secs_f64();
+            per_exchange.push(seconds * 1e6 / measured.exchanges as f64);
+            rates.push(measured.exchanges as f64 / seconds);
+            peaks.extend(measured.peak_kb.map(|kb| kb as f64 / 1024.0));
+        }
+        let peak = if peaks.is_empty() {
+            "unmeasured".to_string()
+        } else {
+            format!("{:.1} MiB", median(peaks))
+        };
+        println!(
+            "curve: scale {scale}: median {:.0} µs per exchange, {:.0} exchanges/s, peak RSS {peak} ({runs} run(s))",
+            median(per_exchange),
+            median(rates)
+        );
+    }
+}
+
+/// `ppcert serve` (the release binary, its own process) under 60 s of sustained POST /quotes
+/// with keep-alive: requests per second and the server's resident memory at the end.
+fn soak() {
+    use std::io::BufRead;
+    let mut serve = Command::new(binary())
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--token",
+            "soak-token-1234",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("ppcert serve starts");
+    let stdout = serve.stdout.take().unwrap();
+    let first = std::io::BufReader::new(stdout)
+        .lines()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let base = first.rsplit(' ').next().unwrap_or_default().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let departure =
+        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT10:00:00+00:00");
+    let arrival =
+        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT12:05:00+00:00");
+    let body = format!(
+        r#"{{"data":{{"currency":"EUR","trips":[{{"price":{{"amount":420.5,"currency":"EUR"}},"journeys":[{{"flights":[{{"airlineIata":"AF","number":"1234","departureAirportIata":"CDG","arrivalAirportIata":"FCO","departureDate":"{departure}","arrivalDate":"{arrival}"}}]}}],"travelers":[{{"ageRange":"ADULT"}}]}}]}}}}"#
+    );
+    let script = format!(
+        "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer soak-token-1234\"\n"
+    );
+    std::fs::write(dir.path().join("quote.lua"), script).unwrap();
+    let output = Command::new("wrk")
+        .args(["-t1", "-c64", "-d60s", "-s"])
+        .arg(dir.path().join("quote.lua"))
+        .arg(format!("{base}/quotes"))
+        .output()
+        .expect("wrk is installed (apt-get install wrk)");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let rate = text
+        .lines()
+        .find(|l| l.starts_with("Requests/sec:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("?")
+        .to_string();
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", serve.id())).unwrap_or_default();
+    let rss = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .unwrap_or("VmRSS: ?")
+        .to_string();
+    let _ = serve.kill();
+    let _ = serve.wait();
+    println!(
+        "soak: ppcert serve, 60 s of POST /quotes (wrk -t1 -c64): {rate} requests/s, {} at the end{}",
+        rss.trim_start_matches("VmRSS:").trim(),
+        if text.contains("Non-2xx") {
+            " (some answers were not 2xx)"
+        } else {
+            ""
+        }
+    );
+}
+
 fn throughput(runtime: &tokio::runtime::Runtime) {
     if Command::new("wrk").arg("--version").output().is_err() {
         println!("throughput: unmeasured (install the load generator: apt-get install wrk)");
@@ -237,6 +335,12 @@ fn main() {
     }
     if all || which == "concurrency" {
         concurrency(&runtime);
+    }
+    if which == "curve" {
+        curve(&runtime);
+    }
+    if which == "soak" {
+        soak();
     }
     if all || which == "scale" {
         scale(&runtime);

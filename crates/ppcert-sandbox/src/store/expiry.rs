@@ -21,8 +21,10 @@ pub(super) struct Expiry {
     order: VecDeque<(String, String, DateTime<Utc>)>,
     open: usize,
     max_open: usize,
-    tombstones: HashMap<String, String>,
-    tomb_order: VecDeque<String>,
+    /// Retired id or reference → when, and whether by the limit (else by age). Compact: the
+    /// message is written only when someone uses the quote.
+    tombstones: HashMap<Box<str>, (DateTime<Utc>, bool)>,
+    tomb_order: VecDeque<Box<str>>,
 }
 
 impl Default for Expiry {
@@ -71,32 +73,23 @@ impl Store {
             if !still_open {
                 self.expiry.order.pop_front();
             } else if expires_at(created) <= now {
-                let at = expires_at(created).to_rfc3339();
-                let why = format!("expired at {at} ({QUOTE_VALIDITY_HOURS} h after it was made)");
-                self.retire(&id, &reference, why);
+                self.retire(&id, &reference, (expires_at(created), false));
             } else if self.expiry.open > self.expiry.max_open {
-                let max = self.expiry.max_open;
-                let at = now.to_rfc3339();
-                let why = format!(
-                    "expired at {at}: more than {max} unused quotes were held and it was the oldest"
-                );
-                self.retire(&id, &reference, why);
+                self.retire(&id, &reference, (now, true));
             } else {
                 break;
             }
         }
     }
 
-    fn retire(&mut self, id: &str, reference: &str, why: String) {
+    fn retire(&mut self, id: &str, reference: &str, why: (DateTime<Utc>, bool)) {
         self.expiry.order.pop_front();
         self.expiry.open = self.expiry.open.saturating_sub(1);
         self.quotes.remove(id);
         self.quote_ids_by_reference.remove(reference);
         for handle in [id, reference] {
-            self.expiry
-                .tombstones
-                .insert(handle.to_string(), why.clone());
-            self.expiry.tomb_order.push_back(handle.to_string());
+            self.expiry.tombstones.insert(handle.into(), why);
+            self.expiry.tomb_order.push_back(handle.into());
         }
         while self.expiry.tomb_order.len() > 2 * self.expiry.max_open {
             if let Some(old) = self.expiry.tomb_order.pop_front() {
@@ -106,7 +99,16 @@ impl Store {
     }
 
     /// Why `handle` (an id or a reference) names no quote any more, if it expired.
-    pub(super) fn expired(&self, handle: &str) -> Option<&str> {
-        self.expiry.tombstones.get(handle).map(String::as_str)
+    pub(super) fn expired(&self, handle: &str) -> Option<String> {
+        let (at, by_limit) = self.expiry.tombstones.get(handle)?;
+        let at = at.to_rfc3339();
+        Some(if *by_limit {
+            let max = self.expiry.max_open;
+            format!(
+                "expired at {at}: more than {max} unused quotes were held and it was the oldest"
+            )
+        } else {
+            format!("expired at {at} ({QUOTE_VALIDITY_HOURS} h after it was made)")
+        })
     }
 }
