@@ -68,7 +68,8 @@ impl OutputMode {
 pub struct Progress {
     mode: OutputMode,
     bars: BTreeMap<Operation, ProgressBar>,
-    failed: Mutex<BTreeMap<Operation, u64>>,
+    /// Per operation: (failed, in flight).
+    tallies: Mutex<BTreeMap<Operation, (u64, i64)>>,
     multi: Option<MultiProgress>,
     flows_done: Mutex<(usize, usize)>,
 }
@@ -97,7 +98,7 @@ impl Progress {
         Progress {
             mode,
             bars,
-            failed: Mutex::new(BTreeMap::new()),
+            tallies: Mutex::new(BTreeMap::new()),
             multi,
             flows_done: Mutex::new((0, flows)),
         }
@@ -105,22 +106,18 @@ impl Progress {
 
     pub fn observe(&self, event: &Event) {
         match event {
+            Event::Sending { operation } => self.tally(*operation, 0, 1),
             Event::Exchange {
                 operation,
                 counted,
                 failed,
                 line,
+                last_attempt,
             } => {
-                if let Some(bar) = self.bars.get(operation) {
-                    if *counted {
-                        bar.inc(1);
-                    } else if *failed {
-                        let mut failures = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-                        let count = failures.entry(*operation).or_default();
-                        *count += 1;
-                        bar.set_message(format!("{count} failed"));
-                    }
+                if *counted && let Some(bar) = self.bars.get(operation) {
+                    bar.inc(1);
                 }
+                self.tally(*operation, u64::from(*failed), -i64::from(*last_attempt));
                 if self.mode.verbose && self.mode.progress != ProgressMode::Quiet {
                     match &self.multi {
                         Some(multi) => {
@@ -155,6 +152,25 @@ impl Progress {
                 }
             }
         }
+    }
+
+    /// Counts failures and calls in flight for `operation`, and shows them beside its bar.
+    fn tally(&self, operation: Operation, failed: u64, in_flight: i64) {
+        let Some(bar) = self.bars.get(&operation) else {
+            return;
+        };
+        let mut tallies = self.tallies.lock().unwrap_or_else(|e| e.into_inner());
+        let (failures, flying) = tallies.entry(operation).or_default();
+        *failures += failed;
+        *flying = (*flying + in_flight).max(0);
+        let mut message = Vec::new();
+        if *flying > 0 {
+            message.push(format!("{flying} in flight"));
+        }
+        if *failures > 0 {
+            message.push(format!("{failures} failed"));
+        }
+        bar.set_message(message.join(", "));
     }
 
     /// Leaves each bar where the run left it: `finish()` would fill it to N/N whatever

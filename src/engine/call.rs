@@ -145,6 +145,11 @@ impl FlowRunner<'_> {
             retry_without_answer: !(self.gatekeeper
                 && self.shared.gate.state() == GateState::Pending),
         };
+        self.shared
+            .recorder
+            .notify(super::recorder::Event::Sending {
+                operation: spec.operation,
+            });
         if request.method != Method::GET {
             self.shared.recorder.line(crate::journal::Line::Sending {
                 flow: self.instance.label.clone(),

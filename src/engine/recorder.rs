@@ -18,7 +18,11 @@ pub enum Event {
         failed: bool,
         /// `POST https://… → 201 (84 ms)`, for `-v`.
         line: String,
+        /// The call's last attempt (no retry follows): it is no longer in flight.
+        last_attempt: bool,
     },
+    /// A call of `operation` is about to be sent.
+    Sending { operation: Operation },
     FlowDone {
         label: String,
         status: StepStatus,
@@ -95,6 +99,7 @@ impl Recorder {
             operation: exchange.operation,
             counted,
             failed: !counted && !exchange.retried && !exchange.expected_error,
+            last_attempt: !exchange.retried,
             line: format!(
                 "{} {} → {answer} ({} ms)",
                 exchange.method, exchange.url, exchange.duration_ms
