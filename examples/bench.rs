@@ -207,6 +207,21 @@ fn curve(runtime: &tokio::runtime::Runtime) {
     }
 }
 
+/// Writes `dir/quote.lua`: wrk POSTs one valid, future-dated quote with `token`.
+fn quote_script(dir: &Path, token: &str) {
+    let departure =
+        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT10:00:00+00:00");
+    let arrival =
+        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT12:05:00+00:00");
+    let body = format!(
+        r#"{{"data":{{"currency":"EUR","trips":[{{"price":{{"amount":420.5,"currency":"EUR"}},"journeys":[{{"flights":[{{"airlineIata":"AF","number":"1234","departureAirportIata":"CDG","arrivalAirportIata":"FCO","departureDate":"{departure}","arrivalDate":"{arrival}"}}]}}],"travelers":[{{"ageRange":"ADULT"}}]}}]}}}}"#
+    );
+    let script = format!(
+        "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer {token}\"\n"
+    );
+    std::fs::write(dir.join("quote.lua"), script).unwrap();
+}
+
 /// `ppcert serve` (the release binary, its own process) under 60 s of sustained POST /quotes
 /// with keep-alive: requests per second and the server's resident memory at the end.
 fn soak() {
@@ -231,17 +246,7 @@ fn soak() {
         .unwrap_or_default();
     let base = first.rsplit(' ').next().unwrap_or_default().to_string();
     let dir = tempfile::tempdir().unwrap();
-    let departure =
-        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT10:00:00+00:00");
-    let arrival =
-        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT12:05:00+00:00");
-    let body = format!(
-        r#"{{"data":{{"currency":"EUR","trips":[{{"price":{{"amount":420.5,"currency":"EUR"}},"journeys":[{{"flights":[{{"airlineIata":"AF","number":"1234","departureAirportIata":"CDG","arrivalAirportIata":"FCO","departureDate":"{departure}","arrivalDate":"{arrival}"}}]}}],"travelers":[{{"ageRange":"ADULT"}}]}}]}}}}"#
-    );
-    let script = format!(
-        "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer soak-token-1234\"\n"
-    );
-    std::fs::write(dir.path().join("quote.lua"), script).unwrap();
+    quote_script(dir.path(), "soak-token-1234");
     let output = Command::new("wrk")
         .args(["-t1", "-c64", "-d60s", "-s"])
         .arg(dir.path().join("quote.lua"))
@@ -282,18 +287,7 @@ fn throughput(runtime: &tokio::runtime::Runtime) {
     }
     let sandbox = sandbox(runtime, Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
-    let departure =
-        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT10:00:00+00:00");
-    let arrival =
-        (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT12:05:00+00:00");
-    let body = format!(
-        r#"{{"data":{{"currency":"EUR","trips":[{{"price":{{"amount":420.5,"currency":"EUR"}},"journeys":[{{"flights":[{{"airlineIata":"AF","number":"1234","departureAirportIata":"CDG","arrivalAirportIata":"FCO","departureDate":"{departure}","arrivalDate":"{arrival}"}}]}}],"travelers":[{{"ageRange":"ADULT"}}]}}]}}}}"#
-    );
-    let script = format!(
-        "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer {}\"\n",
-        sandbox.token()
-    );
-    std::fs::write(dir.path().join("quote.lua"), script).unwrap();
+    quote_script(dir.path(), sandbox.token());
     let url = format!("{}/quotes", sandbox.base_url());
     let mut rates = Vec::new();
     for _ in 0..RUNS {

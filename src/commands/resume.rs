@@ -22,26 +22,18 @@ pub struct Previous {
     pub in_flight: Vec<Exchange>,
 }
 
-/// A write the journal says was sent.
-struct Sent {
-    flow: String,
-    step: String,
-    operation: Operation,
-    method: String,
-    url: String,
-    at: String,
-}
-
-/// Writes sent whose exchange never reached the journal.
+/// Writes sent (their `sending` lines) whose exchange never reached the journal.
 #[derive(Default)]
-struct InFlight(Vec<Sent>);
+struct InFlight(Vec<Line>);
 
 impl InFlight {
     /// An exchange line settles the oldest send of the same call.
     fn retain_first_not(&mut self, exchange: &Exchange) {
-        if let Some(i) = self.0.iter().position(|s| {
-            s.flow == exchange.flow && s.step == exchange.step && s.operation == exchange.operation
-        }) {
+        let same_call = |line: &Line| {
+            matches!(line, Line::Sending { flow, step, operation, .. }
+                if *flow == exchange.flow && *step == exchange.step && *operation == exchange.operation)
+        };
+        if let Some(i) = self.0.iter().position(same_call) {
             self.0.remove(i);
         }
     }
@@ -52,17 +44,27 @@ impl InFlight {
     fn lost_quotes(self) -> Vec<Exchange> {
         self.0
             .into_iter()
-            .filter(|s| s.operation == Operation::Quote)
-            .map(|s| Exchange {
+            .filter_map(|line| match line {
+                Line::Sending {
+                    flow,
+                    step,
+                    operation: Operation::Quote,
+                    method,
+                    url,
+                    at,
+                } => Some((flow, step, method, url, at)),
+                _ => None,
+            })
+            .map(|(flow, step, method, url, at)| Exchange {
                 seq: 0,
-                flow: s.flow,
-                step: s.step,
-                operation: s.operation,
+                flow,
+                step,
+                operation: Operation::Quote,
                 booking_number: None,
                 attempt: 1,
-                method: s.method,
-                url: s.url,
-                started_at: s.at,
+                method,
+                url,
+                started_at: at,
                 duration_ms: 0,
                 request: RequestRecord {
                     headers: Default::default(),
@@ -126,24 +128,7 @@ pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Fai
                 in_flight.retain_first_not(&exchange);
                 p.exchanges.push(*exchange)
             }
-            (
-                Line::Sending {
-                    flow,
-                    step,
-                    operation,
-                    method,
-                    url,
-                    at,
-                },
-                Some(_),
-            ) => in_flight.0.push(Sent {
-                flow,
-                step,
-                operation,
-                method,
-                url,
-                at,
-            }),
+            (sent @ Line::Sending { .. }, Some(_)) => in_flight.0.push(sent),
             (Line::Step(step), Some(p)) => p.steps.push(step),
             (Line::StepStarted { flow, step_index }, Some(p)) => p.started.push((flow, step_index)),
             _ => {}

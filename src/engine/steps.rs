@@ -187,19 +187,9 @@ impl FlowRunner<'_> {
             data: self.booking().subscription_request(&references)
         });
         let context = self.context(self.state.open_quotes.first(), None, None);
-        let spec = self.spec(
-            Operation::Subscription,
-            "subscribe",
-            &context,
-            Some(body),
-            Expect::Success(CREATED),
-        )?;
-        let mut pending = self.send(spec).await;
-        pending.payload();
-        // Nothing has to be read here (contracts are read later); a configured capture is.
-        let contract = self.read_builtin(&mut pending, "contract_id", &context, Need::Optional);
-        self.read_builtin(&mut pending, "price_delta", &context, Need::Optional);
-        self.conclude(pending)?;
+        let contract = self
+            .write_contract(Operation::Subscription, "subscribe", &context, body)
+            .await?;
         if let (Some(id), Some(product_type)) = (
             contract.as_ref().and_then(as_text),
             self.booking().product_types.first().cloned(),
@@ -209,6 +199,30 @@ impl FlowRunner<'_> {
         self.state.quotes = std::mem::take(&mut self.state.open_quotes);
         self.state.subscribed_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
         Ok(())
+    }
+
+    /// A subscription or a PATCH: nothing has to be read from its answer (contracts are read
+    /// later), but a configured capture is; the contract id if one was read.
+    async fn write_contract(
+        &mut self,
+        operation: Operation,
+        step: &str,
+        context: &Value,
+        body: Value,
+    ) -> Result<Option<Value>, String> {
+        let spec = self.spec(
+            operation,
+            step,
+            context,
+            Some(body),
+            Expect::Success(CREATED),
+        )?;
+        let mut pending = self.send(spec).await;
+        pending.payload();
+        let contract = self.read_builtin(&mut pending, "contract_id", context, Need::Optional);
+        self.read_builtin(&mut pending, "price_delta", context, Need::Optional);
+        self.conclude(pending)?;
+        Ok(contract)
     }
 
     /// A complete new booking: update quote(s) with the booking number, then PATCH.
@@ -255,18 +269,8 @@ impl FlowRunner<'_> {
                 data: update.booking.update_request(&ids)
             });
             let context = self.context(quotes.first(), None, None);
-            let spec = self.spec(
-                Operation::Update,
-                "update",
-                &context,
-                Some(body),
-                Expect::Success(CREATED),
-            )?;
-            let mut pending = self.send(spec).await;
-            pending.payload();
-            self.read_builtin(&mut pending, "contract_id", &context, Need::Optional);
-            self.read_builtin(&mut pending, "price_delta", &context, Need::Optional);
-            self.conclude(pending)?;
+            self.write_contract(Operation::Update, "update", &context, body)
+                .await?;
         }
         self.state.booking = Some(update.booking);
         self.state.quotes = quotes;

@@ -5,38 +5,6 @@
 use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn check_token_creates_nothing_and_a_wrong_url_is_not_a_valid_token() {
-    let sandbox = sandbox().await;
-    let dir = tempfile::tempdir().unwrap();
-    let base = sandbox.base_url();
-    let valid = ppcert(
-        dir.path(),
-        &["check-token", "--base-url", &base],
-        Some(sandbox.token()),
-    )
-    .await;
-    assert_eq!(valid.code, 0, "{}", valid.stderr);
-    assert_eq!(
-        sandbox_counts(&sandbox).values().sum::<u64>(),
-        0,
-        "no quote was made"
-    );
-    let wrong = format!("{base}/not-the-api");
-    let lost = ppcert(
-        dir.path(),
-        &["check-token", "--base-url", &wrong],
-        Some(sandbox.token()),
-    )
-    .await;
-    assert_eq!(lost.code, 4, "{}", lost.stderr);
-    assert!(
-        lost.stderr.contains("not the quotes endpoint"),
-        "{}",
-        lost.stderr
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_against_a_sandbox_started_by_hand_is_marked_sandbox() {
     let sandbox = sandbox().await;
     let (finished, dir) = run_smoke(&sandbox.base_url(), sandbox.token(), &[]).await;
@@ -107,12 +75,7 @@ async fn a_rejected_token_costs_one_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_terminal_tells_the_truth_about_a_failing_run() {
     let sandbox = sandbox().await;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("ppcert.toml"),
-        "[endpoints.claim]\npath = \"/contracts/unknown/claims\"\n",
-    )
-    .unwrap();
+    let dir = dir_with_config("[endpoints.claim]\npath = \"/contracts/unknown/claims\"\n");
     let base = sandbox.base_url();
     let finished = ppcert_command(
         dir.path(),

@@ -259,6 +259,13 @@ pub async fn run_against(
     (finished, evidence, dir)
 }
 
+/// A fresh working directory holding `toml` as its ppcert.toml.
+pub fn dir_with_config(toml: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ppcert.toml"), toml).unwrap();
+    dir
+}
+
 /// Serves `router` on an ephemeral loopback port; returns its base URL.
 pub async fn serve(router: axum::Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -219,12 +219,9 @@ async fn the_markdown_report_is_appended_to_the_github_step_summary() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn junit_failures_carry_the_message_and_an_excerpt_of_the_answer() {
     let sandbox = sandbox().await;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("ppcert.toml"),
+    let dir = dir_with_config(
         "[endpoints.flight_cancellation]\npath = \"/flight-cancellation-reports\"\n",
-    )
-    .unwrap();
+    );
     let base = sandbox.base_url();
     let args = run_args(
         &base,

@@ -195,7 +195,7 @@ async fn a_token_echoed_by_the_server_is_scrubbed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn check_token_says_valid_or_rejected() {
+async fn check_token_says_valid_or_rejected_creates_nothing_and_knows_a_wrong_url() {
     let sandbox = sandbox().await;
     let dir = tempfile::tempdir().unwrap();
     let base = sandbox.base_url();
@@ -208,6 +208,28 @@ async fn check_token_says_valid_or_rejected() {
     assert_eq!(valid.code, 0, "{}", valid.stderr);
     assert!(valid.stdout.contains("is valid"));
     assert!(!valid.stdout.contains(sandbox.token()));
+    assert_eq!(
+        sandbox_counts(&sandbox).values().sum::<u64>(),
+        0,
+        "the empty quote created nothing"
+    );
+    let wrong = format!("{base}/not-the-api");
+    let lost = ppcert(
+        dir.path(),
+        &["check-token", "--base-url", &wrong],
+        Some(sandbox.token()),
+    )
+    .await;
+    assert_eq!(
+        lost.code, 4,
+        "a 404 is a wrong URL, not a valid token: {}",
+        lost.stderr
+    );
+    assert!(
+        lost.stderr.contains("not the quotes endpoint"),
+        "{}",
+        lost.stderr
+    );
     let rejected = ppcert(
         dir.path(),
         &["check-token", "--base-url", &base],
