@@ -147,12 +147,8 @@ pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Fai
             "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead",
         ));
     }
-    let name = previous
-        .run
-        .scenario_source
-        .strip_prefix("<built-in ")
-        .and_then(|s| s.strip_suffix('>'))
-        .unwrap_or(&previous.run.scenario_source);
+    let source = scenario::ScenarioSource::parse(&previous.run.scenario_source);
+    let name = source.name_or_path();
     let scenario = scenario::resolve(name, Path::new(".")).map_err(Failure::usage)?;
     if scenario.sha256 != previous.run.scenario_sha256 {
         return Err(Failure::usage(format!(

@@ -143,7 +143,7 @@ fn run_info(
         finished_at: None,
         scenario: config.scenario.scenario.name.clone(),
         scenario_description: config.scenario.scenario.description.clone(),
-        scenario_source: config.scenario.source.clone(),
+        scenario_source: config.scenario.source.to_string(),
         scenario_sha256: config.scenario.sha256.clone(),
         seed,
         complete: false,

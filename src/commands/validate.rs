@@ -46,8 +46,8 @@ pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
         }
         files.extend(local_scenarios());
         for (name, text) in scenario::BUILTIN {
-            match scenario::parse(&format!("<built-in {name}>"), text) {
-                Ok(_) => crate::say!("<built-in {name}>: scenario ok"),
+            match scenario::builtin(name, text) {
+                Ok(loaded) => crate::say!("{}: scenario ok", loaded.source),
                 Err(e) => return Err(Failure::usage(e)),
             }
         }
@@ -125,7 +125,7 @@ pub fn scenarios() -> Result<u8, Failure> {
     }
     for (name, text) in scenario::BUILTIN {
         if !seen.iter().any(|s| s == name)
-            && let Ok(loaded) = scenario::parse(&format!("<built-in {name}>"), text)
+            && let Ok(loaded) = scenario::builtin(name, text)
         {
             crate::say!("{}", describe(&loaded));
         }

@@ -222,8 +222,51 @@ impl Step {
 #[derive(Debug, Clone)]
 pub struct LoadedScenario {
     pub scenario: Scenario,
-    pub source: String,
+    pub source: ScenarioSource,
     pub sha256: String,
+}
+
+/// Where a scenario came from: built into the binary, or a file (as the user named it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScenarioSource {
+    BuiltIn(&'static str),
+    File(String),
+}
+
+impl fmt::Display for ScenarioSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScenarioSource::BuiltIn(name) => write!(f, "<built-in {name}>"),
+            ScenarioSource::File(path) => f.write_str(path),
+        }
+    }
+}
+
+impl ScenarioSource {
+    /// Reads back what [`fmt::Display`] wrote (an evidence's `scenario_source`).
+    pub fn parse(recorded: &str) -> ScenarioSource {
+        recorded
+            .strip_prefix("<built-in ")
+            .and_then(|rest| rest.strip_suffix('>'))
+            .and_then(|name| BUILTIN.iter().find(|(n, _)| *n == name))
+            .map_or_else(
+                || ScenarioSource::File(recorded.to_string()),
+                |(name, _)| ScenarioSource::BuiltIn(name),
+            )
+    }
+
+    /// What `--scenario` takes to load it again.
+    pub fn name_or_path(&self) -> &str {
+        match self {
+            ScenarioSource::BuiltIn(name) => name,
+            ScenarioSource::File(path) => path,
+        }
+    }
+}
+
+/// A scenario built into the binary, by name.
+pub fn builtin(name: &'static str, text: &str) -> Result<LoadedScenario, FileError> {
+    parse_from(ScenarioSource::BuiltIn(name), text)
 }
 
 /// A problem in a file, located as precisely as the parser allows.
@@ -279,8 +322,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// Parses and checks a scenario's text.
+/// Parses and checks a scenario file's text.
 pub fn parse(file: &str, text: &str) -> Result<LoadedScenario, FileError> {
+    parse_from(ScenarioSource::File(file.to_string()), text)
+}
+
+fn parse_from(source: ScenarioSource, text: &str) -> Result<LoadedScenario, FileError> {
+    let file = source.to_string();
+    let file = file.as_str();
     let scenario: Scenario = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
     check(&scenario).map_err(|(flow, message)| FileError {
         file: file.into(),
@@ -289,7 +338,7 @@ pub fn parse(file: &str, text: &str) -> Result<LoadedScenario, FileError> {
     })?;
     Ok(LoadedScenario {
         scenario,
-        source: file.to_string(),
+        source,
         sha256: sha256_hex(text.as_bytes()),
     })
 }
@@ -337,12 +386,24 @@ pub fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, FileErr
                 BUILTIN.map(|(n, _)| n).join(", ")
             ),
         })?;
-    parse(&format!("<built-in {name}>"), text)
+    builtin(name, text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scenario_source_reads_back_what_it_wrote() {
+        for source in [
+            ScenarioSource::BuiltIn("certification"),
+            ScenarioSource::File("scenarios/mine.toml".into()),
+            ScenarioSource::File("<built-in nothing-of-that-name>".into()),
+        ] {
+            assert_eq!(ScenarioSource::parse(&source.to_string()), source);
+        }
+        assert_eq!(ScenarioSource::BuiltIn("smoke").name_or_path(), "smoke");
+    }
 
     #[test]
     fn every_builtin_scenario_parses_and_checks() {
