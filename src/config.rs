@@ -229,12 +229,12 @@ pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
         }
         return Ok(Some(Secret::new(token)));
     }
-    match std::env::var("PPCERT_TOKEN") {
-        Ok(token) if !token.trim().is_empty() => {
-            check_token_text("PPCERT_TOKEN", token.trim())?;
-            Ok(Some(Secret::new(token.trim())))
+    match crate::env::token() {
+        Some(token) => {
+            check_token_text("PPCERT_TOKEN", &token)?;
+            Ok(Some(Secret::new(token)))
         }
-        _ => Ok(None),
+        None => Ok(None),
     }
 }
 

@@ -29,6 +29,7 @@ pub mod config;
 pub mod datagen;
 pub mod dialect;
 pub mod engine;
+pub mod env;
 pub mod environment;
 pub mod error;
 pub mod evidence;

@@ -31,7 +31,7 @@ pub struct OutputMode {
 
 impl OutputMode {
     pub fn decide(args: &OutputArgs) -> OutputMode {
-        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+        let ci = crate::env::ci();
         let progress = if args.quiet {
             ProgressMode::Quiet
         } else if !args.no_progress && !ci && std::io::stderr().is_terminal() {
@@ -42,10 +42,7 @@ impl OutputMode {
         let color = match args.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
-            }
+            ColorChoice::Auto => !crate::env::no_color() && std::io::stdout().is_terminal(),
         };
         OutputMode {
             progress,

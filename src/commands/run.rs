@@ -396,7 +396,7 @@ fn publish(
         complete: evidence.run.complete,
     });
     // Failpoint for the test of a bundle that cannot be written (hidden, tests only).
-    let failpoint = std::env::var_os("PPCERT_TEST_FAIL_BUNDLE").map(|_| {
+    let failpoint = crate::env::failpoint("PPCERT_TEST_FAIL_BUNDLE").map(|_| {
         std::io::Error::new(
             std::io::ErrorKind::StorageFull,
             "failpoint PPCERT_TEST_FAIL_BUNDLE",

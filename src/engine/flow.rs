@@ -156,7 +156,7 @@ impl<'a> FlowRunner<'a> {
     /// Runs the steps from `start`; a failed step skips the rest, naming why.
     pub async fn run(mut self, start: usize) -> FlowResult {
         // Failpoint for the test that a panicking flow fails the run (hidden, tests only).
-        if std::env::var_os("PPCERT_TEST_PANIC_IN_FLOW")
+        if crate::env::failpoint("PPCERT_TEST_PANIC_IN_FLOW")
             .is_some_and(|label| label == self.instance.label.as_str())
         {
             panic!(

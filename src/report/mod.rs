@@ -139,7 +139,7 @@ pub fn write_bundle(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std:
 
 /// Appends the Markdown report to `$GITHUB_STEP_SUMMARY` when that is set.
 pub fn append_step_summary(dir: &Path) -> std::io::Result<()> {
-    let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) else {
+    let Some(summary) = crate::env::step_summary() else {
         return Ok(());
     };
     let Ok(markdown) = std::fs::read(dir.join(MARKDOWN)) else {

@@ -1,0 +1,34 @@
+//! Every environment variable ppcert reads, in one place (besides the ones clap reads for its
+//! flags: `PPCERT_BASE_URL`, `PPCERT_PARTNER_NAME`, `PPCERT_SANDBOX_TOKEN`), so what the
+//! environment can change is visible at a glance.
+
+use std::ffi::OsString;
+
+/// `CI` set to anything but empty, `false` or `0`: no progress bars.
+pub fn ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// `NO_COLOR` set and not empty (no-color.org).
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// `GITHUB_STEP_SUMMARY`: where GitHub Actions collects a job's Markdown summary.
+pub fn step_summary() -> Option<OsString> {
+    std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty())
+}
+
+/// `PPCERT_TOKEN`, trimmed, when set and not blank.
+pub fn token() -> Option<String> {
+    std::env::var("PPCERT_TOKEN")
+        .ok()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+}
+
+/// Test-only failpoints (hidden): `PPCERT_TEST_PANIC_IN_FLOW=<flow label>` and
+/// `PPCERT_TEST_FAIL_BUNDLE=1` cause what no outside input can, for the tests of those paths.
+pub fn failpoint(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
