@@ -198,7 +198,7 @@ fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {
             .get(WITHDRAWAL)
             .or_else(|| state.contracts.values().next())
             .cloned(),
-        claim_status: state.claim_status.clone(),
+        claim_status: state.claim_status.as_ref().map(ToString::to_string),
         price_delta: state.price_delta,
     })
 }

@@ -260,7 +260,7 @@ impl FlowRunner<'_> {
                 let status = super::reading::claimed_contract_status(&payload, product_type, id)
                     .and_then(|(status, _)| status.as_str().map(str::to_string));
                 status.map(|status| {
-                    self.state.claim_status = Some(status.clone());
+                    self.state.claim_status = Some(status.clone().into());
                     format!("the contract shows a claim in status {status}")
                 })
             }

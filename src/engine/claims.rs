@@ -11,11 +11,10 @@ use super::flow::FlowRunner;
 use super::reading::{Need, as_text, claimed_contract_status};
 use super::steps::CREATED;
 use crate::environment::Environment;
-use crate::models::{CHANGE_FOR_ANY_REASON, ClaimRequest, Envelope, Operation, WITHDRAWAL};
+use crate::models::{
+    CHANGE_FOR_ANY_REASON, ClaimRequest, ClaimStatus, Envelope, Operation, WITHDRAWAL,
+};
 use crate::record::Check;
-
-/// Claim statuses after which waiting for another is pointless.
-const SETTLED: [&str; 3] = ["REFUNDED", "REJECTED", "MANUAL_VERIFICATION_NEEDED"];
 
 /// A postdated claim must land at least 24 h after the subscription; an hour more absorbs clock skew.
 const CLAIM_DATE_MARGIN_HOURS: i64 = 25;
@@ -80,9 +79,10 @@ impl FlowRunner<'_> {
         let status = self
             .read_builtin(&mut pending, "claim_status", &context, Need::Optional)
             .as_ref()
-            .and_then(as_text);
+            .and_then(as_text)
+            .map(ClaimStatus::from);
         if let Some(status) = &status {
-            let flagged = status == "MANUAL_VERIFICATION_NEEDED";
+            let flagged = *status == ClaimStatus::ManualVerificationNeeded;
             let detail = if flagged {
                 "flagged MANUAL_VERIFICATION_NEEDED: claim within 24 h of the subscription"
                     .to_string()
@@ -122,12 +122,12 @@ impl FlowRunner<'_> {
                 .as_ref()
                 .and_then(as_text);
             self.conclude(pending)?;
-            let status = status.unwrap_or_default();
+            let status = ClaimStatus::from(status.unwrap_or_default());
             self.state.claim_status = Some(status.clone());
-            if status == target {
+            if status.as_str() == target {
                 return Ok(());
             }
-            if SETTLED.contains(&status.as_str()) {
+            if status.settled() {
                 return Err(format!("claim settled in {status}, not {target}"));
             }
             if Instant::now() >= deadline {

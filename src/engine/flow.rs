@@ -46,7 +46,7 @@ pub struct FlowState {
     pub contracts: BTreeMap<String, String>,
     /// (product type, contract id) of the claim made.
     pub claimed: Option<(String, String)>,
-    pub claim_status: Option<String>,
+    pub claim_status: Option<crate::models::ClaimStatus>,
     pub price_delta: Option<f64>,
     pub mutation: Option<Mutation>,
 }

@@ -338,7 +338,7 @@ impl FlowRunner<'_> {
                 .and_then(as_text);
             if let Some(id) = id {
                 if status.is_some() {
-                    self.state.claim_status = status;
+                    self.state.claim_status = status.map(Into::into);
                 }
                 self.state.contracts.insert(product_type, id);
             }

@@ -163,6 +163,67 @@ pub const CLAIM_STATUSES: [&str; 6] = [
     "REJECTED",
 ];
 
+/// A claim's status (spec §3). A server may name one the spec does not: it is kept as said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ClaimStatus {
+    MoreInfoNeeded,
+    ManualVerificationNeeded,
+    Accepted,
+    Refundable,
+    Refunded,
+    Rejected,
+    Other(String),
+}
+
+impl ClaimStatus {
+    pub fn as_str(&self) -> &str {
+        match self {
+            ClaimStatus::MoreInfoNeeded => "MORE_INFO_NEEDED",
+            ClaimStatus::ManualVerificationNeeded => "MANUAL_VERIFICATION_NEEDED",
+            ClaimStatus::Accepted => "ACCEPTED",
+            ClaimStatus::Refundable => "REFUNDABLE",
+            ClaimStatus::Refunded => "REFUNDED",
+            ClaimStatus::Rejected => "REJECTED",
+            ClaimStatus::Other(other) => other,
+        }
+    }
+
+    /// A status after which waiting for another is pointless.
+    pub fn settled(&self) -> bool {
+        matches!(
+            self,
+            ClaimStatus::Refunded | ClaimStatus::Rejected | ClaimStatus::ManualVerificationNeeded
+        )
+    }
+}
+
+impl From<String> for ClaimStatus {
+    fn from(text: String) -> ClaimStatus {
+        match text.as_str() {
+            "MORE_INFO_NEEDED" => ClaimStatus::MoreInfoNeeded,
+            "MANUAL_VERIFICATION_NEEDED" => ClaimStatus::ManualVerificationNeeded,
+            "ACCEPTED" => ClaimStatus::Accepted,
+            "REFUNDABLE" => ClaimStatus::Refundable,
+            "REFUNDED" => ClaimStatus::Refunded,
+            "REJECTED" => ClaimStatus::Rejected,
+            _ => ClaimStatus::Other(text),
+        }
+    }
+}
+
+impl From<ClaimStatus> for String {
+    fn from(status: ClaimStatus) -> String {
+        status.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for ClaimStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Error body the sandbox answers with (the spec does not show the real one).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ErrorBody {
@@ -224,5 +285,23 @@ impl Operation {
 impl std::fmt::Display for Operation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claim_statuses_round_trip_as_the_spec_spells_them_and_keep_unknown_ones() {
+        for name in CLAIM_STATUSES {
+            let status = ClaimStatus::from(name.to_string());
+            assert!(!matches!(status, ClaimStatus::Other(_)), "{name}");
+            assert_eq!(serde_json::to_value(&status).unwrap(), name);
+        }
+        let unknown: ClaimStatus = serde_json::from_str("\"PAID_OUT\"").unwrap();
+        assert_eq!(unknown, ClaimStatus::Other("PAID_OUT".into()));
+        assert!(!unknown.settled());
+        assert!(ClaimStatus::Rejected.settled() && !ClaimStatus::Accepted.settled());
     }
 }
