@@ -168,15 +168,20 @@ fn scale(runtime: &tokio::runtime::Runtime) {
             measured.peak_kb
         );
     }
-    let peak = if peaks.is_empty() {
-        "unmeasured (install GNU time)".to_string()
-    } else {
-        format!("{:.1} MiB", median(peaks))
-    };
+    let peak = median_peak(peaks);
     println!(
         "scale: median {:.0} exchanges/s, median peak RSS {peak}",
         median(rates)
     );
+}
+
+/// The median of the peak RSS measured, in MiB, or why there is none.
+fn median_peak(peaks: Vec<f64>) -> String {
+    if peaks.is_empty() {
+        "unmeasured (install GNU time)".to_string()
+    } else {
+        format!("{:.1} MiB", median(peaks))
+    }
 }
 
 /// Time per exchange and peak RSS at --scale 10, 100 and 1000 (zero latency, --concurrency
@@ -194,11 +199,7 @@ fn curve(runtime: &tokio::runtime::Runtime) {
             rates.push(measured.exchanges as f64 / seconds);
             peaks.extend(measured.peak_kb.map(|kb| kb as f64 / 1024.0));
         }
-        let peak = if peaks.is_empty() {
-            "unmeasured".to_string()
-        } else {
-            format!("{:.1} MiB", median(peaks))
-        };
+        let peak = median_peak(peaks);
         println!(
             "curve: scale {scale}: median {:.0} µs per exchange, {:.0} exchanges/s, peak RSS {peak} ({runs} run(s))",
             median(per_exchange),
