@@ -36,6 +36,16 @@ pub enum Sign {
     Zero,
 }
 
+impl std::fmt::Display for Sign {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Sign::Positive => "positive",
+            Sign::Negative => "negative",
+            Sign::Zero => "zero",
+        })
+    }
+}
+
 impl Sign {
     pub fn of(value: f64) -> Sign {
         if value > 0.0 {

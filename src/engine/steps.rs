@@ -389,7 +389,7 @@ fn delta_check(delta: &Result<(f64, &'static str), String>, expected: Sign) -> C
         Ok((value, shape)) => Check::new(
             "price_delta_sign",
             Sign::of(*value) == expected,
-            format!("priceDelta {value} ({shape}), expected {expected:?}"),
+            format!("priceDelta {value} ({shape}), expected {expected}"),
         ),
         Err(e) => Check::fail("price_delta_sign", e.clone()),
     }

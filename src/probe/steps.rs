@@ -217,10 +217,7 @@ impl Prober {
             if let Ok((amount, _)) = tolerant::delta_amount(&value)
                 && Sign::of(amount) == expected
             {
-                let proof = format!(
-                    "{amount} has the sign of the price change ({})",
-                    format!("{expected:?}").to_lowercase()
-                );
+                let proof = format!("{amount} has the sign of the price change ({expected})");
                 self.learn(Operation::Quote, "price_delta", &path, proof.clone())?;
                 call.lines
                     .push(format!("proved price_delta = {path} ({proof})"));
