@@ -51,6 +51,9 @@ pub enum Command {
     },
     /// Print the man page (roff) on stdout: `ppcert man > ppcert.1`.
     Man,
+    /// Webhooks: receive and verify a staging's deliveries.
+    #[command(subcommand)]
+    Webhook(WebhookCommand),
     /// Make one of each call against an unfamiliar staging, show what was read from where,
     /// prove where unread values are, and optionally write the ppcert.toml that works.
     Probe(ProbeArgs),
@@ -91,6 +94,31 @@ pub struct TargetArgs {
     /// [default: `[target] dialect`, else spec]. See `ppcert dialects`.
     #[arg(long, value_name = "NAME|PATH")]
     pub dialect: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebhookCommand {
+    /// Receive webhook deliveries: verify each signature on the raw bytes, answer 2xx for a
+    /// valid event and 401 for a missing or wrong one, deduplicate replays, print a line per
+    /// delivery and append each to --out (JSONL). Runs until Ctrl-C.
+    Listen(WebhookListenArgs),
+}
+
+/// Options of `ppcert webhook listen`.
+#[derive(Debug, Args, Clone)]
+pub struct WebhookListenArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    pub addr: SocketAddr,
+    /// Signature scheme: provider-docs (Koala-Signature), standard-webhooks, github.
+    #[arg(long, default_value = "provider-docs")]
+    pub scheme: String,
+    /// File holding the webhook secret (else $PPCERT_WEBHOOK_SECRET); never a plain flag.
+    #[arg(long, value_name = "PATH")]
+    pub webhook_secret_file: Option<PathBuf>,
+    /// Append every delivery, with its verdict, to this JSONL file.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `ppcert probe`.

@@ -27,6 +27,13 @@ pub fn token() -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
+/// `PPCERT_WEBHOOK_SECRET`, when set and not blank.
+pub fn webhook_secret() -> Option<String> {
+    std::env::var("PPCERT_WEBHOOK_SECRET")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+}
+
 /// Test-only failpoints (hidden): `PPCERT_TEST_PANIC_IN_FLOW=<flow label>` and
 /// `PPCERT_TEST_FAIL_BUNDLE=1` cause what no outside input can, for the tests of those paths.
 pub fn failpoint(name: &str) -> Option<OsString> {

@@ -46,8 +46,9 @@ pub mod report;
 pub use ppcert_sandbox as sandbox;
 pub mod scenario;
 pub mod secret;
+pub mod webhook;
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, WebhookCommand};
 pub use error::Failure;
 
 /// Runs one command to completion and returns the process exit code.
@@ -83,6 +84,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Probe(args) => commands::probe::probe(args).await,
         Command::Completions { shell } => commands::generate::completions(shell),
         Command::Man => commands::generate::man(),
+        Command::Webhook(WebhookCommand::Listen(args)) => commands::webhook::listen(args).await,
         Command::Report(args) => commands::report::report(args),
         Command::Verify(args) => commands::report::verify(args),
     }

@@ -10,3 +10,4 @@ pub mod run;
 pub mod serve;
 pub mod target;
 pub mod validate;
+pub mod webhook;

@@ -24,3 +24,4 @@ mod sandbox_expiry;
 mod sandbox_options;
 mod scale;
 mod serve;
+mod webhooks;
