@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::bounds;
 use crate::environment::Environment;
 use crate::sandbox::{ApiDialect, ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper};
+use crate::webhook::scheme::Scheme;
 
 /// Certify a travel partner's integration with the Partner Protection API on staging.
 ///
@@ -111,8 +112,8 @@ pub struct WebhookListenArgs {
     #[arg(long, default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
     /// Signature scheme: provider-docs (Koala-Signature), standard-webhooks, github.
-    #[arg(long, default_value = "provider-docs")]
-    pub scheme: String,
+    #[arg(long, default_value = "provider-docs", value_parser = scheme_parser())]
+    pub scheme: Scheme,
     /// File holding the webhook secret (else $PPCERT_WEBHOOK_SECRET); never a plain flag.
     #[arg(long, value_name = "PATH")]
     pub webhook_secret_file: Option<PathBuf>,
@@ -327,6 +328,33 @@ pub struct ServeArgs {
     /// birthday, the documented flight-status call).
     #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| if s == "provider-docs" { ApiDialect::ProviderDocs } else { ApiDialect::Spec }))]
     pub dialect: ApiDialect,
+    /// Deliver webhooks (contract.created, claim.updated) to this URL, signed with the secret
+    /// from --webhook-secret-file or $PPCERT_WEBHOOK_SECRET. Failed deliveries are retried
+    /// after 1, 2, 4, 8 and 16 s; each attempt is logged on stderr.
+    #[arg(long, value_name = "URL", value_parser = webhook_url)]
+    pub webhook_url: Option<url::Url>,
+    /// File holding the webhook secret (else $PPCERT_WEBHOOK_SECRET); never a plain flag.
+    #[arg(long, value_name = "PATH", requires = "webhook_url")]
+    pub webhook_secret_file: Option<PathBuf>,
+    /// How deliveries are signed: provider-docs (Koala-Signature), standard-webhooks, github.
+    #[arg(long, default_value = "provider-docs", value_parser = scheme_parser())]
+    pub webhook_scheme: Scheme,
+}
+
+/// The webhook signature schemes by name.
+fn scheme_parser() -> impl clap::builder::TypedValueParser<Value = Scheme> {
+    clap::builder::PossibleValuesParser::new(["provider-docs", "standard-webhooks", "github"])
+        .map(|name| Scheme::parse(&name).unwrap_or(Scheme::ProviderDocs))
+}
+
+fn webhook_url(value: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(value).map_err(|e| format!("`{value}` is not a URL: {e}"))?;
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        other => Err(format!(
+            "`{other}:` URLs cannot receive webhooks; use http or https"
+        )),
+    }
 }
 
 /// When to color output.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::cli::ServeArgs;
 use crate::error::Failure;
 use crate::exit_codes;
-use crate::sandbox::{Layout, Sandbox, SandboxOptions, random_token};
+use crate::sandbox::{Layout, Sandbox, SandboxOptions, WebhookOptions, random_token};
 
 /// Turns `serve`'s flags into sandbox options, refusing a non-loopback address.
 pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
@@ -23,7 +23,17 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             )));
         }
     }
+    let webhooks = match &args.webhook_url {
+        Some(url) => {
+            let secret = super::webhook::secret(args.webhook_secret_file.as_deref())?;
+            let mut webhooks = WebhookOptions::new(url.as_str(), args.webhook_scheme, secret);
+            webhooks.log = true;
+            Some(webhooks)
+        }
+        None => None,
+    };
     Ok(SandboxOptions {
+        webhooks,
         addr: args.addr,
         token: args.token.clone().unwrap_or_else(random_token),
         latency: Duration::from_millis(args.latency_ms),
@@ -65,6 +75,9 @@ pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     crate::say!("ppcert sandbox listening on {}", sandbox.base_url());
     crate::say!("token: {}", sandbox.token());
     crate::say!("OpenAPI document: {}", sandbox.openapi_url());
+    if let Some(url) = &args.webhook_url {
+        crate::say!("webhooks: {url} (scheme {})", args.webhook_scheme.name());
+    }
     crate::tell!("press Ctrl-C to stop");
     let _ = tokio::signal::ctrl_c().await;
     crate::tell!("stopping: letting in-flight requests finish");

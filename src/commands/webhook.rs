@@ -1,14 +1,15 @@
-//! `ppcert webhook listen`: the receiver, with its secret from a file or the environment.
+//! `ppcert webhook listen` and `send`, with the secret from a file or the environment.
+
+use std::path::Path;
 
 use crate::cli::WebhookListenArgs;
 use crate::error::Failure;
 use crate::exit_codes;
 use crate::webhook::listen::{Listener, serve};
-use crate::webhook::scheme::Scheme;
 
 /// The secret: `--webhook-secret-file` beats `PPCERT_WEBHOOK_SECRET`; never a plain flag.
-fn secret(args: &WebhookListenArgs) -> Result<Vec<u8>, Failure> {
-    if let Some(path) = &args.webhook_secret_file {
+pub fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
+    if let Some(path) = file {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(format!(
                 "--webhook-secret-file {}: cannot read: {e}",
@@ -25,8 +26,8 @@ fn secret(args: &WebhookListenArgs) -> Result<Vec<u8>, Failure> {
 }
 
 pub async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
-    let scheme = Scheme::parse(&args.scheme).map_err(Failure::usage)?;
-    let listener = Listener::new(scheme, secret(&args)?, args.out.clone());
+    let secret = secret(args.webhook_secret_file.as_deref())?;
+    let listener = Listener::new(args.scheme, secret, args.out.clone());
     serve(args.addr, listener)
         .await
         .map_err(|e| Failure::usage(format!("cannot listen on {}: {e}", args.addr)))?;

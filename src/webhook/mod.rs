@@ -2,4 +2,5 @@
 //! deliveries (`ppcert webhook listen`).
 
 pub mod listen;
-pub mod scheme;
+/// The signature schemes live with the API models: the sandbox signs with them too.
+pub use ppcert_models::webhook as scheme;

@@ -162,6 +162,7 @@ pub fn ppcert_command(
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("PPCERT_PARTNER_NAME")
         .env_remove("PPCERT_DIALECT")
+        .env_remove("PPCERT_WEBHOOK_SECRET")
         .env("NO_COLOR", "1");
     if let Some(token) = token {
         command.env("PPCERT_TOKEN", token);

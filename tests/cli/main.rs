@@ -22,6 +22,7 @@ mod sandbox;
 mod sandbox_claims;
 mod sandbox_expiry;
 mod sandbox_options;
+mod sandbox_webhooks;
 mod scale;
 mod serve;
 mod webhooks;

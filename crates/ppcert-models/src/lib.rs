@@ -1,6 +1,9 @@
 //! API models of the Partner Protection API, shared by the sandbox (which parses them) and the
 //! client (which sends them). Field names are spelled exactly as the spec spells them.
 
+pub mod events;
+pub mod webhook;
+
 use serde::{Deserialize, Serialize};
 
 /// Every request and (by default) every response body carries its payload under `data`.

@@ -93,7 +93,7 @@ pub async fn subscribe(
 ) -> Result<Response, ApiFailure> {
     let request: SubscriptionRequest = dialect::parse_request(shared.options.dialect, &body)?;
     let now = shared.now();
-    let created = shared.store().subscribe(request, now)?;
+    let created = shared.change(|store| store.subscribe(request, now))?;
     Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
 }
 
@@ -106,7 +106,7 @@ pub async fn update(
     // An unknown booking or an expired contract is reported before the body is judged.
     shared.store().contracts_exist(&booking_number, now)?;
     let request: UpdateRequest = dialect::parse_request(shared.options.dialect, &body)?;
-    let (mut value, delta) = shared.store().update(&booking_number, request, now)?;
+    let (mut value, delta) = shared.change(|store| store.update(&booking_number, request, now))?;
     let layout = &shared.options.layout;
     let currency = value["price"]["currency"]
         .as_str()
@@ -161,7 +161,7 @@ pub async fn claim(
     }
     let now = shared.now();
     let rules = shared.rules();
-    let created = shared.store().claim(&contract_id, request, now, rules)?;
+    let created = shared.change(|store| store.claim(&contract_id, request, now, rules))?;
     Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
 }
 

@@ -13,6 +13,7 @@ mod handlers;
 mod shape;
 mod store;
 pub mod validate;
+mod webhooks;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -31,6 +32,7 @@ use crate::models::Operation;
 pub use dialect::ApiDialect;
 pub use shape::{ErrorShape, QuoteWrapper};
 pub use store::{DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE, QUOTE_VALIDITY_HOURS};
+pub use webhooks::{DELIVERY_TIMEOUT, DeliveryAttempt, RETRY_DELAYS, WebhookOptions};
 
 /// Response layouts for the points the spec leaves open, so clients can be tested against each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +122,8 @@ pub struct SandboxOptions {
     pub dialect: ApiDialect,
     /// Unused quotes held at most; beyond it the oldest expire (bounded memory).
     pub max_open_quotes: usize,
+    /// Deliver webhooks for contract and claim changes.
+    pub webhooks: Option<WebhookOptions>,
 }
 
 impl Default for SandboxOptions {
@@ -139,6 +143,7 @@ impl Default for SandboxOptions {
             path_prefix: None,
             dialect: ApiDialect::Spec,
             max_open_quotes: DEFAULT_MAX_OPEN_QUOTES,
+            webhooks: None,
         }
     }
 }
@@ -171,6 +176,7 @@ pub(crate) struct Shared {
     clock_offset: Mutex<chrono::Duration>,
     requests: AtomicU64,
     posts: AtomicU64,
+    webhooks: Option<Arc<webhooks::Sender>>,
 }
 
 impl Shared {
@@ -178,6 +184,22 @@ impl Shared {
         // A panicking handler cannot leave the store half-written (every mutation happens after
         // all checks), so a poisoned lock is still safe to use.
         self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Applies a change to the store, then hands the webhook events it caused to the sender,
+    /// outside the lock and without waiting for their delivery.
+    fn change<T>(&self, apply: impl FnOnce(&mut store::Store) -> T) -> T {
+        let (result, events) = {
+            let mut store = self.store();
+            let result = apply(&mut store);
+            (result, store.take_events())
+        };
+        if let Some(sender) = &self.webhooks
+            && !events.is_empty()
+        {
+            sender.dispatch(events);
+        }
+        result
     }
 
     fn now(&self) -> DateTime<Utc> {
@@ -206,12 +228,18 @@ impl Sandbox {
     pub async fn start(options: SandboxOptions) -> std::io::Result<Sandbox> {
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
         let addr = listener.local_addr()?;
+        let webhooks = match &options.webhooks {
+            Some(webhook) => Some(Arc::new(webhooks::Sender::new(webhook.clone())?)),
+            None => None,
+        };
         let shared = Arc::new(Shared {
             store: Mutex::new(
                 store::Store::new(rand::rng().random())
                     .with_numeric_ids(options.layout.integer_ids)
-                    .with_max_open_quotes(options.max_open_quotes),
+                    .with_max_open_quotes(options.max_open_quotes)
+                    .with_events(webhooks.is_some()),
             ),
+            webhooks,
             options,
             clock_offset: Mutex::new(chrono::Duration::zero()),
             requests: AtomicU64::new(0),
@@ -251,6 +279,15 @@ impl Sandbox {
     /// The sandbox's own count of successful operations per kind (responses lost included).
     pub fn counts(&self) -> BTreeMap<Operation, u64> {
         self.shared.store().counts()
+    }
+
+    /// Every webhook delivery attempt so far, in the order they ended.
+    pub fn webhook_deliveries(&self) -> Vec<DeliveryAttempt> {
+        self.shared
+            .webhooks
+            .as_ref()
+            .map(|sender| sender.attempts())
+            .unwrap_or_default()
     }
 
     /// Moves the sandbox's clock forward, to test time rules (contract validity, claim status).

@@ -52,8 +52,9 @@ impl Store {
         }
         let travelers = selection.travelers();
         let mut booking = self.booking_from_quotes(&ids, request.client, travelers, now);
-        self.attach_contracts(&bn, &ids, &mut booking);
+        let created = self.attach_contracts(&bn, &ids, &mut booking, now);
         self.bookings.insert(bn.clone(), booking);
+        self.announce_contracts(&created);
         self.count(Operation::Subscription);
         Ok(self.subscription_json(&bn))
     }
@@ -93,8 +94,9 @@ impl Store {
         updated.created_at = booking.created_at;
         updated.contract_ids = booking.contract_ids.clone();
         let delta = round_cents(updated.price - booking.price);
-        self.attach_contracts(bn, &ids, &mut updated);
+        let created = self.attach_contracts(bn, &ids, &mut updated, now);
         self.bookings.insert(bn.to_string(), updated);
+        self.announce_contracts(&created);
         self.count(Operation::Update);
         Ok((self.subscription_json(bn), delta))
     }
@@ -219,8 +221,15 @@ impl Store {
     }
 
     /// One contract per product type the quotes buy that the booking has no contract for yet;
-    /// the quotes are used up.
-    fn attach_contracts(&mut self, bn: &str, ids: &[String], booking: &mut Booking) {
+    /// the quotes are used up. Returns the new contracts' ids.
+    fn attach_contracts(
+        &mut self,
+        bn: &str,
+        ids: &[String],
+        booking: &mut Booking,
+        now: DateTime<Utc>,
+    ) -> Vec<String> {
+        let mut created = Vec::new();
         let mut held: Vec<String> = booking
             .contract_ids
             .iter()
@@ -240,11 +249,13 @@ impl Store {
                 id.clone(),
                 Contract {
                     booking_number: bn.to_string(),
+                    created_at: now,
                     product_type,
                     claim: None,
                 },
             );
-            booking.contract_ids.push(id);
+            booking.contract_ids.push(id.clone());
+            created.push(id);
         }
         for id in ids {
             let was_open = self
@@ -255,6 +266,7 @@ impl Store {
                 self.closed_quote();
             }
         }
+        created
     }
 
     fn subscription_json(&self, bn: &str) -> Value {

@@ -60,6 +60,7 @@ impl Store {
             modification_cost,
         };
         let value = claim_json(&claim, contract_id, now, rules);
+        self.announce_claim(contract_id, &claim, rules);
         self.contracts.get_mut(contract_id).expect("checked").claim = Some(claim);
         self.count(Operation::Claim);
         Ok(value)
@@ -195,23 +196,14 @@ fn check_claim_product(contract_type: &str, request: &ClaimRequest) -> Checked<O
     validate::parse_modification_cost(cost).map(Some)
 }
 
-/// The claim's status now: flagged claims wait for a person; without bank details a claim
-/// stays ACCEPTED; with them it moves ACCEPTED → REFUNDABLE → REFUNDED, one step per `claim_step`.
+/// The claim's status now: the last its timeline has reached.
 fn claim_status(claim: &Claim, now: DateTime<Utc>, rules: Rules) -> &'static str {
-    if claim.flagged {
-        return "MANUAL_VERIFICATION_NEEDED";
-    }
-    if !claim.bank_details {
-        return "ACCEPTED";
-    }
     let elapsed = now - claim.created_at;
-    if rules.claim_step <= Duration::zero() || elapsed >= rules.claim_step * 2 {
-        "REFUNDED"
-    } else if elapsed >= rules.claim_step {
-        "REFUNDABLE"
-    } else {
-        "ACCEPTED"
-    }
+    super::events::claim_timeline(claim, rules)
+        .into_iter()
+        .rev()
+        .find(|(after, _)| elapsed >= *after)
+        .map_or("ACCEPTED", |(_, status)| status)
 }
 
 pub(super) fn claim_json(

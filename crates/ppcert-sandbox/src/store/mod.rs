@@ -4,9 +4,11 @@
 
 mod bookings;
 mod claims;
+mod events;
 mod expiry;
 mod quotes;
 
+pub use events::Scheduled;
 pub use expiry::{DEFAULT_MAX_OPEN_QUOTES, QUOTE_VALIDITY_HOURS};
 pub use quotes::PRODUCT_RATE;
 
@@ -59,6 +61,7 @@ struct Booking {
 #[derive(Debug, Clone)]
 struct Contract {
     booking_number: String,
+    created_at: DateTime<Utc>,
     product_type: String,
     claim: Option<Claim>,
 }
@@ -105,6 +108,8 @@ pub struct Store {
     /// Decimal ids (a layout variant): some servers number their objects.
     numeric_ids: bool,
     expiry: expiry::Expiry,
+    /// Webhook events not yet handed to the sender; `None` when webhooks are off.
+    events: Option<Vec<Scheduled>>,
 }
 
 fn round_cents(value: f64) -> f64 {

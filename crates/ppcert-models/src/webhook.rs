@@ -1,4 +1,4 @@
-//! Webhook signature schemes: the provider's documented one (`Koala-Signature`: hex
+//! Webhook signature schemes, shared by the sandbox (which signs) and ppcert (which verifies): the provider's documented one (`Koala-Signature`: hex
 //! HMAC-SHA256 of the raw body, `Webhook-Version: v2`), Standard Webhooks (`webhook-id`,
 //! `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC of "id.timestamp.body">`) and
 //! GitHub's (`X-Hub-Signature-256: sha256=<hex>`). Signing and verifying use the `hmac` crate,
@@ -21,6 +21,20 @@ pub enum Scheme {
 }
 
 impl Scheme {
+    pub const ALL: [Scheme; 3] = [
+        Scheme::ProviderDocs,
+        Scheme::StandardWebhooks,
+        Scheme::Github,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::ProviderDocs => "provider-docs",
+            Scheme::StandardWebhooks => "standard-webhooks",
+            Scheme::Github => "github",
+        }
+    }
+
     pub fn parse(name: &str) -> Result<Scheme, String> {
         match name {
             "provider-docs" => Ok(Scheme::ProviderDocs),

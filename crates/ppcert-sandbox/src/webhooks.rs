@@ -1,0 +1,216 @@
+//! Webhook deliveries from the sandbox: each event the store schedules is signed with the
+//! configured scheme and POSTed to the partner's URL in the background, so no API answer waits
+//! for it. A non-2xx answer or a failure (10 s timeout) is retried after 1, 2, 4, 8 and 16 s
+//! (six attempts over about 31 s); every attempt is logged on stderr when asked (never the
+//! secret) and kept for [`crate::Sandbox::webhook_deliveries`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::models::events::Event;
+use crate::models::webhook::{Scheme, sign};
+use crate::store::Scheduled;
+
+/// The documented retry schedule: the wait before each retry.
+pub const RETRY_DELAYS: [Duration; 5] = [
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+    Duration::from_secs(4),
+    Duration::from_secs(8),
+    Duration::from_secs(16),
+];
+
+/// How long one delivery attempt may take.
+pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where and how the sandbox delivers webhooks.
+#[derive(Clone)]
+pub struct WebhookOptions {
+    pub url: String,
+    pub scheme: Scheme,
+    pub secret: Vec<u8>,
+    pub timeout: Duration,
+    /// The wait before each retry; its length bounds the attempts.
+    pub retry_delays: Vec<Duration>,
+    /// Print one line per attempt on stderr (`ppcert serve`).
+    pub log: bool,
+}
+
+impl WebhookOptions {
+    pub fn new(url: impl Into<String>, scheme: Scheme, secret: Vec<u8>) -> WebhookOptions {
+        WebhookOptions {
+            url: url.into(),
+            scheme,
+            secret,
+            timeout: DELIVERY_TIMEOUT,
+            retry_delays: RETRY_DELAYS.to_vec(),
+            log: false,
+        }
+    }
+}
+
+impl std::fmt::Debug for WebhookOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookOptions")
+            .field("url", &self.url)
+            .field("scheme", &self.scheme)
+            .field("secret", &"<redacted>")
+            .field("timeout", &self.timeout)
+            .field("retry_delays", &self.retry_delays)
+            .finish()
+    }
+}
+
+/// One delivery attempt, as tests and the log see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeliveryAttempt {
+    pub delivery_id: String,
+    pub event: String,
+    pub booking_number: String,
+    pub claim_status: Option<String>,
+    /// 1 for the first try.
+    pub attempt: u32,
+    /// The receiver's status code, if it answered.
+    pub status: Option<u16>,
+    /// Why the attempt failed without an answer (timeout, refused connection).
+    pub error: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
+impl DeliveryAttempt {
+    pub fn delivered(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+}
+
+pub(crate) struct Sender {
+    options: WebhookOptions,
+    client: reqwest::Client,
+    attempts: Mutex<Vec<DeliveryAttempt>>,
+    next_id: AtomicU64,
+}
+
+impl Sender {
+    pub(crate) fn new(options: WebhookOptions) -> std::io::Result<Sender> {
+        // An https receiver needs a TLS provider; ring, as the rest of ppcert uses.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .timeout(options.timeout)
+            .build()
+            .map_err(std::io::Error::other)?;
+        Ok(Sender {
+            options,
+            client,
+            attempts: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(0),
+        })
+    }
+
+    pub(crate) fn attempts(&self) -> Vec<DeliveryAttempt> {
+        self.attempts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Delivers each event when it is due, in the background.
+    pub(crate) fn dispatch(self: &Arc<Self>, events: Vec<Scheduled>) {
+        for scheduled in events {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+            let sender = Arc::clone(self);
+            tokio::spawn(async move {
+                if let Ok(wait) = scheduled.after.to_std() {
+                    tokio::time::sleep(wait).await;
+                }
+                sender
+                    .deliver(format!("evt_{id:08}"), &scheduled.event)
+                    .await;
+            });
+        }
+    }
+
+    async fn deliver(&self, delivery_id: String, event: &Event) {
+        let body = event.to_json().to_string();
+        let attempts = self.options.retry_delays.len() + 1;
+        for attempt in 1..=attempts {
+            // Standard Webhooks signs the timestamp, so each attempt is signed afresh.
+            let headers = sign(
+                self.options.scheme,
+                &self.options.secret,
+                &delivery_id,
+                Utc::now().timestamp(),
+                body.as_bytes(),
+            );
+            let mut request = self
+                .client
+                .post(&self.options.url)
+                .header("content-type", "application/json")
+                .body(body.clone());
+            for (name, value) in headers {
+                request = request.header(name, value);
+            }
+            let outcome = request.send().await;
+            let record = DeliveryAttempt {
+                delivery_id: delivery_id.clone(),
+                event: event.name().to_string(),
+                booking_number: event.booking_number().to_string(),
+                claim_status: event.claim_status().map(str::to_string),
+                attempt: attempt as u32,
+                status: outcome.as_ref().ok().map(|r| r.status().as_u16()),
+                error: outcome.as_ref().err().map(describe),
+                at: Utc::now(),
+            };
+            let delivered = record.delivered();
+            self.record(record);
+            if delivered {
+                return;
+            }
+            if let Some(wait) = self.options.retry_delays.get(attempt - 1) {
+                tokio::time::sleep(*wait).await;
+            }
+        }
+    }
+
+    fn record(&self, attempt: DeliveryAttempt) {
+        if self.options.log {
+            use std::io::Write as _;
+            let outcome = match (attempt.status, &attempt.error) {
+                (Some(status), _) => status.to_string(),
+                (None, Some(error)) => error.clone(),
+                (None, None) => "no answer".into(),
+            };
+            let _ = writeln!(
+                std::io::stderr(),
+                "webhook {} {} booking {}{} attempt {} → {}",
+                attempt.delivery_id,
+                attempt.event,
+                attempt.booking_number,
+                attempt
+                    .claim_status
+                    .as_deref()
+                    .map(|s| format!(" claim {s}"))
+                    .unwrap_or_default(),
+                attempt.attempt,
+                outcome
+            );
+        }
+        self.attempts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(attempt);
+    }
+}
+
+fn describe(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "timed out".into()
+    } else if error.is_connect() {
+        "could not connect".into()
+    } else {
+        "failed before an answer".into()
+    }
+}
