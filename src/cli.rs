@@ -103,6 +103,28 @@ pub enum WebhookCommand {
     /// valid event and 401 for a missing or wrong one, deduplicate replays, print a line per
     /// delivery and append each to --out (JSONL). Runs until Ctrl-C.
     Listen(WebhookListenArgs),
+    /// Grade your webhook receiver: send it valid deliveries (contract.created, claim.updated
+    /// for each status) and hostile ones (wrong, missing or stale signature, altered body,
+    /// replay, malformed JSON, unknown event), print a table, and exit 0 only when every
+    /// expectation holds (1 otherwise, 4 when nothing answered).
+    Send(WebhookSendArgs),
+}
+
+/// Options of `ppcert webhook send`.
+#[derive(Debug, Args, Clone)]
+pub struct WebhookSendArgs {
+    /// Your receiver's URL.
+    #[arg(long, value_name = "URL", value_parser = webhook_url)]
+    pub url: url::Url,
+    /// Signature scheme your receiver checks: provider-docs, standard-webhooks, github.
+    #[arg(long, default_value = "provider-docs", value_parser = scheme_parser())]
+    pub scheme: Scheme,
+    /// File holding your receiver's secret (else $PPCERT_WEBHOOK_SECRET); never a plain flag.
+    #[arg(long, value_name = "PATH")]
+    pub webhook_secret_file: Option<PathBuf>,
+    /// Also write the results as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 /// Options of `ppcert webhook listen`.

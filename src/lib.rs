@@ -85,6 +85,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Completions { shell } => commands::generate::completions(shell),
         Command::Man => commands::generate::man(),
         Command::Webhook(WebhookCommand::Listen(args)) => commands::webhook::listen(args).await,
+        Command::Webhook(WebhookCommand::Send(args)) => commands::webhook::send(args).await,
         Command::Report(args) => commands::report::report(args),
         Command::Verify(args) => commands::report::verify(args),
     }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::cli::WebhookListenArgs;
+use crate::cli::{WebhookListenArgs, WebhookSendArgs};
 use crate::error::Failure;
 use crate::exit_codes;
 use crate::webhook::listen::{Listener, serve};
@@ -31,5 +31,37 @@ pub async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
     serve(args.addr, listener)
         .await
         .map_err(|e| Failure::usage(format!("cannot listen on {}: {e}", args.addr)))?;
+    Ok(exit_codes::SUCCESS)
+}
+
+/// Grades the receiver at `--url`; exit 0 only when every expectation holds, 4 when nothing
+/// answered at all.
+pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
+    use crate::webhook::send::{Verdict, cases, grade, junit, table};
+    let secret = secret(args.webhook_secret_file.as_deref())?;
+    crate::engine::client::install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot build an HTTP client: {e}")))?;
+    let graded = grade(&client, args.url.as_str(), cases(args.scheme, &secret)).await;
+    crate::say!("{}", table(&graded).trim_end());
+    if let Some(path) = &args.junit {
+        let xml = junit(args.url.as_str(), &graded)
+            .map_err(|e| Failure::usage(format!("cannot render JUnit: {e}")))?;
+        std::fs::write(path, xml).map_err(|e| {
+            Failure::usage(format!("--junit {}: cannot write: {e}", path.display()))
+        })?;
+    }
+    let broken = graded.iter().filter(|g| g.verdict != Verdict::Held).count();
+    if graded.iter().all(|g| !g.reached) {
+        crate::tell!("nothing answered at {}", args.url);
+        return Ok(exit_codes::UNREACHABLE);
+    }
+    if broken > 0 {
+        crate::tell!("{broken} of {} expectations not met", graded.len());
+        return Ok(exit_codes::REQUIREMENT_NOT_MET);
+    }
+    crate::tell!("every expectation met ({} deliveries)", graded.len());
     Ok(exit_codes::SUCCESS)
 }

@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
 use super::scheme::{Delivery, Scheme, verify};
+use crate::models::events::Summary;
 
 pub struct Listener {
     pub scheme: Scheme,
@@ -36,23 +37,15 @@ impl Listener {
 
 /// What a delivery was judged.
 fn verdict_line(verdict: &str, event: &Value, reason: Option<&str>) -> Value {
-    let data = &event["data"];
-    let claim = &data["claim"];
-    let booking = [
-        &data["contract"]["subscription"]["bookingNumber"],
-        &claim["contract"]["subscription"]["bookingNumber"],
-        &data["bookingNumber"],
-    ]
-    .into_iter()
-    .find_map(|v| v.as_str())
-    .map(str::to_string);
+    let summary = Summary::of(event);
     json!({
         "at": chrono::Utc::now().to_rfc3339(),
         "verdict": verdict,
         "reason": reason,
-        "event": event["event"].as_str(),
-        "booking": booking,
-        "claim_status": claim["status"].as_str(),
+        "event": summary.event,
+        "booking": summary.booking_number,
+        "claim": summary.claim_id,
+        "claim_status": summary.claim_status,
         "body": event,
     })
 }

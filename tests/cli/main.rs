@@ -25,4 +25,5 @@ mod sandbox_options;
 mod sandbox_webhooks;
 mod scale;
 mod serve;
+mod webhook_send;
 mod webhooks;

@@ -25,7 +25,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Starts `ppcert webhook listen` on an ephemeral port; returns it, its URL and the JSONL path.
-async fn listen(scheme: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
+pub async fn listen(scheme: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
     let mut child = ppcert_command(
         dir,
         &[
