@@ -195,7 +195,30 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 250, value_name = "MS", hide = true)]
     pub backoff_ms: u64,
     #[command(flatten)]
+    pub webhooks: RunWebhookArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// Webhooks during a run: received and verified while the run works, shown in the evidence
+/// beside the claim statuses polling saw. Never a counted requirement, never waited for.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RunWebhookArgs {
+    /// Against the embedded sandbox: have it deliver webhooks to a receiver the run opens on
+    /// loopback (a fresh secret per run).
+    #[arg(long)]
+    pub webhooks: bool,
+    /// Against your staging: listen on ADDR for its deliveries while the run works (your
+    /// staging must be configured to deliver there), verified with --webhook-secret-file or
+    /// $PPCERT_WEBHOOK_SECRET.
+    #[arg(long, value_name = "ADDR")]
+    pub webhook_listen: Option<SocketAddr>,
+    /// How deliveries are signed: provider-docs (Koala-Signature), standard-webhooks, github.
+    #[arg(long, default_value = "provider-docs", value_parser = scheme_parser())]
+    pub webhook_scheme: Scheme,
+    /// File holding the webhook secret (else $PPCERT_WEBHOOK_SECRET); never a plain flag.
+    #[arg(long, value_name = "PATH", requires = "webhook_listen")]
+    pub webhook_secret_file: Option<PathBuf>,
 }
 
 /// Output control, shared by the commands that show progress.

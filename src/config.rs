@@ -91,6 +91,44 @@ pub struct RunConfig {
     pub formats: Vec<crate::report::Format>,
     /// Extra root certificate (PEM) for the target's TLS.
     pub cacert: Option<PathBuf>,
+    pub webhooks: Option<WebhookRun>,
+}
+
+/// How a run receives webhooks.
+#[derive(Debug, Clone)]
+pub struct WebhookRun {
+    /// Where to listen: an ephemeral loopback port for the embedded sandbox, else the user's.
+    pub addr: std::net::SocketAddr,
+    pub scheme: crate::webhook::scheme::Scheme,
+    /// The embedded sandbox delivers, signing with a fresh secret per run.
+    pub sandbox_delivers: bool,
+    /// Else the staging's secret: this file, or `PPCERT_WEBHOOK_SECRET`.
+    pub secret_file: Option<PathBuf>,
+}
+
+/// `--webhooks` belongs to the embedded sandbox; a staging delivers where it was told, so
+/// against one the run listens on `--webhook-listen`.
+fn webhook_run(
+    args: &crate::cli::RunWebhookArgs,
+    target: &Target,
+) -> Result<Option<WebhookRun>, String> {
+    let embedded = matches!(target, Target::Embedded);
+    match (&args.webhook_listen, args.webhooks) {
+        (None, false) => Ok(None),
+        (None, true) if !embedded => Err("--webhooks has the embedded sandbox deliver webhooks; against a staging, pass --webhook-listen ADDR where it delivers them".into()),
+        (None, true) => Ok(Some(WebhookRun {
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            scheme: args.webhook_scheme,
+            sandbox_delivers: true,
+            secret_file: None,
+        })),
+        (Some(addr), _) => Ok(Some(WebhookRun {
+            addr: *addr,
+            scheme: args.webhook_scheme,
+            sandbox_delivers: embedded,
+            secret_file: args.webhook_secret_file.clone(),
+        })),
+    }
 }
 
 /// Reads a config file; a missing default file is no error, a missing named one is.
@@ -300,6 +338,7 @@ impl RunConfig {
         let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
             .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
             .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
+        let webhooks = webhook_run(&args.webhooks, &target)?;
         Ok(RunConfig {
             target,
             token,
@@ -337,6 +376,7 @@ impl RunConfig {
             },
             cacert: args.target.cacert.clone(),
             backoff: Duration::from_millis(args.backoff_ms),
+            webhooks,
         })
     }
 

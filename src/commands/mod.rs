@@ -3,10 +3,12 @@
 pub mod check_token;
 pub mod dialects;
 pub mod generate;
+pub mod guard;
 pub mod probe;
 pub mod report;
 pub mod resume;
 pub mod run;
+pub mod run_webhooks;
 pub mod serve;
 pub mod target;
 pub mod validate;

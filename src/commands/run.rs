@@ -8,8 +8,9 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::resume::read_previous;
+use super::run_webhooks::RunReceiver;
 use crate::cli::RunArgs;
-use crate::config::{Environment, RunConfig, Target};
+use crate::config::{RunConfig, Target};
 use crate::datagen::{Generator, run_id};
 use crate::engine::{
     self, ApiClient, Cancel, FlowInstance, FlowResult, FlowStatus, Gate, GateState, Recorder,
@@ -17,10 +18,10 @@ use crate::engine::{
 };
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
 use crate::evidence::{self, Evidence, Partner, RunInfo, TargetInfo};
-use crate::exit_codes;
 use crate::journal::{self, Journal, Line};
 use crate::models::Operation;
 use crate::output::{OutputMode, Progress};
+use crate::sandbox::SandboxOptions;
 use crate::scenario::Step;
 use crate::secret::Secret;
 
@@ -30,48 +31,6 @@ const EMBEDDED_CLAIM_STEP: Duration = Duration::from_millis(200);
 
 fn usage(message: impl std::fmt::Display) -> Failure {
     Failure::usage(message)
-}
-
-/// Refuses, before anything is sent, a scenario that would write contracts or claims in production.
-fn production_guard(config: &RunConfig) -> Result<(), Failure> {
-    if config.environment() != Environment::Production {
-        return Ok(());
-    }
-    // Judged by the requests the steps would send with the endpoints in force (an override
-    // can make a read a write), refusal probes included: only quotes and reads may go.
-    let endpoints = &config.endpoints;
-    let writes_in_production = |op: Operation| match op {
-        // A quote is the one write production takes (the token check); pointed elsewhere by an
-        // override, it is whatever that call is.
-        Operation::Quote => {
-            endpoints.method(op) != reqwest::Method::POST
-                || endpoints.path_template(op) != "/quotes"
-        }
-        _ => endpoints.method(op) != reqwest::Method::GET,
-    };
-    let writes: Vec<String> = config
-        .scenario
-        .scenario
-        .flows
-        .iter()
-        .flat_map(|f| {
-            f.steps
-                .iter()
-                .filter(|s| s.operations().into_iter().any(writes_in_production))
-                .map(move |s| format!("{} ({})", f.name, s.name()))
-        })
-        .collect();
-    if writes.is_empty() {
-        return Ok(());
-    }
-    Err(Failure::new(
-        exit_codes::PRODUCTION_GUARD,
-        format!(
-            "refused by the production guard: target.environment is \"production\" and scenario `{}` would write there: {}. Certify against staging; only scenarios that make quotes and read (such as `smoke`) may run against production.",
-            config.scenario.scenario.name,
-            writes.join(", ")
-        ),
-    ))
 }
 
 fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
@@ -201,14 +160,19 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         Some(dir) => Some(read_previous(&dir, &mut config)?),
         None => None,
     };
-    production_guard(&config)?;
-    let opened = super::target::open(
-        &config.target,
-        config.token.as_ref(),
-        EMBEDDED_CLAIM_STEP,
-        super::target::sandbox_dialect(&config.dialect),
-    )
-    .await?;
+    super::guard::production_guard(&config)?;
+    let receiver = match &config.webhooks {
+        Some(wanted) => Some(RunReceiver::start(wanted).await?),
+        None => None,
+    };
+    let sandbox_options = SandboxOptions {
+        claim_step: EMBEDDED_CLAIM_STEP,
+        dialect: super::target::sandbox_dialect(&config.dialect),
+        webhooks: receiver.as_ref().and_then(RunReceiver::sandbox_options),
+        ..SandboxOptions::default()
+    };
+    let opened =
+        super::target::open_with(&config.target, config.token.as_ref(), sandbox_options).await?;
     let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
     let start = Utc::now();
     let (run, recorded, started, in_flight) = match previous {
@@ -227,6 +191,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     };
     let dir = out_dir(&config, &run.id)?;
     let journal = open_journal(&dir, &config, &run)?;
+    if let Some(receiver) = &receiver {
+        receiver.write_to(&dir);
+    }
 
     let instances = engine::plan(
         &config.scenario.scenario,
@@ -266,6 +233,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
             instances.len(),
             config.concurrency
         );
+        if let Some(receiver) = &receiver {
+            crate::tell!("webhooks: receiving on {}", receiver.url());
+        }
     }
     let (results, interrupted) = execute(shared.clone(), instances, points).await;
     progress.finish();
@@ -274,13 +244,19 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         Ok(results) => (results, None),
         Err(error) => (Vec::new(), Some(error)),
     };
-    let evidence = finish(
+    let mut evidence = finish(
         &config,
         run,
         &recorder,
         &results,
         (interrupted, engine_error),
     );
+    if let Some(receiver) = receiver {
+        let section = receiver
+            .finish(opened.sandbox.as_ref(), &evidence.exchanges)
+            .await;
+        evidence.webhooks = Some(section);
+    }
     let published = publish(&dir, &evidence, &recorder, &config.formats);
     if let Some(sandbox) = opened.sandbox {
         let _ = sandbox.shutdown().await;

@@ -31,13 +31,22 @@ pub async fn open(
     claim_step: Duration,
     dialect: ApiDialect,
 ) -> Result<Opened, Failure> {
+    let options = SandboxOptions {
+        claim_step,
+        dialect,
+        ..SandboxOptions::default()
+    };
+    open_with(target, token, options).await
+}
+
+/// As [`open`], with every option of the embedded sandbox given (a run's webhooks).
+pub async fn open_with(
+    target: &Target,
+    token: Option<&Secret>,
+    options: SandboxOptions,
+) -> Result<Opened, Failure> {
     match target {
         Target::Embedded => {
-            let options = SandboxOptions {
-                claim_step,
-                dialect,
-                ..SandboxOptions::default()
-            };
             let sandbox = Sandbox::start(options)
                 .await
                 .map_err(|e| Failure::usage(format!("cannot start the embedded sandbox: {e}")))?;

@@ -28,6 +28,7 @@ pub struct Headline<'a> {
     pub warnings: &'a [String],
     pub exchange_count: usize,
     pub flow_count: usize,
+    pub webhooks: Option<&'a crate::evidence::webhooks::WebhooksSection>,
 }
 
 #[derive(Serialize)]
@@ -416,6 +417,7 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
             warnings: &evidence.warnings,
             exchange_count: evidence.exchanges.len(),
             flow_count: evidence.flows.len(),
+            webhooks: evidence.webhooks.as_ref(),
         },
         verdict,
         banners,

@@ -18,6 +18,7 @@ mod resume;
 mod run;
 mod run_faults;
 mod run_safety;
+mod run_webhooks;
 mod sandbox;
 mod sandbox_claims;
 mod sandbox_expiry;

@@ -13,8 +13,10 @@ type HmacSha256 = Hmac<Sha256>;
 /// How far a Standard Webhooks timestamp may be from now.
 pub const TOLERANCE_SECS: i64 = 300;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scheme {
+    /// The provider's documented scheme.
+    #[default]
     ProviderDocs,
     StandardWebhooks,
     Github,

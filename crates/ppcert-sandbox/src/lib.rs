@@ -290,6 +290,21 @@ impl Sandbox {
             .unwrap_or_default()
     }
 
+    /// Waits, at most `limit`, until no delivery that is already due is still under way: a
+    /// run against the sandbox lets the events its own last requests caused arrive, without
+    /// waiting for statuses still to come.
+    pub async fn settle_webhooks(&self, limit: Duration) {
+        let Some(sender) = &self.shared.webhooks else {
+            return;
+        };
+        let deadline = tokio::time::Instant::now() + limit;
+        // A task spawned a moment ago may not have counted itself yet.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        while sender.due() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Moves the sandbox's clock forward, to test time rules (contract validity, claim status).
     pub fn advance_clock(&self, by: chrono::Duration) {
         *self

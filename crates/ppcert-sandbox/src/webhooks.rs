@@ -4,7 +4,7 @@
 //! (six attempts over about 31 s); every attempt is logged on stderr when asked (never the
 //! secret) and kept for [`crate::Sandbox::webhook_deliveries`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -92,6 +92,8 @@ pub(crate) struct Sender {
     client: reqwest::Client,
     attempts: Mutex<Vec<DeliveryAttempt>>,
     next_id: AtomicU64,
+    /// Deliveries that are due and not yet delivered or given up on.
+    due: AtomicUsize,
 }
 
 impl Sender {
@@ -107,6 +109,7 @@ impl Sender {
             client,
             attempts: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(0),
+            due: AtomicUsize::new(0),
         })
     }
 
@@ -115,6 +118,11 @@ impl Sender {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Deliveries due now and not yet ended.
+    pub(crate) fn due(&self) -> usize {
+        self.due.load(Ordering::SeqCst)
     }
 
     /// Delivers each event when it is due, in the background.

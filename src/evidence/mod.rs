@@ -1,6 +1,8 @@
 //! `evidence.json`: the canonical record of a run (schema version 1). Every report is rendered
 //! from it alone; the requirement ledger counts exchanges as the provider's own ledger would.
 
+pub mod webhooks;
+
 use serde::{Deserialize, Serialize};
 
 use crate::engine::flow::QuoteRef;
@@ -27,6 +29,9 @@ pub struct Evidence {
     pub steps: Vec<StepEvent>,
     pub exchanges: Vec<Exchange>,
     pub warnings: Vec<String>,
+    /// Present when the run received webhooks (`--webhooks`, `--webhook-listen`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<webhooks::WebhooksSection>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -266,6 +271,7 @@ pub fn build(
         steps,
         exchanges,
         warnings,
+        webhooks: None,
     }
 }
 
