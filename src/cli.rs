@@ -64,6 +64,11 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Run the embedded staging simulator ("sandbox") standalone, until Ctrl-C.
     Serve(ServeArgs),
+    /// Certify your own integration from its traffic: a proxy in front of the API (staging, or
+    /// the embedded sandbox by default) that forwards every request unchanged, checks each
+    /// against the spec's rules, counts it as the provider does, and writes the evidence bundle
+    /// when stopped (Ctrl-C or --until-met).
+    Proxy(ProxyArgs),
     /// Print generated booking data as JSON: what a run would send.
     Generate(GenerateArgs),
 }
@@ -108,6 +113,32 @@ pub enum WebhookCommand {
     /// replay, malformed JSON, unknown event), print a table, and exit 0 only when every
     /// expectation holds (1 otherwise, 4 when nothing answered).
     Send(WebhookSendArgs),
+}
+
+/// Options of `ppcert proxy`.
+#[derive(Debug, Args, Clone)]
+pub struct ProxyArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Address your integration sends its requests to (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8181")]
+    pub listen: SocketAddr,
+    /// Where the evidence bundle goes [default: reports/<run-id>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Stop, and write the bundle, as soon as every requirement is met.
+    #[arg(long)]
+    pub until_met: bool,
+    /// Answer a request that breaks a rule locally with a 400 instead of forwarding it (always
+    /// on against production).
+    #[arg(long)]
+    pub strict: bool,
+    /// For partners that do not sell flights: no flight-cancellation requirement.
+    #[arg(long)]
+    pub no_flight_cancellations: bool,
+    /// The partner's name, as the evidence shows it [default: `[partner] name`].
+    #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
+    pub partner_name: Option<String>,
 }
 
 /// Options of `ppcert webhook send`.

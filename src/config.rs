@@ -287,28 +287,45 @@ pub fn dialect_choice(args: &TargetArgs, file: &FileConfig) -> String {
 /// Resolves the target from flags and file, and the token it needs.
 pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<(Target, Option<Secret>), String> {
     let token = read_token(args)?;
+    let target = target_only(args, file)?;
+    if matches!(target, Target::Remote { .. }) && token.is_none() {
+        return Err("a target needs a token: set PPCERT_TOKEN or pass --token-file PATH".into());
+    }
+    Ok((target, token))
+}
+
+/// The per-request timeout: flag, else file, else 30 s.
+pub fn request_timeout(args: &TargetArgs, file: &FileConfig) -> Duration {
+    Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30).max(1))
+}
+
+impl Target {
+    pub fn environment(&self) -> Environment {
+        match self {
+            Target::Embedded => Environment::Sandbox,
+            Target::Remote { environment, .. } => *environment,
+        }
+    }
+}
+
+/// The target alone, for commands that send no token of their own (`proxy`).
+pub fn target_only(args: &TargetArgs, file: &FileConfig) -> Result<Target, String> {
     let raw = args
         .base_url
         .clone()
         .or_else(|| file.target.base_url.clone());
     let Some(raw) = raw else {
-        return Ok((Target::Embedded, token));
+        return Ok(Target::Embedded);
     };
     let base_url = parse_base_url(&raw)?;
-    if token.is_none() {
-        return Err("a target needs a token: set PPCERT_TOKEN or pass --token-file PATH".into());
-    }
     let environment = args
         .environment
         .or(file.target.environment)
         .unwrap_or(Environment::Staging);
-    Ok((
-        Target::Remote {
-            base_url,
-            environment,
-        },
-        token,
-    ))
+    Ok(Target::Remote {
+        base_url,
+        environment,
+    })
 }
 
 impl RunConfig {
@@ -357,13 +374,7 @@ impl RunConfig {
                 .or(file.run.concurrency)
                 .unwrap_or(4)
                 .max(1) as usize,
-            timeout: Duration::from_secs(
-                args.target
-                    .timeout
-                    .or(file.run.timeout_secs)
-                    .unwrap_or(30)
-                    .max(1),
-            ),
+            timeout: request_timeout(&args.target, &file),
             retries: args.retries.or(file.run.retries).unwrap_or(3),
             scale: args.scale.max(1),
             resume: args.resume.clone(),
@@ -381,10 +392,7 @@ impl RunConfig {
     }
 
     pub fn environment(&self) -> Environment {
-        match &self.target {
-            Target::Embedded => Environment::Sandbox,
-            Target::Remote { environment, .. } => *environment,
-        }
+        self.target.environment()
     }
 }
 

@@ -40,6 +40,7 @@ pub use ppcert_models as models;
 pub mod output;
 pub mod probe;
 pub mod problem;
+pub mod proxy;
 pub mod record;
 pub mod report;
 /// The embedded staging simulator, a crate of its own.
@@ -75,6 +76,7 @@ pub fn run(cli: Cli) -> u8 {
 async fn dispatch(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Serve(args) => commands::serve::serve(args).await,
+        Command::Proxy(args) => commands::proxy::proxy(args).await,
         Command::Generate(args) => commands::generate::generate(args),
         Command::Run(args) => commands::run::run(args).await,
         Command::CheckToken(args) => commands::check_token::check_token(args).await,

@@ -23,8 +23,7 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     )
     .await?;
     let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
-    let timeout =
-        std::time::Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30));
+    let timeout = crate::config::request_timeout(&args, &file);
     let client = ApiClient::new(
         &base_url,
         token.clone(),

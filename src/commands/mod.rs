@@ -5,6 +5,7 @@ pub mod dialects;
 pub mod generate;
 pub mod guard;
 pub mod probe;
+pub mod proxy;
 pub mod report;
 pub mod resume;
 pub mod run;

@@ -361,7 +361,7 @@ fn shared_state(
 }
 
 /// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
-fn publish(
+pub(crate) fn publish(
     dir: &Path,
     evidence: &Evidence,
     recorder: &Recorder,

@@ -13,6 +13,7 @@ mod inputs;
 mod openapi;
 mod outcomes;
 mod probe;
+mod proxy;
 mod reports;
 mod resume;
 mod run;

@@ -8,7 +8,9 @@ use serde::de::DeserializeOwned;
 use crate::models::{ADULT, ApiError, Beneficiary, Client, ErrorBody, Traveler};
 
 mod quote;
+mod request;
 pub use quote::{QuoteFacts, TRIP_PRICE_RANGE, check_quote};
+pub use request::check_request;
 
 /// A refusal: status, machine code, message and (when one field is to blame) its path.
 #[derive(Debug, Clone)]

@@ -1,0 +1,278 @@
+//! `ppcert proxy`: configured like `run` (target, dialect and `[endpoints.*]` from
+//! `ppcert.toml`, flags beating the file), it forwards the partner's own traffic until Ctrl-C
+//! or `--until-met`, then writes the bundle with the partner's traffic as its source.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{SecondsFormat, Utc};
+
+use crate::cli::ProxyArgs;
+use crate::config::{Target, dialect_choice, load_file, request_timeout, target_only};
+use crate::engine::{Endpoints, FlowResult, FlowState, FlowStatus, Recorder};
+use crate::environment::Environment;
+use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
+use crate::evidence::{self, Partner, RunInfo, TargetInfo};
+use crate::journal::{Journal, Line};
+use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
+use crate::scenario::Requirement;
+use crate::secret::Secret;
+
+/// Said in the evidence of every proxy session.
+pub const SOURCE: &str = "partner traffic through ppcert proxy";
+
+struct ProxyConfig {
+    target: Target,
+    endpoints: Endpoints,
+    dialect: String,
+    requirements: Vec<Requirement>,
+    flight_seller: bool,
+    partner_name: String,
+    strict: bool,
+    timeout: Duration,
+}
+
+fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
+    let file =
+        load_file(args.target.config.as_deref()).map_err(|e| Failure::usage(e.to_string()))?;
+    let target = target_only(&args.target, &file).map_err(Failure::usage)?;
+    let dialect = crate::dialect::resolve(&dialect_choice(&args.target, &file))
+        .map_err(|e| Failure::usage(format!("dialect: {e}")))?;
+    let endpoints = Endpoints::compile(&crate::dialect::definitions(&dialect, &file.endpoints))
+        .map_err(|e| Failure::usage(format!("endpoints.{}: {}", e.endpoint, e.message)))?;
+    let certification = crate::scenario::resolve("certification", Path::new("."))
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let production = matches!(
+        target,
+        Target::Remote {
+            environment: Environment::Production,
+            ..
+        }
+    );
+    Ok(ProxyConfig {
+        target,
+        endpoints,
+        dialect: dialect.name,
+        requirements: certification.scenario.requirements,
+        flight_seller: !args.no_flight_cancellations && file.partner.flight_seller.unwrap_or(true),
+        partner_name: args
+            .partner_name
+            .clone()
+            .or(file.partner.name.clone())
+            .unwrap_or_else(|| "Unnamed partner".into()),
+        // Against production the proxy only records what is clean: --strict is the default.
+        strict: args.strict || production,
+        timeout: request_timeout(&args.target, &file),
+    })
+}
+
+fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
+    let start = Utc::now();
+    let seed = rand::random();
+    RunInfo {
+        id: crate::datagen::run_id(start, seed),
+        started_at: start.to_rfc3339_opts(SecondsFormat::Millis, true),
+        finished_at: None,
+        scenario: "proxy".into(),
+        scenario_description: format!("source: {SOURCE}"),
+        scenario_source: SOURCE.into(),
+        scenario_sha256: String::new(),
+        seed,
+        complete: false,
+        partner: Partner {
+            name: config.partner_name.clone(),
+            flight_seller: config.flight_seller,
+        },
+        target: TargetInfo {
+            base_url: base_url.to_string(),
+            environment: config.target.environment().as_str().into(),
+            embedded,
+            sandbox: embedded,
+        },
+        token_fingerprint: String::new(),
+        concurrency: 0,
+        scale: 1,
+        notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),
+        dialect: config.dialect.clone(),
+    }
+}
+
+fn out_dir(args: &ProxyArgs, id: &str) -> Result<PathBuf, Failure> {
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(id));
+    let used = std::fs::read_dir(&dir)
+        .map(|mut e| e.next().is_some())
+        .unwrap_or(false);
+    if used {
+        return Err(Failure::usage(format!(
+            "--out {}: the directory is not empty; give a new or empty directory",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
+    let config = config(&args)?;
+    let opened = super::target::open(
+        &config.target,
+        Some(&Secret::new("")),
+        Duration::from_millis(200),
+        super::target::sandbox_dialect(&config.dialect),
+    )
+    .await?;
+    let embedded = opened.sandbox.is_some();
+    let run = run_info(&config, &opened.base_url, embedded);
+    let dir = out_dir(&args, &run.id)?;
+    let mut journal = Journal::open(&dir, false)
+        .map_err(|e| Failure::usage(format!("{}: cannot write the journal: {e}", dir.display())))?;
+    journal
+        .append(&Line::Run {
+            run: serde_json::to_value(&run).unwrap_or_default(),
+        })
+        .map_err(|e| {
+            Failure::usage(format!(
+                "{}: cannot write the journal: {e}",
+                journal.path().display()
+            ))
+        })?;
+    let recorder = Arc::new(Recorder::new(
+        Some(journal),
+        (Vec::new(), Vec::new()),
+        Box::new(|_| {}),
+    ));
+    let required: BTreeMap<_, _> = config
+        .requirements
+        .iter()
+        .filter(|r| config.flight_seller || !r.flight_sellers_only)
+        .map(|r| (r.operation, r.required))
+        .collect();
+    let environment = config.target.environment();
+    let rules = Rules::new(super::target::sandbox_dialect(&config.dialect), environment);
+    let proxy = Arc::new(
+        Proxy::new(
+            &opened.base_url,
+            Routes::new(&config.endpoints),
+            rules,
+            (config.strict, config.timeout),
+            recorder.clone(),
+            required,
+        )
+        .map_err(Failure::usage)?,
+    );
+    let socket = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| Failure::usage(format!("--listen {}: cannot listen: {e}", args.listen)))?;
+    let addr = socket
+        .local_addr()
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    crate::say!(
+        "ppcert proxy listening on http://{addr} → {}",
+        opened.base_url
+    );
+    if let Some(sandbox) = &opened.sandbox {
+        // The embedded sandbox's development token, printed on purpose: the partner's client needs it.
+        crate::say!("token: {}", sandbox.token());
+    }
+    crate::tell!(
+        "{}; Ctrl-C writes the bundle",
+        if args.until_met {
+            "stops when every requirement is met"
+        } else {
+            "runs until Ctrl-C"
+        }
+    );
+    let stopper = proxy.clone();
+    let until_met = args.until_met;
+    let served = axum::serve(socket, router(proxy.clone()))
+        .with_graceful_shutdown(async move {
+            let met = async {
+                if until_met {
+                    stopper.met.notified().await
+                } else {
+                    std::future::pending().await
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => crate::tell!("stopping: writing the bundle"),
+                _ = met => crate::tell!("every requirement is met: writing the bundle"),
+            }
+        })
+        .await;
+    if let Err(e) = served {
+        crate::tell!("error: the proxy stopped: {e}");
+    }
+    finish(&config, run, &proxy, &dir, opened.sandbox).await
+}
+
+async fn finish(
+    config: &ProxyConfig,
+    mut run: RunInfo,
+    proxy: &Proxy,
+    dir: &Path,
+    sandbox: Option<crate::sandbox::Sandbox>,
+) -> Result<u8, Failure> {
+    let recorded = proxy.recorder.take();
+    run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
+    run.complete = true;
+    let mut labels: Vec<String> = recorded.exchanges.iter().map(|e| e.flow.clone()).collect();
+    labels.dedup();
+    labels.sort();
+    labels.dedup();
+    let flows: Vec<FlowResult> = labels
+        .into_iter()
+        .map(|label| FlowResult {
+            flow: "partner traffic".into(),
+            label,
+            state: FlowState::default(),
+            status: FlowStatus::Completed,
+            reason: None,
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    let unrecognised = proxy
+        .unrecognised
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if let Some(first) = unrecognised.first() {
+        warnings.push(format!("{} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})", unrecognised.len()));
+    }
+    if let Some(error) = recorded.journal_error {
+        warnings.push(format!(
+            "the journal could not be written completely ({error}); evidence.json holds everything"
+        ));
+    }
+    let evidence = evidence::build(
+        run,
+        &config.requirements,
+        recorded.exchanges,
+        recorded.steps,
+        &flows,
+        warnings,
+    );
+    let published =
+        super::run::publish(dir, &evidence, &proxy.recorder, &crate::report::Format::ALL);
+    if let Some(sandbox) = sandbox {
+        let _ = sandbox.shutdown().await;
+    }
+    if let Err(error) = &published {
+        crate::tell!("error: {error}");
+    }
+    let outcome = RunOutcome {
+        bundle_written: published.is_ok(),
+        interrupted: false,
+        first_call: FirstCall::Answered,
+        passed: evidence.verdict == evidence::Verdict::Passed,
+    };
+    let code = run_exit_code(&outcome);
+    if published.is_ok() {
+        let mode = crate::output::OutputMode::decide(&Default::default());
+        crate::say!("{}", crate::output::summary(&mode, &evidence, dir));
+    }
+    Ok(code)
+}

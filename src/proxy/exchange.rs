@@ -1,0 +1,128 @@
+//! Turning one forwarded request and its answer into the record `run` writes: an [`Exchange`]
+//! with the partner's `Authorization` redacted (only its fingerprint kept), bodies scrubbed of
+//! the token, the checks made, and its outcome.
+
+use std::collections::BTreeMap;
+
+use axum::http::HeaderMap;
+
+use crate::engine::client::keep_body;
+use crate::models::Operation;
+use crate::record::{Check, Exchange, Outcome, RequestRecord, ResponseRecord};
+use crate::secret::Secret;
+
+/// The partner's own bearer token, if it sent one: never recorded, only its fingerprint.
+pub fn bearer(headers: &HeaderMap) -> Option<Secret> {
+    let value = headers.get("authorization")?.to_str().ok()?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))?;
+    Some(Secret::new(token.trim()))
+}
+
+/// Headers as recorded: credentials replaced by a fingerprint.
+pub fn recorded_headers(headers: &HeaderMap, token: Option<&Secret>) -> BTreeMap<String, String> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let shown = match name.as_str() {
+                "authorization" => match token {
+                    Some(token) => {
+                        format!("Bearer <redacted, fingerprint {}>", token.fingerprint())
+                    }
+                    None => "<redacted>".to_string(),
+                },
+                "cookie" | "proxy-authorization" | "x-api-key" => "<redacted>".to_string(),
+                _ => {
+                    let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                    token.map_or(text.clone(), |t| t.scrub(&text))
+                }
+            };
+            (name.as_str().to_string(), shown)
+        })
+        .collect()
+}
+
+pub fn response_record(
+    status: u16,
+    headers: &HeaderMap,
+    body: &[u8],
+    token: &Secret,
+) -> ResponseRecord {
+    let (body, body_truncated, full_json) = keep_body(body, token);
+    ResponseRecord {
+        status,
+        headers: recorded_headers(headers, Some(token)),
+        body,
+        body_truncated,
+        full_json,
+    }
+}
+
+/// What one forwarded (or locally refused) request was.
+pub struct Forwarded {
+    pub operation: Operation,
+    pub booking: Option<String>,
+    pub method: String,
+    pub url: String,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub request_headers: BTreeMap<String, String>,
+    pub request_body: Vec<u8>,
+    pub response: Option<ResponseRecord>,
+    pub error: Option<String>,
+    pub checks: Vec<Check>,
+}
+
+impl Forwarded {
+    pub fn into_exchange(self, token: &Secret) -> Exchange {
+        let (body, _, _) = keep_body(&self.request_body, token);
+        let accepted = self.response.as_ref().is_some_and(ResponseRecord::accepted);
+        let mut checks = self.checks;
+        if let Some(response) = &self.response {
+            let detail = if accepted {
+                format!("HTTP {}", response.status)
+            } else {
+                format!("HTTP {}: {}", response.status, response.describe())
+            };
+            checks.push(Check::new("the server accepted it", accepted, detail));
+        }
+        let violated = checks.iter().any(|c| !c.passed && !c.warning);
+        Exchange {
+            seq: 0,
+            flow: self
+                .booking
+                .clone()
+                .unwrap_or_else(|| NO_BOOKING.to_string()),
+            step: self.operation.as_str().to_string(),
+            operation: self.operation,
+            booking_number: self.booking,
+            attempt: 1,
+            method: self.method,
+            url: self.url,
+            started_at: self.started_at,
+            duration_ms: self.duration_ms,
+            request: RequestRecord {
+                headers: self.request_headers,
+                body: (!self.request_body.is_empty()).then_some(body),
+            },
+            outcome: match (&self.response, violated) {
+                (None, _) => Outcome::Error,
+                (Some(_), true) => Outcome::Failed,
+                (Some(_), false) => Outcome::Passed,
+            },
+            response: self.response,
+            checks,
+            error: self.error,
+            expected_error: false,
+            retried: false,
+            maybe_processed: false,
+            reconciled: false,
+            layout: None,
+            reads: Vec::new(),
+        }
+    }
+}
+
+/// The flow label of traffic that names no booking (a first quote, a flight report).
+pub const NO_BOOKING: &str = "(no booking)";

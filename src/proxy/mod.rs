@@ -1,0 +1,327 @@
+//! `ppcert proxy`: a forward proxy for the API in front of the partner's own integration. Every
+//! request is forwarded unchanged (bar the hop-by-hop headers and `Host`) and every answer
+//! returned unchanged; a request the endpoints in force recognise is checked against the spec's
+//! and the session's rules, recorded like a run's exchange, and counted in the ledger.
+
+pub mod exchange;
+pub mod routes;
+pub mod rules;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{SecondsFormat, Utc};
+use tokio::sync::Notify;
+
+use crate::engine::Recorder;
+use crate::models::Operation;
+use crate::record::{StepEvent, StepStatus};
+use crate::sandbox::validate::ApiFailure;
+use crate::secret::Secret;
+use exchange::{Forwarded, bearer, recorded_headers, response_record};
+use routes::Routes;
+use rules::Rules;
+
+/// Bodies larger than this are refused (413): the API's bodies are a few kilobytes.
+const MAX_BODY: usize = 8 << 20;
+
+/// Hop-by-hop headers (RFC 9110 §7.6.1) and those the HTTP stack sets itself.
+const NOT_FORWARDED: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+];
+
+pub struct Proxy {
+    /// The API root requests are forwarded under, without a trailing slash.
+    pub upstream: String,
+    /// The upstream's own path prefix: a partner that keeps it in its paths is understood.
+    prefix: String,
+    pub routes: Routes,
+    pub rules: Rules,
+    /// Answer a violating request locally with the sandbox's 400 instead of forwarding it.
+    pub strict: bool,
+    pub client: reqwest::Client,
+    pub recorder: Arc<Recorder>,
+    /// Successes per operation, and what "met" means.
+    ledger: Mutex<BTreeMap<Operation, u32>>,
+    required: BTreeMap<Operation, u32>,
+    pub met: Notify,
+    steps: Mutex<HashMap<String, usize>>,
+    pub unrecognised: Mutex<Vec<String>>,
+}
+
+impl Proxy {
+    pub fn new(
+        upstream: &str,
+        routes: Routes,
+        rules: Rules,
+        (strict, timeout): (bool, std::time::Duration),
+        recorder: Arc<Recorder>,
+        required: BTreeMap<Operation, u32>,
+    ) -> Result<Proxy, String> {
+        crate::engine::client::install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        let upstream = upstream.trim_end_matches('/').to_string();
+        let prefix = url::Url::parse(&upstream)
+            .map(|u| u.path().trim_end_matches('/').to_string())
+            .unwrap_or_default();
+        Ok(Proxy {
+            upstream,
+            prefix,
+            routes,
+            rules,
+            strict,
+            client,
+            recorder,
+            ledger: Mutex::new(BTreeMap::new()),
+            required,
+            met: Notify::new(),
+            steps: Mutex::new(HashMap::new()),
+            unrecognised: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The path relative to the API root: the upstream's prefix is optional in requests.
+    fn relative<'a>(&self, path: &'a str) -> &'a str {
+        match path.strip_prefix(self.prefix.as_str()) {
+            Some(rest) if !self.prefix.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+                rest
+            }
+            _ => path,
+        }
+    }
+
+    /// Whether every requirement is met by what passed so far.
+    pub fn all_met(&self) -> bool {
+        let ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
+        self.required
+            .iter()
+            .all(|(op, n)| ledger.get(op).copied().unwrap_or(0) >= *n)
+    }
+
+    fn record(&self, forwarded: Forwarded, token: &Secret) {
+        let exchange = forwarded.into_exchange(token);
+        let counted = exchange.counts_as_success();
+        let step_index = {
+            let mut steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
+            let next = steps.entry(exchange.flow.clone()).or_default();
+            *next += 1;
+            *next - 1
+        };
+        let failed: Vec<String> = exchange
+            .checks
+            .iter()
+            .filter(|c| !c.passed && !c.warning)
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect();
+        crate::tell!(
+            "{} {} {} → {} ({} ms){}{}",
+            exchange.operation,
+            exchange.method,
+            exchange.url,
+            exchange.response.as_ref().map_or_else(
+                || exchange.error.clone().unwrap_or_default(),
+                |r| r.status.to_string()
+            ),
+            exchange.duration_ms,
+            exchange
+                .booking_number
+                .as_deref()
+                .map(|b| format!(" booking {b}"))
+                .unwrap_or_default(),
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!("\n  failed: {}", failed.join("\n  failed: "))
+            }
+        );
+        let step = StepEvent {
+            flow: exchange.flow.clone(),
+            step_index,
+            step: exchange.step.clone(),
+            status: if exchange.outcome == crate::record::Outcome::Passed {
+                StepStatus::Passed
+            } else {
+                StepStatus::Failed
+            },
+            reason: (!failed.is_empty())
+                .then(|| failed.join("; "))
+                .or_else(|| exchange.error.clone()),
+            started_at: exchange.started_at.clone(),
+            duration_ms: exchange.duration_ms,
+            state: None,
+        };
+        if counted {
+            *self
+                .ledger
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(exchange.operation)
+                .or_default() += 1;
+        }
+        self.recorder.exchange(exchange);
+        self.recorder.step(step);
+        if counted && self.all_met() {
+            self.met.notify_one();
+        }
+    }
+}
+
+fn forwardable(name: &HeaderName) -> bool {
+    !NOT_FORWARDED.contains(&name.as_str())
+}
+
+/// The local refusal under `--strict`: the sandbox's 400, naming the first broken rule.
+fn refusal(checks: &[crate::record::Check]) -> Response {
+    let broken = checks.iter().find(|c| !c.passed && !c.warning);
+    let detail = broken.map_or_else(String::new, |c| format!("{}: {}", c.name, c.detail));
+    let field = detail
+        .split_once("$.")
+        .and_then(|(_, rest)| rest.split(':').next())
+        .map(str::to_string);
+    let mut failure = ApiFailure::new(
+        StatusCode::BAD_REQUEST,
+        "REFUSED_BY_PPCERT_PROXY",
+        format!("not forwarded (ppcert proxy --strict): {detail}"),
+    );
+    failure.field = field;
+    failure.into_response()
+}
+
+async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "ppcert proxy: body too large or cut off",
+        )
+            .into_response();
+    };
+    let started = Instant::now();
+    let started_at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+    let relative = proxy.relative(parts.uri.path()).to_string();
+    let url = match parts.uri.query() {
+        Some(query) => format!("{}{relative}?{query}", proxy.upstream),
+        None => format!("{}{relative}", proxy.upstream),
+    };
+    let recognised = proxy.routes.recognise(parts.method.as_str(), &relative);
+    let token = bearer(&parts.headers).unwrap_or_else(|| Secret::new(""));
+    let Some(recognised) = recognised else {
+        proxy
+            .unrecognised
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!("{} {}", parts.method, parts.uri.path()));
+        return send(&proxy, &parts, &url, body).await.map_or_else(
+            |(status, why)| (status, why).into_response(),
+            |(response, _, _)| response,
+        );
+    };
+    let judged = proxy.rules.judge(&recognised, &body, Utc::now());
+    let mut forwarded = Forwarded {
+        operation: recognised.operation,
+        booking: judged.booking.clone(),
+        method: parts.method.to_string(),
+        url: url.clone(),
+        started_at,
+        duration_ms: 0,
+        request_headers: recorded_headers(&parts.headers, Some(&token)),
+        request_body: body.to_vec(),
+        response: None,
+        error: None,
+        checks: judged.checks,
+    };
+    let violated = forwarded.checks.iter().any(|c| !c.passed && !c.warning);
+    let response = if proxy.strict && violated {
+        forwarded.error = Some("refused locally by --strict: not forwarded".into());
+        refusal(&forwarded.checks)
+    } else {
+        match send(&proxy, &parts, &url, body).await {
+            Ok((response, headers, bytes)) => {
+                let record = response_record(response.status().as_u16(), &headers, &bytes, &token);
+                if record.accepted() {
+                    proxy.rules.learn(
+                        &recognised,
+                        forwarded.booking.as_deref(),
+                        &forwarded.request_body,
+                        &record.json(),
+                        Utc::now(),
+                    );
+                }
+                forwarded.response = Some(record);
+                response
+            }
+            Err((status, why)) => {
+                forwarded.error = Some(why.clone());
+                (status, why).into_response()
+            }
+        }
+    };
+    forwarded.duration_ms = started.elapsed().as_millis() as u64;
+    proxy.record(forwarded, &token);
+    response
+}
+
+/// Forwards the request as it came; returns the answer to give back, with its headers and body.
+async fn send(
+    proxy: &Proxy,
+    parts: &axum::http::request::Parts,
+    url: &str,
+    body: Bytes,
+) -> Result<(Response, HeaderMap, Bytes), (StatusCode, String)> {
+    let mut request = proxy.client.request(parts.method.clone(), url).body(body);
+    for (name, value) in parts.headers.iter().filter(|(name, _)| forwardable(name)) {
+        request = request.header(name, value);
+    }
+    let answer = request.send().await.map_err(|e| {
+        (
+            StatusCode::BAD_GATEWAY,
+            format!(
+                "ppcert proxy: the API did not answer: {}",
+                if e.is_connect() {
+                    "could not connect"
+                } else if e.is_timeout() {
+                    "timed out"
+                } else {
+                    "the request failed"
+                }
+            ),
+        )
+    })?;
+    let status = answer.status();
+    let headers = answer.headers().clone();
+    let bytes = answer.bytes().await.map_err(|_| {
+        (
+            StatusCode::BAD_GATEWAY,
+            "ppcert proxy: the API's answer was cut off".to_string(),
+        )
+    })?;
+    let mut response = Response::builder().status(status);
+    for (name, value) in headers.iter().filter(|(name, _)| forwardable(name)) {
+        response = response.header(name, value);
+    }
+    let response = response
+        .body(axum::body::Body::from(bytes.clone()))
+        .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response());
+    Ok((response, headers, bytes))
+}
+
+pub fn router(proxy: Arc<Proxy>) -> axum::Router {
+    axum::Router::new().fallback(handle).with_state(proxy)
+}

@@ -1,0 +1,408 @@
+//! What `ppcert proxy` holds a partner's request to: the spec's rules for its body (the
+//! sandbox's own validators, in the dialect in force) and the sequencing rules only a record of
+//! the session can tell (a booking number subscribed twice, an update without a fresh update
+//! quote, a claim within 24 h of its subscription without `claimDate`, several flight plans in
+//! one quote). It learns bookings, quotes and contracts from the answers it sees.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+
+use super::routes::Recognised;
+use crate::environment::Environment;
+use crate::models::Operation;
+use crate::record::Check;
+use crate::sandbox::ApiDialect;
+use crate::sandbox::validate::check_request;
+
+pub const SPEC_RULES: &str = "request follows the spec's rules";
+pub const NOT_REUSED: &str = "booking number not reused";
+pub const FRESH_UPDATE_QUOTE: &str = "update uses a fresh update quote";
+pub const CLAIM_AFTER_24H: &str = "claim 24 h after its subscription, or claimDate on staging";
+pub const ONE_FLIGHT_PLAN: &str = "one quote per flight plan";
+
+#[derive(Default)]
+struct Booking {
+    subscribed_at: Option<DateTime<Utc>>,
+    /// Quotes made for this booking after its subscription and not yet used by an update.
+    update_quotes: HashSet<String>,
+}
+
+#[derive(Default)]
+struct Known {
+    bookings: HashMap<String, Booking>,
+    /// Quote id or reference → the booking it was made for or used by.
+    quote_booking: HashMap<String, String>,
+    contract_booking: HashMap<String, String>,
+}
+
+pub struct Rules {
+    dialect: ApiDialect,
+    environment: Environment,
+    known: Mutex<Known>,
+}
+
+/// A request's verdict before it is forwarded: the booking it concerns and every check made.
+pub struct Judged {
+    pub booking: Option<String>,
+    pub checks: Vec<Check>,
+}
+
+impl Judged {
+    pub fn violated(&self) -> bool {
+        self.checks.iter().any(|c| !c.passed && !c.warning)
+    }
+}
+
+fn text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The first value under `key` in a depth-first walk (answers wrap their payload variously).
+fn find(value: &Value, key: &str) -> Option<String> {
+    match value {
+        Value::Object(map) => map
+            .get(key)
+            .and_then(text)
+            .or_else(|| map.values().find_map(|v| find(v, key))),
+        Value::Array(items) => items.iter().find_map(|v| find(v, key)),
+        _ => None,
+    }
+}
+
+/// Ids of every contract an answer shows: objects with a `productType`, and `contractId`s.
+fn contract_ids(value: &Value, into: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("productType")
+                && let Some(id) = map.get("id").and_then(text)
+            {
+                into.push(id);
+            }
+            if let Some(id) = map.get("contractId").and_then(text) {
+                into.push(id);
+            }
+            map.values().for_each(|v| contract_ids(v, into));
+        }
+        Value::Array(items) => items.iter().for_each(|v| contract_ids(v, into)),
+        _ => {}
+    }
+}
+
+fn path_value(recognised: &Recognised, part: &str) -> Option<String> {
+    recognised
+        .values
+        .iter()
+        .find(|(name, _)| name.to_lowercase().contains(part))
+        .map(|(_, value)| value.clone())
+}
+
+impl Rules {
+    pub fn new(dialect: ApiDialect, environment: Environment) -> Rules {
+        Rules {
+            dialect,
+            environment,
+            known: Mutex::new(Known::default()),
+        }
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, Known> {
+        self.known.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The booking a request concerns, from its body, its path or what earlier answers showed.
+    fn booking_of(&self, recognised: &Recognised, body: &Value) -> Option<String> {
+        let data = &body["data"];
+        if let Some(bn) = text(&data["bookingNumber"]) {
+            return Some(bn);
+        }
+        if let Some(bn) = path_value(recognised, "booking") {
+            return Some(bn);
+        }
+        let known = self.known();
+        if let Some(id) = path_value(recognised, "contract") {
+            return known.contract_booking.get(&id).cloned();
+        }
+        if let Some(id) = path_value(recognised, "quote") {
+            return known.quote_booking.get(&id).cloned();
+        }
+        None
+    }
+
+    pub fn judge(&self, recognised: &Recognised, body: &[u8], now: DateTime<Utc>) -> Judged {
+        let json: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let booking = self.booking_of(recognised, &json);
+        let op = recognised.operation;
+        let production = self.environment == Environment::Production;
+        let mut checks = Vec::new();
+        if !matches!(op, Operation::QuoteDeletion | Operation::ReadContracts) {
+            checks.push(
+                match check_request(self.dialect, op, body, now, production) {
+                    Ok(()) => {
+                        Check::pass(SPEC_RULES, "every field as the spec and the dialect say")
+                    }
+                    Err(failure) => Check::fail(
+                        SPEC_RULES,
+                        format!(
+                            "$.{}: {} ({})",
+                            failure.field.as_deref().unwrap_or("data"),
+                            failure.message,
+                            failure.code
+                        ),
+                    ),
+                },
+            );
+        }
+        let known = self.known();
+        let state = booking.as_ref().and_then(|bn| known.bookings.get(bn));
+        match op {
+            Operation::Quote => checks.push(one_flight_plan(&json)),
+            Operation::Subscription => checks.push(match state.and_then(|b| b.subscribed_at) {
+                Some(at) => Check::fail(NOT_REUSED, format!("booking number `{}` was already subscribed at {}; a booking is subscribed once, then updated", booking.as_deref().unwrap_or_default(), at.to_rfc3339())),
+                None => Check::pass(NOT_REUSED, "a booking number not seen before"),
+            }),
+            Operation::Update => checks.push(fresh_update_quote(&json, state, booking.as_deref())),
+            Operation::Claim => checks.push(claim_timing(&json, state, now, production)),
+            _ => {}
+        }
+        Judged { booking, checks }
+    }
+
+    /// Learns from an accepted answer what later requests will refer to.
+    pub fn learn(
+        &self,
+        recognised: &Recognised,
+        booking: Option<&str>,
+        request: &[u8],
+        answer: &Value,
+        now: DateTime<Utc>,
+    ) {
+        let request: Value = serde_json::from_slice(request).unwrap_or(Value::Null);
+        let mut known = self.known();
+        let mut contracts = Vec::new();
+        contract_ids(answer, &mut contracts);
+        if let Some(bn) = booking {
+            for id in contracts {
+                known.contract_booking.insert(id, bn.to_string());
+            }
+        }
+        let Some(bn) = booking else { return };
+        match recognised.operation {
+            Operation::Quote => {
+                let id = find(answer, "id");
+                let subscribed = known
+                    .bookings
+                    .get(bn)
+                    .is_some_and(|b| b.subscribed_at.is_some());
+                if let Some(id) = id {
+                    known.quote_booking.insert(id.clone(), bn.to_string());
+                    if subscribed {
+                        known
+                            .bookings
+                            .entry(bn.to_string())
+                            .or_default()
+                            .update_quotes
+                            .insert(id);
+                    }
+                }
+            }
+            Operation::Subscription => {
+                if let Some(quotes) = request["data"]["quotes"].as_array() {
+                    for reference in quotes.iter().filter_map(|q| text(&q["reference"])) {
+                        known.quote_booking.insert(reference, bn.to_string());
+                    }
+                }
+                known
+                    .bookings
+                    .entry(bn.to_string())
+                    .or_default()
+                    .subscribed_at
+                    .get_or_insert(now);
+            }
+            Operation::Update => {
+                let used: Vec<String> = request["data"]["quotes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|q| text(&q["id"]))
+                    .collect();
+                if let Some(state) = known.bookings.get_mut(bn) {
+                    for id in used {
+                        state.update_quotes.remove(&id);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Spec: one quote per unique flight plan; trips of one quote with different flights are a
+/// multi-plan booking sent as one quote.
+fn one_flight_plan(quote: &Value) -> Check {
+    let plans: HashSet<String> = quote["data"]["trips"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|trip| trip["journeys"].to_string())
+        .collect();
+    if plans.len() > 1 {
+        Check::fail(
+            ONE_FLIGHT_PLAN,
+            format!(
+                "$.data.trips: {} different flight plans in one quote; make one quote per flight plan (travelers who fly the same flights share one)",
+                plans.len()
+            ),
+        )
+    } else {
+        Check::pass(ONE_FLIGHT_PLAN, "the quote's trips share one flight plan")
+    }
+}
+
+fn fresh_update_quote(update: &Value, state: Option<&Booking>, booking: Option<&str>) -> Check {
+    let Some(state) = state.filter(|b| b.subscribed_at.is_some()) else {
+        return Check::pass(
+            FRESH_UPDATE_QUOTE,
+            "the booking's subscription was not seen through the proxy: not judged",
+        )
+        .warning();
+    };
+    let ids: Vec<String> = update["data"]["quotes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|q| text(&q["id"]))
+        .collect();
+    match ids.iter().find(|id| !state.update_quotes.contains(*id)) {
+        Some(stale) => Check::fail(
+            FRESH_UPDATE_QUOTE,
+            format!(
+                "$.data.quotes: quote `{stale}` was not made for booking `{}` (POST /quotes with its bookingNumber) since its subscription",
+                booking.unwrap_or_default()
+            ),
+        ),
+        None if ids.is_empty() => {
+            Check::fail(FRESH_UPDATE_QUOTE, "$.data.quotes: no quote id given")
+        }
+        None => Check::pass(
+            FRESH_UPDATE_QUOTE,
+            "every quote was made for this booking after its subscription",
+        ),
+    }
+}
+
+fn claim_timing(
+    claim: &Value,
+    state: Option<&Booking>,
+    now: DateTime<Utc>,
+    production: bool,
+) -> Check {
+    let Some(subscribed) = state.and_then(|b| b.subscribed_at) else {
+        return Check::pass(
+            CLAIM_AFTER_24H,
+            "the booking's subscription was not seen through the proxy: not judged",
+        )
+        .warning();
+    };
+    let since = now - subscribed;
+    if since >= Duration::hours(24) || (!production && !claim["data"]["claimDate"].is_null()) {
+        return Check::pass(CLAIM_AFTER_24H, "not flagged for fraud by timing");
+    }
+    let check = Check::fail(
+        CLAIM_AFTER_24H,
+        format!(
+            "$.data.claimDate: the claim comes {} min after the subscription; within 24 h the provider flags it MANUAL_VERIFICATION_NEEDED{}",
+            since.num_minutes(),
+            if production {
+                ""
+            } else {
+                " (on staging, send claimDate)"
+            }
+        ),
+    );
+    // Production takes no claimDate: a real early claim is the customer's right, not a mistake.
+    if production { check.warning() } else { check }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn recognised(operation: Operation, values: &[(&str, &str)]) -> Recognised {
+        Recognised {
+            operation,
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    fn failed(judged: &Judged) -> Vec<&str> {
+        judged
+            .checks
+            .iter()
+            .filter(|c| !c.passed && !c.warning)
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn sequencing_rules_follow_the_session() {
+        let rules = Rules::new(ApiDialect::Spec, Environment::Staging);
+        let now = Utc::now();
+        let subscribe = recognised(Operation::Subscription, &[]);
+        let body = br#"{"data": {"bookingNumber": "BN1", "quotes": [{"reference": "R1", "travelers": []}]}}"#;
+        let judged = rules.judge(&subscribe, body, now);
+        assert_eq!(judged.booking.as_deref(), Some("BN1"));
+        assert!(!failed(&judged).contains(&NOT_REUSED));
+        let answer = serde_json::json!({"data": {"contracts": [{"id": "ct_1", "productType": "WITHDRAWAL"}]}});
+        rules.learn(&subscribe, Some("BN1"), body, &answer, now);
+        assert!(failed(&rules.judge(&subscribe, body, now)).contains(&NOT_REUSED));
+
+        let update = recognised(Operation::Update, &[("booking.number", "BN1")]);
+        let with_q9 = br#"{"data": {"quotes": [{"id": "q9", "travelers": []}]}}"#;
+        assert!(failed(&rules.judge(&update, with_q9, now)).contains(&FRESH_UPDATE_QUOTE));
+        let quote = recognised(Operation::Quote, &[]);
+        rules.learn(
+            &quote,
+            Some("BN1"),
+            b"{}",
+            &serde_json::json!({"data": {"id": "q9"}}),
+            now,
+        );
+        assert!(!failed(&rules.judge(&update, with_q9, now)).contains(&FRESH_UPDATE_QUOTE));
+
+        let claim = recognised(Operation::Claim, &[("contract.id", "ct_1")]);
+        let early = rules.judge(&claim, br#"{"data": {}}"#, now + Duration::hours(1));
+        assert_eq!(
+            early.booking.as_deref(),
+            Some("BN1"),
+            "attributed through the contract"
+        );
+        assert!(failed(&early).contains(&CLAIM_AFTER_24H));
+        let dated = rules.judge(
+            &claim,
+            br#"{"data": {"claimDate": "2030-01-01"}}"#,
+            now + Duration::hours(1),
+        );
+        assert!(!failed(&dated).contains(&CLAIM_AFTER_24H));
+        let late = rules.judge(&claim, br#"{"data": {}}"#, now + Duration::hours(25));
+        assert!(!failed(&late).contains(&CLAIM_AFTER_24H));
+    }
+
+    #[test]
+    fn several_flight_plans_in_one_quote_are_named() {
+        let two = serde_json::json!({"data": {"trips": [{"journeys": [{"flights": [{"number": "1"}]}]}, {"journeys": [{"flights": [{"number": "2"}]}]}]}});
+        assert!(!one_flight_plan(&two).passed);
+        let shared = serde_json::json!({"data": {"trips": [{"journeys": [{"flights": [{"number": "1"}]}]}]}});
+        assert!(one_flight_plan(&shared).passed);
+    }
+}
