@@ -9,6 +9,8 @@
 //! - `scale`: --scale 100 against a zero-latency sandbox at --concurrency 32: exchanges per
 //!   second and peak RSS (GNU time's %M) of the ppcert process alone.
 //! - `throughput`: POST /quotes on the sandbox with keep-alive from wrk (needs `wrk`).
+//! - `proxy`: p50 and p95 latency of POST /quotes with keep-alive, sent directly to a
+//!   zero-latency sandbox and through `ppcert proxy` (the release binary) in front of it.
 
 use std::path::Path;
 use std::process::Command;
@@ -208,15 +210,99 @@ fn curve(runtime: &tokio::runtime::Runtime) {
     }
 }
 
-/// Writes `dir/quote.lua`: wrk POSTs one valid, future-dated quote with `token`.
-fn quote_script(dir: &Path, token: &str) {
+/// The body of a valid, future-dated quote.
+fn quote_body() -> String {
     let departure =
         (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT10:00:00+00:00");
     let arrival =
         (chrono::Utc::now() + chrono::Duration::days(40)).format("%Y-%m-%dT12:05:00+00:00");
-    let body = format!(
+    format!(
         r#"{{"data":{{"currency":"EUR","trips":[{{"price":{{"amount":420.5,"currency":"EUR"}},"journeys":[{{"flights":[{{"airlineIata":"AF","number":"1234","departureAirportIata":"CDG","arrivalAirportIata":"FCO","departureDate":"{departure}","arrivalDate":"{arrival}"}}]}}],"travelers":[{{"ageRange":"ADULT"}}]}}]}}}}"#
+    )
+}
+
+/// Latencies in µs of `count` sequential POST /quotes to `base` over one keep-alive connection.
+async fn latencies(base: &str, token: &str, count: usize) -> Vec<f64> {
+    let client = reqwest::Client::new();
+    let body = quote_body();
+    let mut spent = Vec::with_capacity(count);
+    for _ in 0..count {
+        let started = Instant::now();
+        let answer = client
+            .post(format!("{base}/quotes"))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .expect("the quote is answered");
+        assert_eq!(answer.status(), 201);
+        let _ = answer.bytes().await;
+        spent.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    spent
+}
+
+fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[((values.len() - 1) as f64 * p).round() as usize]
+}
+
+fn proxy(runtime: &tokio::runtime::Runtime) {
+    use std::io::BufRead;
+    ppcert::engine::client::install_crypto_provider();
+    let sandbox = sandbox(runtime, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(binary())
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--base-url",
+            &sandbox.base_url(),
+            "--out",
+        ])
+        .arg(dir.path().join("b"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("ppcert proxy starts");
+    let first = std::io::BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let through = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_default()
+        .to_string();
+    let (mut direct, mut proxied) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let d = runtime.block_on(latencies(&sandbox.base_url(), sandbox.token(), 2000));
+        let p = runtime.block_on(latencies(&through, sandbox.token(), 2000));
+        println!(
+            "  direct p50 {:.0} µs p95 {:.0} µs; through the proxy p50 {:.0} µs p95 {:.0} µs",
+            percentile(d.clone(), 0.5),
+            percentile(d.clone(), 0.95),
+            percentile(p.clone(), 0.5),
+            percentile(p.clone(), 0.95)
+        );
+        direct.push(percentile(d, 0.5));
+        proxied.push(percentile(p, 0.5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let (direct, proxied) = (median(direct), median(proxied));
+    println!(
+        "proxy: POST /quotes p50 {direct:.0} µs direct, {proxied:.0} µs through ppcert proxy: {:.0} µs added (median of {RUNS} runs of 2,000 keep-alive requests)",
+        proxied - direct
     );
+}
+
+/// Writes `dir/quote.lua`: wrk POSTs one valid, future-dated quote with `token`.
+fn quote_script(dir: &Path, token: &str) {
+    let body = quote_body();
     let script = format!(
         "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer {token}\"\n"
     );
@@ -342,5 +428,8 @@ fn main() {
     }
     if all || which == "throughput" {
         throughput(&runtime);
+    }
+    if all || which == "proxy" {
+        proxy(&runtime);
     }
 }

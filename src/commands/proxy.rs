@@ -188,6 +188,10 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     );
     let stopper = proxy.clone();
     let until_met = args.until_met;
+    // Small answers must not wait for Nagle's algorithm: the proxy adds under a millisecond.
+    let socket = axum::serve::ListenerExt::tap_io(socket, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let served = axum::serve(socket, router(proxy.clone()))
         .with_graceful_shutdown(async move {
             let met = async {

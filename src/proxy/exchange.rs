@@ -12,12 +12,12 @@ use crate::record::{Check, Exchange, Outcome, RequestRecord, ResponseRecord};
 use crate::secret::Secret;
 
 /// The partner's own bearer token, if it sent one: never recorded, only its fingerprint.
-pub fn bearer(headers: &HeaderMap) -> Option<Secret> {
+pub fn bearer(headers: &HeaderMap) -> Option<String> {
     let value = headers.get("authorization")?.to_str().ok()?;
     let token = value
         .strip_prefix("Bearer ")
         .or_else(|| value.strip_prefix("bearer "))?;
-    Some(Secret::new(token.trim()))
+    Some(token.trim().to_string())
 }
 
 /// Headers as recorded: credentials replaced by a fingerprint.
