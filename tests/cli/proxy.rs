@@ -376,3 +376,35 @@ async fn requests_and_answers_pass_byte_for_byte() {
     let recorded = evidence.to_string();
     assert!(!recorded.contains("partner_token_0123456789"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn against_production_strict_is_the_default() {
+    let (upstream, hits) = lenient().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut proxy, url) =
+        start_proxy(dir.path(), &upstream, &["--environment", "production"]).await;
+    let partner = Partner {
+        base: url,
+        token: "partner_token_0123456789".into(),
+        http: http_client(),
+    };
+    let mut naive = quote_body(1, 200.0, 30);
+    naive["data"]["trips"][0]["journeys"][0]["flights"][0]["departureDate"] =
+        json!("2031-05-01T10:00:00");
+    let (status, answer) = partner.call("POST", "/quotes", Some(naive)).await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["code"], "REFUSED_BY_PPCERT_PROXY");
+    assert_eq!(
+        partner
+            .call("POST", "/quotes", Some(quote_body(1, 200.0, 30)))
+            .await
+            .0,
+        201
+    );
+    stop(&mut proxy).await;
+    assert_eq!(
+        hits.lock().unwrap().len(),
+        1,
+        "only the clean quote reached production"
+    );
+}
