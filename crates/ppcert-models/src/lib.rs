@@ -16,6 +16,30 @@ pub struct Envelope<T> {
 pub const WITHDRAWAL: &str = "WITHDRAWAL";
 pub const CHANGE_FOR_ANY_REASON: &str = "CHANGE_FOR_ANY_REASON";
 
+/// The product types the spec names, as a type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ProductType {
+    #[serde(rename = "WITHDRAWAL")]
+    Withdrawal,
+    #[serde(rename = "CHANGE_FOR_ANY_REASON")]
+    ChangeForAnyReason,
+}
+
+impl ProductType {
+    pub const ALL: [ProductType; 2] = [ProductType::Withdrawal, ProductType::ChangeForAnyReason];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProductType::Withdrawal => WITHDRAWAL,
+            ProductType::ChangeForAnyReason => CHANGE_FOR_ANY_REASON,
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ProductType> {
+        ProductType::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
 /// The only `ageRange` value the spec shows.
 pub const ADULT: &str = "ADULT";
 

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::{Booking, Contract, QuoteRecord, QuoteState, Store, conflict, round_cents};
-use crate::models::{Client, Operation, SubscriptionRequest, Traveler, UpdateRequest};
+use crate::models::{Client, Flight, Operation, SubscriptionRequest, Traveler, UpdateRequest};
 use crate::validate::{self, ApiFailure, Checked, check_client, check_traveler};
 
 /// The quotes a subscription or update names: by reference (subscription) or by id (update),
@@ -210,7 +210,10 @@ impl Store {
             quote_ids: ids.to_vec(),
             price: round_cents(quotes.iter().map(|q| q.price).sum()),
             currency: quotes[0].currency.clone(),
-            flights: quotes.iter().flat_map(|q| q.flights.clone()).collect(),
+            flights: quotes
+                .iter()
+                .flat_map(|q| serde_json::from_str::<Vec<Flight>>(&q.flights).unwrap_or_default())
+                .collect(),
             first_departure: quotes
                 .iter()
                 .map(|q| q.first_departure)
@@ -237,7 +240,12 @@ impl Store {
             .collect();
         let wanted: Vec<String> = ids
             .iter()
-            .flat_map(|id| self.quotes[id].product_types.iter().cloned())
+            .flat_map(|id| {
+                self.quotes[id]
+                    .product_types
+                    .iter()
+                    .map(|t| t.as_str().to_string())
+            })
             .collect();
         for product_type in wanted {
             if held.contains(&product_type) {

@@ -14,17 +14,19 @@ pub const QUOTE_VALIDITY_HOURS: i64 = 72;
 /// Unused quotes held at most, by default.
 pub const DEFAULT_MAX_OPEN_QUOTES: usize = 100_000;
 
+/// Quotes are known here by the counter their id was made from (its reference's is the next):
+/// 24 bytes an entry instead of two strings, for up to `--max-quotes` entries.
 #[derive(Debug)]
 pub(super) struct Expiry {
-    /// (id, reference, made at) in creation order; entries whose quote was used or deleted
-    /// are skipped.
-    order: VecDeque<(String, String, DateTime<Utc>)>,
+    /// (id counter, made at) in creation order; entries whose quote was used or deleted are
+    /// skipped.
+    order: VecDeque<(u64, DateTime<Utc>)>,
     open: usize,
     max_open: usize,
-    /// Retired id or reference → when, and whether by the limit (else by age). Compact: the
-    /// message is written only when someone uses the quote.
-    tombstones: HashMap<Box<str>, (DateTime<Utc>, bool)>,
-    tomb_order: VecDeque<Box<str>>,
+    /// Retired quote's id counter → when, and whether by the limit (else by age). The message
+    /// is written only when someone uses the quote.
+    tombstones: HashMap<u64, (DateTime<Utc>, bool)>,
+    tomb_order: VecDeque<u64>,
 }
 
 impl Default for Expiry {
@@ -50,11 +52,9 @@ impl Store {
         self
     }
 
-    /// A new open quote; retires what has expired or overflows.
-    pub(super) fn remember_open(&mut self, id: &str, reference: &str, created: DateTime<Utc>) {
-        self.expiry
-            .order
-            .push_back((id.to_string(), reference.to_string(), created));
+    /// A new open quote (its id's counter); retires what has expired or overflows.
+    pub(super) fn remember_open(&mut self, counter: u64, created: DateTime<Utc>) {
+        self.expiry.order.push_back((counter, created));
         self.expiry.open += 1;
         self.sweep(created);
     }
@@ -65,7 +65,8 @@ impl Store {
     }
 
     fn sweep(&mut self, now: DateTime<Utc>) {
-        while let Some((id, reference, created)) = self.expiry.order.front().cloned() {
+        while let Some(&(counter, created)) = self.expiry.order.front() {
+            let id = self.id_text("qt_", counter);
             let still_open = self
                 .quotes
                 .get(&id)
@@ -73,34 +74,52 @@ impl Store {
             if !still_open {
                 self.expiry.order.pop_front();
             } else if expires_at(created) <= now {
-                self.retire(&id, &reference, (expires_at(created), false));
+                self.retire(counter, &id, (expires_at(created), false));
             } else if self.expiry.open > self.expiry.max_open {
-                self.retire(&id, &reference, (now, true));
+                self.retire(counter, &id, (now, true));
             } else {
                 break;
             }
         }
     }
 
-    fn retire(&mut self, id: &str, reference: &str, why: (DateTime<Utc>, bool)) {
+    fn retire(&mut self, counter: u64, id: &str, why: (DateTime<Utc>, bool)) {
         self.expiry.order.pop_front();
         self.expiry.open = self.expiry.open.saturating_sub(1);
         self.quotes.remove(id);
-        self.quote_ids_by_reference.remove(reference);
-        for handle in [id, reference] {
-            self.expiry.tombstones.insert(handle.into(), why);
-            self.expiry.tomb_order.push_back(handle.into());
-        }
-        while self.expiry.tomb_order.len() > 2 * self.expiry.max_open {
+        let reference = self.id_text("QR-", counter + 1).to_uppercase();
+        self.quote_ids_by_reference.remove(&reference);
+        self.expiry.tombstones.insert(counter, why);
+        self.expiry.tomb_order.push_back(counter);
+        while self.expiry.tomb_order.len() > self.expiry.max_open {
             if let Some(old) = self.expiry.tomb_order.pop_front() {
                 self.expiry.tombstones.remove(&old);
             }
         }
     }
 
+    /// The counter of the quote `handle` (its id or its reference) names, if it is one of ours.
+    fn quote_counter(&self, handle: &str) -> Option<u64> {
+        let (text, counter) = if let Some(rest) = handle.strip_prefix("QR-") {
+            let n = u64::from_str_radix(rest.get(8..)?, 16).ok()?;
+            (self.id_text("QR-", n).to_uppercase(), n.checked_sub(1)?)
+        } else if self.numeric_ids {
+            let n = handle
+                .parse::<u64>()
+                .ok()?
+                .checked_sub(self.numeric_base())?;
+            (self.id_text("qt_", n), n)
+        } else {
+            let n = u64::from_str_radix(handle.strip_prefix("qt_")?.get(8..)?, 16).ok()?;
+            (self.id_text("qt_", n), n)
+        };
+        // Only the exact spelling we made: another salt or padding is another quote.
+        (text == handle).then_some(counter)
+    }
+
     /// Why `handle` (an id or a reference) names no quote any more, if it expired.
     pub(super) fn expired(&self, handle: &str) -> Option<String> {
-        let (at, by_limit) = self.expiry.tombstones.get(handle)?;
+        let (at, by_limit) = self.expiry.tombstones.get(&self.quote_counter(handle)?)?;
         let at = at.to_rfc3339();
         Some(if *by_limit {
             let max = self.expiry.max_open;
@@ -110,5 +129,31 @@ impl Store {
         } else {
             format!("expired at {at} ({QUOTE_VALIDITY_HOURS} h after it was made)")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_or_a_reference_leads_back_to_its_quote_and_nothing_else_does() {
+        for numeric in [false, true] {
+            let store = Store::new(0xBEEF).with_numeric_ids(numeric);
+            let id = store.id_text("qt_", 5);
+            let reference = store.id_text("QR-", 6).to_uppercase();
+            assert_eq!(store.quote_counter(&id), Some(5), "{id}");
+            assert_eq!(store.quote_counter(&reference), Some(5), "{reference}");
+            let other = Store::new(0xF00D).with_numeric_ids(numeric);
+            // Numeric ids carry no salt: another sandbox's id is merely another counter here.
+            assert_ne!(store.quote_counter(&other.id_text("qt_", 5)), Some(5));
+            assert_eq!(
+                store.quote_counter(&other.id_text("QR-", 6).to_uppercase()),
+                None
+            );
+            for foreign in ["", "qt_", "QR-", "qt_zz", "QR-0000BEEF00000G", "nope", "-1"] {
+                assert_eq!(store.quote_counter(foreign), None, "{foreign}");
+            }
+        }
     }
 }

@@ -19,7 +19,7 @@ use chrono::{DateTime, Duration, FixedOffset, Utc};
 use serde_json::{Value, json};
 
 use super::validate::{ApiFailure, Checked};
-use crate::models::{Client, Flight, Operation, Traveler};
+use crate::models::{Client, Flight, Operation, ProductType, Traveler};
 use claims::claim_json;
 
 /// Spec §8.1: a claim sooner than this after the subscription is flagged.
@@ -37,9 +37,11 @@ struct QuoteRecord {
     currency: String,
     price: f64,
     travelers: usize,
-    flights: Vec<Flight>,
+    /// The flights as compact JSON: a long-lived sandbox holds up to `--max-quotes` open
+    /// quotes, and one string costs a fraction of six per flight. Read back on subscription.
+    flights: Box<str>,
     first_departure: DateTime<FixedOffset>,
-    product_types: Vec<String>,
+    product_types: Box<[ProductType]>,
     booking_number: Option<String>,
     state: QuoteState,
     created_at: DateTime<Utc>,
@@ -140,11 +142,19 @@ impl Store {
 
     fn new_id(&mut self, prefix: &str) -> String {
         self.next_id += 1;
+        self.id_text(prefix, self.next_id)
+    }
+
+    /// The id `new_id(prefix)` made when its counter was `n`.
+    fn id_text(&self, prefix: &str, n: u64) -> String {
         if self.numeric_ids && prefix != "QR-" {
-            return (u64::from(self.id_salt % 9_000 + 1_000) * 1_000_000_000 + self.next_id)
-                .to_string();
+            return (self.numeric_base() + n).to_string();
         }
-        format!("{prefix}{:08x}{:06x}", self.id_salt, self.next_id)
+        format!("{prefix}{:08x}{:06x}", self.id_salt, n)
+    }
+
+    fn numeric_base(&self) -> u64 {
+        u64::from(self.id_salt % 9_000 + 1_000) * 1_000_000_000
     }
 
     /// 404 for an unknown booking; 401 once its contract is no longer valid (departure passed).

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::expiry::{QUOTE_VALIDITY_HOURS, expires_at};
 use super::{QuoteCreated, QuoteRecord, QuoteState, Store, conflict, not_found, round_cents};
-use crate::models::{CHANGE_FOR_ANY_REASON, Operation, QuoteRequest, WITHDRAWAL};
+use crate::models::{Operation, ProductType, QuoteRequest};
 use crate::validate::{ApiFailure, Checked, QuoteFacts};
 
 /// The product price is this share of the trip price (spec §4.5: "a percentage of it").
@@ -28,6 +28,7 @@ impl Store {
             .and_then(|bn| self.bookings.get(bn))
             .map(|booking| round_cents(price - booking.price));
         let id = self.new_id("qt_");
+        let counter = self.next_id;
         let reference = self.new_id("QR-").to_uppercase();
         self.quote_ids_by_reference
             .insert(reference.clone(), id.clone());
@@ -37,22 +38,27 @@ impl Store {
                 currency: quote.currency.clone(),
                 price,
                 travelers: facts.travelers,
-                flights: facts.flights,
+                flights: serde_json::to_string(&facts.flights)
+                    .unwrap_or_default()
+                    .into_boxed_str(),
                 first_departure: facts.first_departure,
-                product_types: product_types.clone(),
+                product_types: product_types.clone().into_boxed_slice(),
                 booking_number: quote.booking_number.clone(),
                 state: QuoteState::Open,
                 created_at: now,
             },
         );
-        self.remember_open(&id, &reference, now);
+        self.remember_open(counter, now);
         self.count(Operation::Quote);
         Ok(QuoteCreated {
             id,
             reference,
             price,
             currency: quote.currency,
-            product_types,
+            product_types: product_types
+                .iter()
+                .map(|t| t.as_str().to_string())
+                .collect(),
             booking_number: quote.booking_number,
             price_delta,
         })
@@ -88,9 +94,9 @@ impl Store {
     }
 }
 
-fn product_types(requested: Option<&[String]>) -> Checked<Vec<String>> {
+fn product_types(requested: Option<&[String]>) -> Checked<Vec<ProductType>> {
     let Some(requested) = requested else {
-        return Ok(vec![WITHDRAWAL.to_string()]);
+        return Ok(vec![ProductType::Withdrawal]);
     };
     if requested.is_empty() {
         return Err(ApiFailure::invalid(
@@ -98,15 +104,16 @@ fn product_types(requested: Option<&[String]>) -> Checked<Vec<String>> {
             "productTypes may not be empty",
         ));
     }
-    for (i, t) in requested.iter().enumerate() {
-        if t != WITHDRAWAL && t != CHANGE_FOR_ANY_REASON {
-            return Err(ApiFailure::invalid(
+    let mut types = Vec::new();
+    for (i, name) in requested.iter().enumerate() {
+        let product = ProductType::parse(name).ok_or_else(|| {
+            ApiFailure::invalid(
                 format!("data.productTypes[{i}]"),
-                format!("unknown product type `{t}`"),
-            ));
-        }
+                format!("unknown product type `{name}`"),
+            )
+        })?;
+        types.push(product);
     }
-    let mut types = requested.to_vec();
     types.dedup();
     Ok(types)
 }
