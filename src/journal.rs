@@ -53,6 +53,43 @@ pub struct Journal {
     path: PathBuf,
 }
 
+/// Where a run's whole exchanges are once memory keeps them slim: in the journal, except the
+/// ones `kept_whole` (their line could not be written, so memory kept them as they were).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Archive {
+    pub path: PathBuf,
+    pub kept_whole: std::collections::HashSet<u64>,
+}
+
+impl Archive {
+    /// Calls `each` with every exchange of the journal, in the order written, one line in
+    /// memory at a time; stops early when `each` returns false.
+    pub fn exchanges(
+        &self,
+        mut each: impl FnMut(Exchange) -> std::io::Result<bool>,
+    ) -> std::io::Result<()> {
+        use std::io::BufRead;
+        let file = File::open(&self.path)?;
+        for (number, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
+            let line = line?;
+            // Only exchange lines are parsed; the tag comes first in every line.
+            if !line.starts_with(br#"{"type":"exchange""#) {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&line);
+            let parsed = parse_line(&text).map_err(|e| {
+                std::io::Error::other(format!("{}:{}: {e}", self.path.display(), number + 1))
+            })?;
+            if let Line::Exchange(exchange) = parsed
+                && !each(*exchange)?
+            {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Journal {
     /// Creates `dir/journal.jsonl`, or appends to it when resuming, after cutting off a torn
     /// last line (a full disk or a power cut mid-write) so the next line starts on its own.

@@ -201,6 +201,28 @@ pub struct ValueRead {
 }
 
 impl Exchange {
+    /// What a run keeps in memory of an exchange once the journal holds it: everything the
+    /// ledger, the verdict, the failures, the timeline and the webhooks section read. Bodies,
+    /// headers and passed checks are read back from the journal for evidence.json and for the
+    /// exchanges a report shows, so a large run's memory does not grow with its bodies.
+    pub fn slim(&mut self) {
+        self.request.headers.clear();
+        self.request.body = None;
+        if let Some(response) = &mut self.response {
+            // Whether the body states an error is decided now: the ledger asks it later.
+            if response.accepted() {
+                response.body = Body::null();
+                response.full_json = None;
+                response.body_truncated = false;
+            }
+            response
+                .headers
+                .retain(|name, _| name == crate::sandbox::SANDBOX_HEADER || name == "content-type");
+        }
+        self.checks.retain(|check| !check.passed);
+        self.checks.shrink_to_fit();
+    }
+
     /// Counted by the provider's ledger: the server accepted it (or an earlier attempt it
     /// answered was lost and is reconciled), whatever ppcert could or could not read from the
     /// answer afterwards. Negative checks never count.

@@ -251,7 +251,7 @@ async fn finish(
             "the journal could not be written completely ({error}); evidence.json holds everything"
         ));
     }
-    let evidence = evidence::build(
+    let mut evidence = evidence::build(
         run,
         &config.requirements,
         recorded.exchanges,
@@ -259,8 +259,13 @@ async fn finish(
         &flows,
         warnings,
     );
-    let published =
-        super::run::publish(dir, &evidence, &proxy.recorder, &crate::report::Format::ALL);
+    evidence.archive = recorded.archive;
+    let published = super::run::publish(
+        dir,
+        &mut evidence,
+        &proxy.recorder,
+        &crate::report::Format::ALL,
+    );
     if let Some(sandbox) = sandbox {
         let _ = sandbox.shutdown().await;
     }

@@ -257,7 +257,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
             .await;
         evidence.webhooks = Some(section);
     }
-    let published = publish(&dir, &evidence, &recorder, &config.formats);
+    let published = publish(&dir, &mut evidence, &recorder, &config.formats);
     if let Some(sandbox) = opened.sandbox {
         let _ = sandbox.shutdown().await;
     }
@@ -363,7 +363,7 @@ fn shared_state(
 /// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
 pub(crate) fn publish(
     dir: &Path,
-    evidence: &Evidence,
+    evidence: &mut Evidence,
     recorder: &Recorder,
     formats: &[crate::report::Format],
 ) -> Result<(), String> {
@@ -409,14 +409,16 @@ fn finish(
             "the journal could not be written completely ({error}); evidence.json holds everything"
         ));
     }
-    evidence::build(
+    let mut evidence = evidence::build(
         run,
         &config.scenario.scenario.requirements,
         recorded.exchanges,
         recorded.steps,
         results,
         warnings,
-    )
+    );
+    evidence.archive = recorded.archive;
+    evidence
 }
 
 fn explain_first_call(first_call: FirstCall) {

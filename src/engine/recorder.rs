@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use crate::journal::{Journal, Line};
+use crate::journal::{Archive, Journal, Line};
 use crate::models::Operation;
 use crate::record::{Exchange, StepEvent, StepStatus};
 
@@ -35,10 +35,12 @@ type Observer = Box<dyn Fn(&Event) + Send + Sync>;
 
 struct Inner {
     journal: Option<Journal>,
+    /// Slim once journaled (see [`Exchange::slim`]); whole when their line could not be written.
     exchanges: Vec<Exchange>,
     steps: Vec<StepEvent>,
     next_seq: u64,
     journal_error: Option<String>,
+    archive: Option<Archive>,
 }
 
 pub struct Recorder {
@@ -51,6 +53,8 @@ pub struct Recorded {
     pub exchanges: Vec<Exchange>,
     pub steps: Vec<StepEvent>,
     pub journal_error: Option<String>,
+    /// Where the whole exchanges are, when there is a journal.
+    pub archive: Option<Archive>,
 }
 
 impl Recorder {
@@ -61,10 +65,20 @@ impl Recorder {
         observer: Observer,
     ) -> Recorder {
         let next_seq = previous.0.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
+        let archive = journal.as_ref().map(|j| Archive {
+            path: j.path().to_path_buf(),
+            kept_whole: Default::default(),
+        });
+        let mut exchanges = previous.0;
+        // A resumed run's earlier exchanges were read from this journal: it still has them.
+        if archive.is_some() {
+            exchanges.iter_mut().for_each(Exchange::slim);
+        }
         Recorder {
             inner: Mutex::new(Inner {
+                archive,
                 journal,
-                exchanges: previous.0,
+                exchanges,
                 steps: previous.1,
                 next_seq,
                 journal_error: None,
@@ -77,14 +91,21 @@ impl Recorder {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(inner: &mut Inner, line: &Line) {
-        if let Some(journal) = inner.journal.as_mut()
-            && let Err(e) = journal.append(line)
-        {
-            // The run goes on: everything stays in memory and still reaches evidence.json.
-            inner
-                .journal_error
-                .get_or_insert_with(|| format!("{}: {e}", journal.path().display()));
+    /// Whether the line reached the journal.
+    fn write(inner: &mut Inner, line: &Line) -> bool {
+        let Some(journal) = inner.journal.as_mut() else {
+            return false;
+        };
+        match journal.append(line) {
+            Ok(()) => true,
+            Err(e) => {
+                // The run goes on: what the journal lacks stays whole in memory and still
+                // reaches evidence.json.
+                inner
+                    .journal_error
+                    .get_or_insert_with(|| format!("{}: {e}", journal.path().display()));
+                false
+            }
         }
     }
 
@@ -109,7 +130,11 @@ impl Recorder {
             let mut inner = self.lock();
             exchange.seq = inner.next_seq;
             inner.next_seq += 1;
-            Self::write(&mut inner, &Line::Exchange(Box::new(exchange.clone())));
+            if Self::write(&mut inner, &Line::Exchange(Box::new(exchange.clone()))) {
+                exchange.slim();
+            } else if let Some(archive) = inner.archive.as_mut() {
+                archive.kept_whole.insert(exchange.seq);
+            }
             inner.exchanges.push(exchange);
         }
         (self.observer)(&event);
@@ -138,6 +163,7 @@ impl Recorder {
             exchanges: std::mem::take(&mut inner.exchanges),
             steps: std::mem::take(&mut inner.steps),
             journal_error: inner.journal_error.take(),
+            archive: inner.archive.take(),
         }
     }
 }

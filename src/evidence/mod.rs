@@ -1,6 +1,7 @@
 //! `evidence.json`: the canonical record of a run (schema version 1). Every report is rendered
 //! from it alone; the requirement ledger counts exchanges as the provider's own ledger would.
 
+pub mod stream;
 pub mod webhooks;
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,10 @@ pub struct Evidence {
     /// Present when the run received webhooks (`--webhooks`, `--webhook-listen`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<webhooks::WebhooksSection>,
+    /// Where the whole exchanges are when `exchanges` holds them slim (a run's own record);
+    /// `None` for evidence read back from a file, which holds them whole.
+    #[serde(skip)]
+    pub archive: Option<crate::journal::Archive>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -272,6 +277,7 @@ pub fn build(
         exchanges,
         warnings,
         webhooks: None,
+        archive: None,
     }
 }
 

@@ -33,6 +33,23 @@ fn excerpt(exchange: Option<&Exchange>) -> Option<String> {
     Some(text)
 }
 
+/// The exchanges whose answer a failure's excerpt quotes: the last of each failed step, the
+/// first [`super::view::FAILED_SHOWN`] of them (a run failing everywhere quotes the status line
+/// of the rest, whose bodies stay in evidence.json).
+pub fn quoted(evidence: &Evidence) -> std::collections::HashSet<u64> {
+    let mut last: HashMap<(&str, &str), u64> = HashMap::new();
+    for exchange in &evidence.exchanges {
+        last.insert((&exchange.flow, &exchange.step), exchange.seq);
+    }
+    evidence
+        .steps
+        .iter()
+        .filter(|s| s.status != StepStatus::Passed)
+        .filter_map(|s| last.get(&(s.flow.as_str(), s.step.as_str())).copied())
+        .take(super::view::FAILED_SHOWN)
+        .collect()
+}
+
 pub fn render(evidence: &Evidence) -> std::io::Result<Vec<u8>> {
     let mut report = Report::new(format!(
         "ppcert {} ({})",

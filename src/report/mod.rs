@@ -128,12 +128,27 @@ pub fn write_reports(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std
     manifest::write(dir)
 }
 
-/// Writes `evidence.json`, every report and the manifest into `dir`.
-pub fn write_bundle(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std::io::Result<()> {
+/// Writes `evidence.json`, every report and the manifest into `dir`. A run's own record keeps
+/// its exchanges slim: evidence.json reads them whole from the journal, and the few a report
+/// shows are put back whole first.
+pub fn write_bundle(
+    dir: &Path,
+    evidence: &mut Evidence,
+    formats: &[Format],
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     write_atomic_with(&dir.join(evidence::FILE_NAME), |out| {
-        serde_json::to_writer_pretty(out, evidence).map_err(std::io::Error::other)
+        match &evidence.archive {
+            Some(archive) => {
+                serde_json::to_writer_pretty(out, &evidence::stream::Streamed { evidence, archive })
+                    .map_err(std::io::Error::other)
+            }
+            None => serde_json::to_writer_pretty(out, evidence).map_err(std::io::Error::other),
+        }
     })?;
+    let mut wanted = view::shown(evidence);
+    wanted.extend(junit::quoted(evidence));
+    evidence::stream::hydrate(evidence, &wanted)?;
     write_reports(dir, evidence, formats)
 }
 

@@ -51,6 +51,38 @@ pub const PASSED_SHOWN_PER_OPERATION: usize = 20;
 pub const FAILED_SHOWN: usize = 1000;
 pub const ROWS_SHOWN: usize = 500;
 
+/// Which exchanges report.html shows in full: every one that did not pass (up to
+/// [`FAILED_SHOWN`]) and the first [`PASSED_SHOWN_PER_OPERATION`] passed per operation.
+#[derive(Default)]
+struct Sampler {
+    passed: BTreeMap<crate::models::Operation, usize>,
+    failed: usize,
+}
+
+impl Sampler {
+    fn keeps(&mut self, x: &Exchange) -> bool {
+        if x.outcome == Outcome::Passed {
+            let count = self.passed.entry(x.operation).or_default();
+            *count += 1;
+            *count <= PASSED_SHOWN_PER_OPERATION
+        } else {
+            self.failed += 1;
+            self.failed <= FAILED_SHOWN
+        }
+    }
+}
+
+/// The seqs of the exchanges report.html shows in full.
+pub fn shown(evidence: &Evidence) -> std::collections::HashSet<u64> {
+    let mut sample = Sampler::default();
+    evidence
+        .exchanges
+        .iter()
+        .filter(|x| sample.keeps(x))
+        .map(|x| x.seq)
+        .collect()
+}
+
 /// What the HTML report left out, with counts, so it can say so.
 #[derive(Serialize, Default)]
 pub struct Sample {
@@ -352,18 +384,10 @@ fn duration(evidence: &Evidence) -> String {
 /// shows neither (report.md) and should not pay for thousands of exchange views.
 pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
     let mut grouped: BTreeMap<&str, Vec<ExchangeView>> = BTreeMap::new();
-    let mut passed_shown: BTreeMap<crate::models::Operation, usize> = BTreeMap::new();
-    let (mut shown, mut failed_shown) = (0, 0);
+    let mut shown = 0;
+    let mut sample = Sampler::default();
     for x in evidence.exchanges.iter().filter(|_| exchanges) {
-        let keep = if x.outcome == crate::record::Outcome::Passed {
-            let count = passed_shown.entry(x.operation).or_default();
-            *count += 1;
-            *count <= PASSED_SHOWN_PER_OPERATION
-        } else {
-            failed_shown += 1;
-            failed_shown <= FAILED_SHOWN
-        };
-        if keep {
+        if sample.keeps(x) {
             shown += 1;
             grouped
                 .entry(x.flow.as_str())

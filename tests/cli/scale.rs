@@ -43,3 +43,55 @@ async fn report_html_shows_a_bounded_sample_and_says_so() {
     // below the 10 MB cap, and a run 50 times larger shows the same number of exchanges.
     assert!(html.len() < 2 * 1024 * 1024, "{} bytes", html.len());
 }
+
+/// A run keeps its exchanges slim in memory and reads them back from the journal: the bundle
+/// must hold exactly what was exchanged, bodies and headers included, in evidence.json and in
+/// the exchanges the reports show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_json_holds_every_exchange_whole_as_the_journal_recorded_it() {
+    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions {
+        claim_step: std::time::Duration::from_millis(20),
+        ..Default::default()
+    })
+    .await;
+    let (finished, evidence, dir) = run_against(&sandbox, "certification", &["--scale", "2"]).await;
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    let bundle = dir.path().join("bundle");
+    let journaled: Vec<serde_json::Value> = ppcert::journal::read(&bundle.join("journal.jsonl"))
+        .unwrap()
+        .into_iter()
+        .filter_map(|line| match line {
+            ppcert::journal::Line::Exchange(x) => Some(serde_json::to_value(&x).unwrap()),
+            _ => None,
+        })
+        .collect();
+    let recorded = evidence["exchanges"].as_array().unwrap();
+    assert_eq!(recorded.len(), journaled.len());
+    assert_eq!(recorded, &journaled);
+    let quote = recorded.iter().find(|x| x["operation"] == "quote").unwrap();
+    assert!(
+        quote["response"]["body"]["data"]["reference"].is_string(),
+        "{quote}"
+    );
+    assert!(
+        quote["request"]["body"]["data"]["trips"].is_array(),
+        "{quote}"
+    );
+    assert!(
+        quote["response"]["headers"]["content-type"].is_string(),
+        "{quote}"
+    );
+    assert!(
+        quote["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["passed"] == true)
+    );
+    // Only an answer's body says `productTypes`: the shown exchanges carry their bodies.
+    let html = std::fs::read_to_string(bundle.join("report.html")).unwrap();
+    assert!(
+        html.contains("productTypes"),
+        "report.html shows the quotes' answers"
+    );
+}

@@ -1,0 +1,171 @@
+//! Writing `evidence.json` for a run whose memory keeps exchanges slim: every field as the
+//! evidence holds it, but each exchange read back whole from the journal, one at a time, so
+//! the file is the same as if the whole record had been in memory. And putting back whole the
+//! few exchanges a report shows.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+
+use super::Evidence;
+use crate::journal::Archive;
+use crate::record::Exchange;
+
+/// The evidence, serialised exactly as `Evidence` derives it, exchanges from the archive.
+pub struct Streamed<'a> {
+    pub evidence: &'a Evidence,
+    pub archive: &'a Archive,
+}
+
+impl Serialize for Streamed<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let e = self.evidence;
+        let fields = if e.webhooks.is_some() { 11 } else { 10 };
+        let mut out = serializer.serialize_struct("Evidence", fields)?;
+        out.serialize_field("schema_version", &e.schema_version)?;
+        out.serialize_field("tool", &e.tool)?;
+        out.serialize_field("run", &e.run)?;
+        out.serialize_field("verdict", &e.verdict)?;
+        out.serialize_field("requirements", &e.requirements)?;
+        out.serialize_field("bookings", &e.bookings)?;
+        out.serialize_field("flows", &e.flows)?;
+        out.serialize_field("steps", &e.steps)?;
+        out.serialize_field("exchanges", &Whole(&e.exchanges, self.archive))?;
+        out.serialize_field("warnings", &e.warnings)?;
+        if let Some(webhooks) = &e.webhooks {
+            out.serialize_field("webhooks", webhooks)?;
+        }
+        out.end()
+    }
+}
+
+/// The exchanges in memory, each replaced by its journal line unless memory kept it whole.
+struct Whole<'a>(&'a [Exchange], &'a Archive);
+
+/// Emits, from `memory[*next]` on, the exchanges memory kept whole, then the one the journal
+/// line `line` stands for if it is next; stops at the first that must come from the journal.
+fn emit_upto<Q: SerializeSeq>(
+    (memory, archive): (&[Exchange], &Archive),
+    next: &mut usize,
+    out: &mut Q,
+    line: Option<&Exchange>,
+) -> Result<(), Q::Error> {
+    while let Some(kept) = memory.get(*next) {
+        let from_journal = line.filter(|j| j.seq == kept.seq);
+        if archive.kept_whole.contains(&kept.seq) {
+            out.serialize_element(kept)?;
+        } else if let Some(whole) = from_journal {
+            out.serialize_element(whole)?;
+            *next += 1;
+            return Ok(());
+        } else {
+            return Ok(());
+        }
+        *next += 1;
+    }
+    Ok(())
+}
+
+impl Serialize for Whole<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let lists = (self.0, self.1);
+        let mut out = serializer.serialize_seq(Some(self.0.len()))?;
+        let mut next = 0;
+        let mut failed = None;
+        // Both lists run in seq order; the journal may hold exchanges memory dropped.
+        let read =
+            self.1.exchanges(
+                |line| match emit_upto(lists, &mut next, &mut out, Some(&line)) {
+                    Ok(()) => Ok(true),
+                    Err(e) => {
+                        failed = Some(e);
+                        Ok(false)
+                    }
+                },
+            );
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        read.map_err(|e| S::Error::custom(format!("reading the journal: {e}")))?;
+        emit_upto(lists, &mut next, &mut out, None)?;
+        if let Some(missing) = self.0.get(next) {
+            return Err(S::Error::custom(format!(
+                "the journal lacks exchange {} of the record",
+                missing.seq
+            )));
+        }
+        out.end()
+    }
+}
+
+/// Puts back whole, from the journal, the exchanges `wanted` by seq (those a report shows).
+pub fn hydrate(evidence: &mut Evidence, wanted: &HashSet<u64>) -> std::io::Result<()> {
+    let Some(archive) = evidence.archive.clone() else {
+        return Ok(());
+    };
+    let index: HashMap<u64, usize> = evidence
+        .exchanges
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| wanted.contains(&x.seq) && !archive.kept_whole.contains(&x.seq))
+        .map(|(i, x)| (x.seq, i))
+        .collect();
+    if index.is_empty() {
+        return Ok(());
+    }
+    archive.exchanges(|exchange| {
+        if let Some(&i) = index.get(&exchange.seq) {
+            evidence.exchanges[i] = exchange;
+        }
+        Ok(true)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{Journal, Line};
+
+    fn exchange(seq: u64) -> Exchange {
+        serde_json::from_value(serde_json::json!({
+            "seq": seq, "flow": "f#1", "step": "quote", "operation": "quote",
+            "booking_number": null, "attempt": 1, "method": "POST", "url": "http://x/quotes",
+            "started_at": "2027-01-01T00:00:00Z", "duration_ms": 3,
+            "request": {"headers": {"content-type": "application/json"}, "body": {"data": {"n": seq}}},
+            "response": {"status": 201, "headers": {"date": "today"}, "body": {"data": {"id": format!("q{seq}")}}},
+            "outcome": "passed",
+            "checks": [{"name": "status is 201", "passed": true, "detail": "201"}],
+            "error": null,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_streamed_record_equals_the_whole_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::open(dir.path(), false).unwrap();
+        // Exchange 3's line never reached the journal; 5 is in the journal but not the record.
+        for seq in [1, 2, 4, 5] {
+            journal
+                .append(&Line::Exchange(Box::new(exchange(seq))))
+                .unwrap();
+        }
+        let archive = Archive {
+            path: journal.path().to_path_buf(),
+            kept_whole: [3].into_iter().collect(),
+        };
+        let whole: Vec<Exchange> = [1, 2, 3, 4].into_iter().map(exchange).collect();
+        let mut memory = whole.clone();
+        for x in memory.iter_mut().filter(|x| x.seq != 3) {
+            x.slim();
+        }
+        assert_ne!(memory[0], whole[0], "slim drops bodies");
+        let streamed = serde_json::to_value(Whole(&memory, &archive)).unwrap();
+        assert_eq!(streamed, serde_json::to_value(&whole).unwrap());
+
+        let missing = [exchange(1), exchange(6)];
+        let error = serde_json::to_value(Whole(&missing, &archive)).unwrap_err();
+        assert!(error.to_string().contains("lacks exchange 6"), "{error}");
+    }
+}
