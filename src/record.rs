@@ -201,23 +201,26 @@ pub struct ValueRead {
 }
 
 impl Exchange {
-    /// What a run keeps in memory of an exchange once the journal holds it: everything the
-    /// ledger, the verdict, the failures, the timeline and the webhooks section read. Bodies,
-    /// headers and passed checks are read back from the journal for evidence.json and for the
-    /// exchanges a report shows, so a large run's memory does not grow with its bodies.
-    pub fn slim(&mut self) {
+    /// What a run keeps in memory of an exchange once the journal holds it: what the ledger,
+    /// the verdict, the failures, the timeline and the webhooks section read. Bodies, headers,
+    /// the URL and passed checks are read back from the journal for evidence.json and for the
+    /// exchanges a report shows, so a large run's memory does not grow with what it exchanged.
+    /// `sandbox_mark`: keep the header by which the sandbox names itself (the evidence needs
+    /// one answer that shows it, not every one).
+    pub fn slim(&mut self, sandbox_mark: bool) {
         self.request.headers.clear();
         self.request.body = None;
-        if let Some(response) = &mut self.response {
-            // Whether the body states an error is decided now: the ledger asks it later.
-            if response.accepted() {
-                response.body = Body::null();
-                response.full_json = None;
-                response.body_truncated = false;
-            }
+        // What did not pass is listed among the failures and quoted: it stays as it was.
+        let passed = self.outcome == Outcome::Passed;
+        if let Some(response) = self.response.as_mut().filter(|r| passed && r.accepted()) {
+            response.body = Body::null();
+            response.full_json = None;
+            response.body_truncated = false;
             response
                 .headers
-                .retain(|name, _| name == crate::sandbox::SANDBOX_HEADER || name == "content-type");
+                .retain(|name, _| sandbox_mark && name == crate::sandbox::SANDBOX_HEADER);
+            self.url = String::new();
+            self.method = String::new();
         }
         self.checks.retain(|check| !check.passed);
         self.checks.shrink_to_fit();

@@ -157,6 +157,11 @@ pub async fn execute(
             };
             (position, result)
         });
+        // A finished task holds its whole future until joined: reaped as the run goes, a
+        // scale-1000 run keeps a slot's worth, not twelve thousand of them (64 MB).
+        while let Some(joined) = tasks.try_join_next() {
+            finished.push(joined_result(joined));
+        }
     }
     if !gatekeeper_started {
         shared.gate.settle(GateState::Open);
@@ -164,6 +169,17 @@ pub async fn execute(
     finished.extend(tasks.join_all().await);
     finished.sort_by_key(|(position, _)| *position);
     finished.into_iter().map(|(_, result)| result).collect()
+}
+
+/// A flow's result from its task; its panics are caught inside it, so a join error is a bug
+/// and goes on as the panic it was.
+fn joined_result(
+    joined: Result<(usize, FlowResult), tokio::task::JoinError>,
+) -> (usize, FlowResult) {
+    match joined {
+        Ok(done) => done,
+        Err(error) => std::panic::resume_unwind(error.into_panic()),
+    }
 }
 
 /// Why a flow must not start now: the gate closed on the first call, or the run was cancelled.

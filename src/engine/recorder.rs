@@ -41,6 +41,8 @@ struct Inner {
     next_seq: u64,
     journal_error: Option<String>,
     archive: Option<Archive>,
+    /// An exchange kept in memory shows the sandbox's header (one suffices).
+    sandbox_marked: bool,
 }
 
 pub struct Recorder {
@@ -72,10 +74,11 @@ impl Recorder {
         let mut exchanges = previous.0;
         // A resumed run's earlier exchanges were read from this journal: it still has them.
         if archive.is_some() {
-            exchanges.iter_mut().for_each(Exchange::slim);
+            exchanges.iter_mut().for_each(|x| x.slim(true));
         }
         Recorder {
             inner: Mutex::new(Inner {
+                sandbox_marked: false,
                 archive,
                 journal,
                 exchanges,
@@ -131,7 +134,12 @@ impl Recorder {
             exchange.seq = inner.next_seq;
             inner.next_seq += 1;
             if Self::write(&mut inner, &Line::Exchange(Box::new(exchange.clone()))) {
-                exchange.slim();
+                let names_sandbox = exchange
+                    .response
+                    .as_ref()
+                    .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER));
+                exchange.slim(names_sandbox && !inner.sandbox_marked);
+                inner.sandbox_marked |= names_sandbox;
             } else if let Some(archive) = inner.archive.as_mut() {
                 archive.kept_whole.insert(exchange.seq);
             }

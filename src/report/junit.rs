@@ -50,7 +50,7 @@ pub fn quoted(evidence: &Evidence) -> std::collections::HashSet<u64> {
         .collect()
 }
 
-pub fn render(evidence: &Evidence) -> std::io::Result<Vec<u8>> {
+pub fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut report = Report::new(format!(
         "ppcert {} ({})",
         evidence.run.scenario, evidence.run.id
@@ -86,10 +86,8 @@ pub fn render(evidence: &Evidence) -> std::io::Result<Vec<u8>> {
         }
         report.add_test_suite(suite);
     }
-    report
-        .to_string()
-        .map(String::into_bytes)
-        .map_err(std::io::Error::other)
+    // Written as it is serialised: a large run's XML is never held whole as well.
+    report.serialize(out).map_err(std::io::Error::other)
 }
 
 /// The requirement ledger as testcases, so a consumer fails the build exactly when the exit

@@ -95,7 +95,7 @@ pub fn render(format: Format, evidence: &Evidence, out: &mut dyn Write) -> std::
     match format {
         Format::Html => render_template("report.html.j2", evidence, true, out),
         Format::Md => render_template("report.md.j2", evidence, false, out),
-        Format::Junit => out.write_all(&junit::render(evidence)?),
+        Format::Junit => junit::render(evidence, out),
     }
 }
 
