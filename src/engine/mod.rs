@@ -2,19 +2,19 @@
 //! concurrency limit, behind the gate of the first call), and records every exchange.
 
 mod call;
-pub mod cancel;
+pub(crate) mod cancel;
 mod claims;
 pub mod client;
-pub mod context;
-pub mod endpoints;
-pub mod flow;
-pub mod gate;
+pub(crate) mod context;
+pub(crate) mod endpoints;
+pub(crate) mod flow;
+pub(crate) mod gate;
 mod negative;
 mod read_step;
-pub mod reading;
-pub mod recorder;
+pub(crate) mod reading;
+pub(crate) mod recorder;
 mod steps;
-pub mod tolerant;
+pub(crate) mod tolerant;
 
 use std::collections::HashMap;
 use std::sync::Arc;

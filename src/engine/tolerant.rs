@@ -76,26 +76,6 @@ pub fn delta_amount(delta: &Value) -> Result<(f64, &'static str), String> {
         .ok_or_else(|| format!("priceDelta is unreadable: {delta}"))
 }
 
-/// `priceDelta` in any of its shapes; `Ok(None)` when absent, `Err` when unreadable.
-pub fn price_delta(value: &Value) -> Result<Option<(f64, &'static str)>, String> {
-    let Some(delta) = value.get("priceDelta") else {
-        return Ok(None);
-    };
-    let read = match delta {
-        Value::Number(n) => n.as_f64().map(|v| (v, "number")),
-        Value::String(s) => s.trim().parse::<f64>().ok().map(|v| (v, "numeric string")),
-        Value::Object(map) => match map.get("amount") {
-            Some(Value::Number(n)) => n.as_f64().map(|v| (v, "object {amount}")),
-            Some(Value::String(s)) => s.trim().parse::<f64>().ok().map(|v| (v, "object {amount}")),
-            _ => None,
-        },
-        _ => None,
-    };
-    read.filter(|(v, _)| v.is_finite())
-        .map(Some)
-        .ok_or_else(|| format!("priceDelta is unreadable: {delta}"))
-}
-
 /// Contracts of `product_type` wherever the body holds them, and how they were found.
 pub fn contracts<'a>(body: &'a Value, product_type: &str) -> (Vec<&'a Value>, String) {
     let mut found = Vec::new();
@@ -233,15 +213,8 @@ mod tests {
             (json!("12.50"), 12.5),
             (json!({"amount": 4, "currency": "EUR"}), 4.0),
         ] {
-            assert_eq!(
-                price_delta(&json!({"priceDelta": delta}))
-                    .unwrap()
-                    .unwrap()
-                    .0,
-                expected
-            );
+            assert_eq!(delta_amount(&delta).unwrap().0, expected);
         }
-        assert!(price_delta(&json!({"priceDelta": "a lot"})).is_err());
-        assert_eq!(price_delta(&json!({})).unwrap(), None);
+        assert!(delta_amount(&json!("a lot")).is_err());
     }
 }
