@@ -1,6 +1,7 @@
 //! The claim steps: a WITHDRAWAL or CHANGE_FOR_ANY_REASON claim (postdated with `claimDate` on
 //! staging only), and waiting for the claim to reach a status.
 
+use super::step_error::{StepError, missing};
 use std::time::{Duration, Instant};
 
 use chrono::{SecondsFormat, Utc};
@@ -40,14 +41,14 @@ impl FlowRunner<'_> {
         ))
     }
 
-    pub async fn claim(&mut self, product_type: Option<&str>) -> Result<(), String> {
+    pub async fn claim(&mut self, product_type: Option<&str>) -> Result<(), StepError> {
         let product_type = product_type.unwrap_or(WITHDRAWAL).to_string();
         let contract = self
             .state
             .contracts
             .get(&product_type)
             .cloned()
-            .ok_or_else(|| format!("no {product_type} contract id was read"))?;
+            .ok_or_else(|| missing(format!("no {product_type} contract id was read")))?;
         self.state.claimed = Some((product_type.clone(), contract.clone()));
         let dates = self.claim_dates();
         let booking = self.booking();
@@ -103,8 +104,12 @@ impl FlowRunner<'_> {
         target: &str,
         timeout_secs: u64,
         interval_ms: u64,
-    ) -> Result<(), String> {
-        let (product_type, contract) = self.state.claimed.clone().ok_or("no claim was made")?;
+    ) -> Result<(), StepError> {
+        let (product_type, contract) = self
+            .state
+            .claimed
+            .clone()
+            .ok_or_else(|| missing("no claim was made"))?;
         let deadline = Instant::now() + Duration::from_secs(timeout_secs);
         loop {
             let mut pending = self.read_contracts_call("await_claim_status").await?;
@@ -128,12 +133,14 @@ impl FlowRunner<'_> {
                 return Ok(());
             }
             if status.settled() {
-                return Err(format!("claim settled in {status}, not {target}"));
+                return Err(StepError::ClaimStatus(format!(
+                    "claim settled in {status}, not {target}"
+                )));
             }
             if Instant::now() >= deadline {
-                return Err(format!(
+                return Err(StepError::ClaimStatus(format!(
                     "claim still {status} after {timeout_secs} s, waiting for {target}"
-                ));
+                )));
             }
             if !self
                 .shared
@@ -141,7 +148,7 @@ impl FlowRunner<'_> {
                 .sleep(Duration::from_millis(interval_ms))
                 .await
             {
-                return Err("interrupted while waiting".into());
+                return Err(StepError::Interrupted);
             }
         }
     }

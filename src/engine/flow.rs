@@ -1,6 +1,7 @@
 //! One flow instance: its steps in order, the state they hand each other, and what is recorded
 //! when a step fails (the rest are skipped with the reason) or the run is interrupted.
 
+use super::step_error::StepError;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -207,7 +208,7 @@ impl<'a> FlowRunner<'a> {
                 self.record_step(index, StepStatus::Passed, None, started);
                 return None;
             }
-            Err(reason) => reason,
+            Err(reason) => reason.to_string(),
         };
         let interrupted = self.shared.cancel.is_cancelled();
         self.record_step(index, StepStatus::Failed, Some(reason.clone()), started);
@@ -243,7 +244,7 @@ impl<'a> FlowRunner<'a> {
         }
     }
 
-    async fn step(&mut self, step: &Step) -> Result<(), String> {
+    async fn step(&mut self, step: &Step) -> Result<(), StepError> {
         match step {
             Step::Quote => self.quote().await,
             Step::Subscribe => self.subscribe().await,

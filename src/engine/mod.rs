@@ -13,6 +13,7 @@ mod negative;
 mod read_step;
 pub(crate) mod reading;
 pub(crate) mod recorder;
+mod step_error;
 mod steps;
 pub(crate) mod tolerant;
 
@@ -34,6 +35,7 @@ pub use endpoints::Endpoints;
 pub use flow::{FlowInstance, FlowResult, FlowState, FlowStatus, ResumePoint};
 pub use gate::{Gate, GateState};
 pub use recorder::{Event, Recorder};
+pub use step_error::StepError;
 
 /// What every flow of a run shares.
 pub struct Shared {

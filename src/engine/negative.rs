@@ -1,6 +1,7 @@
 //! The negative steps of the conformance scenario: requests the provider must refuse. Each
 //! passes when the refusal comes with the expected status; none is counted as a success.
 
+use super::step_error::StepError;
 use chrono::Utc;
 use serde_json::{Value, json};
 
@@ -18,7 +19,7 @@ impl FlowRunner<'_> {
         &mut self,
         case: ErrorCase,
         status: ExpectedStatus,
-    ) -> Result<(), String> {
+    ) -> Result<(), StepError> {
         let step = Step::ExpectError {
             case,
             status: status.clone(),
@@ -49,7 +50,7 @@ impl FlowRunner<'_> {
         &mut self,
         case: ErrorCase,
         step: &str,
-    ) -> Result<RefusedRequest, String> {
+    ) -> Result<RefusedRequest, StepError> {
         let booking = self.booking().clone();
         Ok(match case {
             ErrorCase::BadToken | ErrorCase::PastDate => {
@@ -92,7 +93,11 @@ impl FlowRunner<'_> {
 
     /// Subscriptions the provider must refuse: one without the client's email, one reusing this
     /// flow's booking number, one reusing quote references already subscribed.
-    async fn refused_subscription(&mut self, case: ErrorCase, step: &str) -> Result<Value, String> {
+    async fn refused_subscription(
+        &mut self,
+        case: ErrorCase,
+        step: &str,
+    ) -> Result<Value, StepError> {
         let booking = self.booking().clone();
         let references = if case == ErrorCase::ReusedQuoteReference {
             self.state
@@ -122,7 +127,7 @@ impl FlowRunner<'_> {
     }
 
     /// A real quote, needed by refusals that must not fail on a missing quote first.
-    async fn fresh_quote(&mut self, step: &str) -> Result<(String, String), String> {
+    async fn fresh_quote(&mut self, step: &str) -> Result<(String, String), StepError> {
         let body = json!(Envelope {
             data: self.booking().quote_request(0, false)
         });

@@ -1,5 +1,6 @@
 //! The positive steps: what each sends, what it checks, and what it hands the next step.
 
+use super::step_error::{StepError, missing};
 use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
@@ -45,22 +46,28 @@ impl FlowRunner<'_> {
         context: &Value,
         default_body: Option<Value>,
         expect: Expect,
-    ) -> Result<CallSpec, String> {
+    ) -> Result<CallSpec, StepError> {
         let endpoints = &self.shared.endpoints;
         // A dialect's body template re-spells the body the spec would send, given as `request`.
         let body = match &default_body {
             Some(request) if endpoints.has_body_template(operation) => {
                 let mut context = context.clone();
                 context["request"] = request.clone();
-                endpoints.body(operation, &context, default_body)?
+                endpoints
+                    .body(operation, &context, default_body)
+                    .map_err(StepError::Template)?
             }
-            _ => endpoints.body(operation, context, default_body)?,
+            _ => endpoints
+                .body(operation, context, default_body)
+                .map_err(StepError::Template)?,
         };
         Ok(CallSpec {
             operation,
             step: step.to_string(),
             method: endpoints.method(operation),
-            path: endpoints.path(operation, context)?,
+            path: endpoints
+                .path(operation, context)
+                .map_err(StepError::Template)?,
             body,
             expect,
             wrong_token: None,
@@ -68,7 +75,7 @@ impl FlowRunner<'_> {
     }
 
     /// Finishes the exchange; a failed one fails the step with its first failed check.
-    pub fn conclude(&mut self, pending: Pending) -> Result<(), String> {
+    pub fn conclude(&mut self, pending: Pending) -> Result<(), StepError> {
         let mut failures: Vec<String> = pending
             .checks
             .iter()
@@ -102,11 +109,11 @@ impl FlowRunner<'_> {
         if !others.is_empty() {
             reason = format!("{reason} (also failed: {})", others.join(", "));
         }
-        Err(reason)
+        Err(StepError::Call(reason))
     }
 
     /// A call whose answer only needs its status checked (and its layout noted).
-    async fn send_and_conclude(&mut self, spec: CallSpec) -> Result<(), String> {
+    async fn send_and_conclude(&mut self, spec: CallSpec) -> Result<(), StepError> {
         let mut pending = self.send(spec).await;
         pending.payload();
         self.conclude(pending)
@@ -118,7 +125,7 @@ impl FlowRunner<'_> {
         step: &str,
         body: Value,
         expected: Option<Sign>,
-    ) -> Result<(QuoteRef, Option<f64>), String> {
+    ) -> Result<(QuoteRef, Option<f64>), StepError> {
         let context = self.context(None, None, None);
         let spec = self.spec(
             Operation::Quote,
@@ -156,10 +163,10 @@ impl FlowRunner<'_> {
         if let Some((quote, _)) = &found {
             self.state.made_quotes.push(quote.clone());
         }
-        found.ok_or_else(|| "the quote answer had no id or reference".into())
+        found.ok_or_else(|| missing("the quote answer had no id or reference"))
     }
 
-    pub async fn quote(&mut self) -> Result<(), String> {
+    pub async fn quote(&mut self) -> Result<(), StepError> {
         let booking = self.booking().clone();
         for plan in 0..booking.plans.len() {
             let (quote, _) = self
@@ -176,7 +183,7 @@ impl FlowRunner<'_> {
         Ok(())
     }
 
-    pub async fn subscribe(&mut self) -> Result<(), String> {
+    pub async fn subscribe(&mut self) -> Result<(), StepError> {
         let references: Vec<String> = self
             .state
             .open_quotes
@@ -209,7 +216,7 @@ impl FlowRunner<'_> {
         step: &str,
         context: &Value,
         body: Value,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, StepError> {
         let spec = self.spec(
             operation,
             step,
@@ -226,7 +233,7 @@ impl FlowRunner<'_> {
     }
 
     /// A complete new booking: update quote(s) with the booking number, then PATCH.
-    pub async fn update(&mut self, mutation: Option<Mutation>) -> Result<(), String> {
+    pub async fn update(&mut self, mutation: Option<Mutation>) -> Result<(), StepError> {
         let mutation =
             mutation.unwrap_or(Mutation::ALL[self.instance.ordinal as usize % Mutation::ALL.len()]);
         let update = self
@@ -310,7 +317,7 @@ impl FlowRunner<'_> {
         Some((quotes, delta))
     }
 
-    pub async fn read_contracts_call(&mut self, step: &str) -> Result<Pending, String> {
+    pub async fn read_contracts_call(&mut self, step: &str) -> Result<Pending, StepError> {
         let context = self.context(None, None, None);
         let spec = self.spec(
             Operation::ReadContracts,
@@ -322,7 +329,7 @@ impl FlowRunner<'_> {
         Ok(self.send(spec).await)
     }
 
-    pub async fn read_contracts(&mut self) -> Result<(), String> {
+    pub async fn read_contracts(&mut self) -> Result<(), StepError> {
         let mut pending = self.read_contracts_call("read_contracts").await?;
         pending.payload();
         for product_type in self.booking().product_types.clone() {
@@ -346,13 +353,13 @@ impl FlowRunner<'_> {
         self.conclude(pending)
     }
 
-    pub async fn delete_quote(&mut self) -> Result<(), String> {
+    pub async fn delete_quote(&mut self) -> Result<(), StepError> {
         let quote = self
             .state
             .open_quotes
             .last()
             .cloned()
-            .ok_or("no open quote to delete")?;
+            .ok_or_else(|| missing("no open quote to delete"))?;
         let context = self.context(Some(&quote), None, None);
         let spec = self.spec(
             Operation::QuoteDeletion,
@@ -367,7 +374,7 @@ impl FlowRunner<'_> {
         Ok(())
     }
 
-    pub async fn report_flight_cancellation(&mut self) -> Result<(), String> {
+    pub async fn report_flight_cancellation(&mut self) -> Result<(), StepError> {
         let context = self.context(
             self.state.quotes.first(),
             self.state.contracts.get(WITHDRAWAL).map(String::as_str),
