@@ -69,7 +69,7 @@ impl FlowRunner<'_> {
         context["product_type"] = json!(product_type);
         let spec = self.spec(
             Operation::Claim,
-            "claim",
+            &self.step_name,
             &context,
             Some(json!(Envelope { data: request })),
             Expect::Success(CREATED),
@@ -112,7 +112,7 @@ impl FlowRunner<'_> {
             .ok_or_else(|| missing("no claim was made"))?;
         let deadline = Instant::now() + Duration::from_secs(timeout_secs);
         loop {
-            let mut pending = self.read_contracts_call("await_claim_status").await?;
+            let mut pending = self.read_contracts_call(&self.step_name.clone()).await?;
             pending.payload();
             let mut context = self.context(None, Some(&contract), None);
             context["product_type"] = json!(product_type);

@@ -89,6 +89,8 @@ pub struct FlowRunner<'a> {
     pub resumed_mid_step: bool,
     /// What the step interrupted in an earlier run already got done (see [`ResumePoint`]).
     pub done_in_step: Vec<crate::record::Exchange>,
+    /// The running step's name, from [`Step::name`]: the only place step names come from.
+    pub step_name: String,
 }
 
 fn now() -> String {
@@ -113,6 +115,7 @@ impl<'a> FlowRunner<'a> {
             gatekeeper,
             resumed_mid_step: resume.mid_step,
             done_in_step: resume.done_in_step,
+            step_name: String::new(),
         }
     }
 
@@ -245,6 +248,7 @@ impl<'a> FlowRunner<'a> {
     }
 
     async fn step(&mut self, step: &Step) -> Result<(), StepError> {
+        self.step_name = step.name();
         match step {
             Step::Quote => self.quote().await,
             Step::Subscribe => self.subscribe().await,

@@ -9,7 +9,7 @@ use super::call::Expect;
 use super::flow::FlowRunner;
 use crate::models::{Envelope, Operation};
 use crate::record::Check;
-use crate::scenario::{ErrorCase, ExpectedStatus, Step};
+use crate::scenario::{ErrorCase, ExpectedStatus};
 
 /// The request a refusal case sends: its operation, template context and body.
 type RefusedRequest = (Operation, Value, Option<Value>);
@@ -20,11 +20,7 @@ impl FlowRunner<'_> {
         case: ErrorCase,
         status: ExpectedStatus,
     ) -> Result<(), StepError> {
-        let step = Step::ExpectError {
-            case,
-            status: status.clone(),
-        }
-        .name();
+        let step = self.step_name.clone();
         let (operation, context, body) = self.refused_request(case, &step).await?;
         let expect = Expect::Refusal(status.clone());
         let mut spec = self.spec(operation, &step, &context, body, expect)?;

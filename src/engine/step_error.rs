@@ -43,7 +43,13 @@ mod tests {
             StepError::Call("POST /quotes answered HTTP 400: bad".into()).to_string(),
             "POST /quotes answered HTTP 400: bad"
         );
-        assert_eq!(missing("no claim was made").to_string(), "no claim was made");
-        assert_eq!(StepError::Interrupted.to_string(), "interrupted while waiting");
+        assert_eq!(
+            missing("no claim was made").to_string(),
+            "no claim was made"
+        );
+        assert_eq!(
+            StepError::Interrupted.to_string(),
+            "interrupted while waiting"
+        );
     }
 }

@@ -171,7 +171,7 @@ impl FlowRunner<'_> {
         for plan in 0..booking.plans.len() {
             let (quote, _) = self
                 .quote_call(
-                    "quote",
+                    &self.step_name.clone(),
                     json!(Envelope {
                         data: booking.quote_request(plan, false)
                     }),
@@ -195,7 +195,7 @@ impl FlowRunner<'_> {
         });
         let context = self.context(self.state.open_quotes.first(), None, None);
         let contract = self
-            .write_contract(Operation::Subscription, "subscribe", &context, body)
+            .write_contract(Operation::Subscription, &context, body)
             .await?;
         if let (Some(id), Some(product_type)) = (
             contract.as_ref().and_then(as_text),
@@ -213,13 +213,12 @@ impl FlowRunner<'_> {
     async fn write_contract(
         &mut self,
         operation: Operation,
-        step: &str,
         context: &Value,
         body: Value,
     ) -> Result<Option<Value>, StepError> {
         let spec = self.spec(
             operation,
-            step,
+            &self.step_name,
             context,
             Some(body),
             Expect::Success(CREATED),
@@ -256,7 +255,11 @@ impl FlowRunner<'_> {
                         data: update.booking.quote_request(plan, true)
                     });
                     let (quote, delta) = self
-                        .quote_call("update", body, single.then_some(update.expected_delta))
+                        .quote_call(
+                            &self.step_name.clone(),
+                            body,
+                            single.then_some(update.expected_delta),
+                        )
                         .await?;
                     total_delta = delta
                         .map(|d| d + total_delta.unwrap_or(0.0))
@@ -276,7 +279,7 @@ impl FlowRunner<'_> {
                 data: update.booking.update_request(&ids)
             });
             let context = self.context(quotes.first(), None, None);
-            self.write_contract(Operation::Update, "update", &context, body)
+            self.write_contract(Operation::Update, &context, body)
                 .await?;
         }
         self.state.booking = Some(update.booking);
@@ -330,7 +333,7 @@ impl FlowRunner<'_> {
     }
 
     pub async fn read_contracts(&mut self) -> Result<(), StepError> {
-        let mut pending = self.read_contracts_call("read_contracts").await?;
+        let mut pending = self.read_contracts_call(&self.step_name.clone()).await?;
         pending.payload();
         for product_type in self.booking().product_types.clone() {
             let mut context = self.context(None, None, None);
@@ -363,7 +366,7 @@ impl FlowRunner<'_> {
         let context = self.context(Some(&quote), None, None);
         let spec = self.spec(
             Operation::QuoteDeletion,
-            "delete_quote",
+            &self.step_name,
             &context,
             None,
             Expect::Success(DELETED),
@@ -382,7 +385,7 @@ impl FlowRunner<'_> {
         );
         let spec = self.spec(
             Operation::FlightCancellation,
-            "report_flight_cancellation",
+            &self.step_name,
             &context,
             None,
             Expect::Success(REPORTED),
