@@ -51,14 +51,52 @@ pub fn quoted(evidence: &Evidence) -> std::collections::HashSet<u64> {
 }
 
 pub fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let mut report = Report::new(format!(
+    // A large run has a testcase per step: each suite is built and written in turn, never the
+    // whole report at once. The totals in the opening tag need one counting pass first.
+    let mut totals = Report::new(format!(
         "ppcert {} ({})",
         evidence.run.scenario, evidence.run.id
     ));
     if let Ok(at) = chrono::DateTime::parse_from_rfc3339(&evidence.run.started_at) {
-        report.set_timestamp(at);
+        totals.set_timestamp(at);
     }
-    report.add_test_suite(requirements(evidence));
+    for_each_suite(evidence, |suite| {
+        totals.add_test_suite(suite);
+        totals.test_suites.clear();
+        Ok(())
+    })?;
+    let frame = totals.to_string().map_err(std::io::Error::other)?;
+    let (head, tail) = frame
+        .rsplit_once(CLOSING)
+        .ok_or_else(|| std::io::Error::other("quick-junit wrote no closing tag"))?;
+    out.write_all(head.as_bytes())?;
+    for_each_suite(evidence, |suite| {
+        let mut one = Report::new("");
+        one.add_test_suite(suite);
+        let text = one.to_string().map_err(std::io::Error::other)?;
+        out.write_all(suite_lines(&text).as_bytes())
+    })?;
+    write!(out, "{CLOSING}{tail}")
+}
+
+const CLOSING: &str = "</testsuites>";
+
+/// The `<testsuite>` element of a one-suite report, as quick-junit indents it inside
+/// `<testsuites>`: everything after the opening tag's line, up to the closing tag.
+fn suite_lines(report: &str) -> &str {
+    let body = report
+        .split_once("<testsuites")
+        .map_or("", |(_, rest)| rest);
+    let body = body.split_once('\n').map_or("", |(_, rest)| rest);
+    body.rsplit_once(CLOSING).map_or(body, |(inner, _)| inner)
+}
+
+/// The requirements suite, then one suite per flow, each handed over as soon as it is built.
+fn for_each_suite(
+    evidence: &Evidence,
+    mut each: impl FnMut(TestSuite) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    each(requirements(evidence))?;
     // One pass over each list: the last exchange of every (flow, step), and each flow's steps
     // with the latest record per step (a resumed run records a step again).
     let mut last_exchange: HashMap<(&str, &str), &Exchange> = HashMap::new();
@@ -84,10 +122,9 @@ pub fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::io::Res
                 .copied();
             suite.add_test_case(step_case(evidence, &flow.flow, step, last));
         }
-        report.add_test_suite(suite);
+        each(suite)?;
     }
-    // Written as it is serialised: a large run's XML is never held whole as well.
-    report.serialize(out).map_err(std::io::Error::other)
+    Ok(())
 }
 
 /// The requirement ledger as testcases, so a consumer fails the build exactly when the exit
