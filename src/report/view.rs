@@ -24,7 +24,10 @@ pub struct Headline<'a> {
     pub tool: &'a crate::evidence::Tool,
     pub run: &'a crate::evidence::RunInfo,
     pub requirements: &'a [crate::evidence::RequirementResult],
+    /// The first [`ROWS_SHOWN`]: the templates show no more, and a large run's every booking
+    /// converted into template values would cost more than the rest of the report.
     pub bookings: &'a [crate::evidence::BookingRecord],
+    pub booking_count: usize,
     pub warnings: &'a [String],
     pub exchange_count: usize,
     pub flow_count: usize,
@@ -437,7 +440,8 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
             tool: &evidence.tool,
             run: &evidence.run,
             requirements: &evidence.requirements,
-            bookings: &evidence.bookings,
+            bookings: &evidence.bookings[..evidence.bookings.len().min(ROWS_SHOWN)],
+            booking_count: evidence.bookings.len(),
             warnings: &evidence.warnings,
             exchange_count: evidence.exchanges.len(),
             flow_count: evidence.flows.len(),

@@ -39,6 +39,18 @@ async fn report_html_shows_a_bounded_sample_and_says_so() {
         "the report says what it left out"
     );
     assert!(html.contains("evidence.json and journal.jsonl keep all"));
+    // Only the first rows of bookings reach the template, but the heading counts them all.
+    let bookings = evidence["bookings"].as_array().unwrap().len();
+    assert!(
+        html.contains(&format!("Bookings ({bookings})")),
+        "{bookings}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("b/report.md")).unwrap();
+    assert!(md.contains(&format!("### Bookings ({bookings})")));
+    if bookings > ppcert::report::view::ROWS_SHOWN {
+        let more = bookings - ppcert::report::view::ROWS_SHOWN;
+        assert!(html.contains(&format!("{more} more bookings in evidence.json")));
+    }
     // The sample is bounded by a constant, not by the run: this run's HTML is already far
     // below the 10 MB cap, and a run 50 times larger shows the same number of exchanges.
     assert!(html.len() < 2 * 1024 * 1024, "{} bytes", html.len());
