@@ -13,6 +13,7 @@ mod negative;
 mod read_step;
 pub(crate) mod reading;
 pub(crate) mod recorder;
+mod resume;
 mod step_error;
 mod steps;
 pub(crate) mod tolerant;
@@ -26,7 +27,6 @@ use tokio::sync::Semaphore;
 
 use crate::datagen::Generator;
 use crate::environment::Environment;
-use crate::record::{Exchange, StepEvent, StepStatus};
 use crate::scenario::Scenario;
 pub use cancel::Cancel;
 pub use claims::claim_day;
@@ -35,6 +35,7 @@ pub use endpoints::Endpoints;
 pub use flow::{FlowInstance, FlowResult, FlowState, FlowStatus, ResumePoint};
 pub use gate::{Gate, GateState};
 pub use recorder::{Event, Recorder};
+pub use resume::resume_points;
 pub use step_error::StepError;
 
 /// What every flow of a run shares.
@@ -68,47 +69,6 @@ pub fn plan(scenario: &Scenario, flight_seller: bool, scale: u32) -> Vec<FlowIns
         }
     }
     instances
-}
-
-/// Where each flow of an interrupted run picks up, from its journal.
-pub fn resume_points(
-    instances: &[FlowInstance],
-    started: &[(String, usize)],
-    steps: &[StepEvent],
-    exchanges: &[Exchange],
-) -> HashMap<String, ResumePoint> {
-    let mut points = HashMap::new();
-    for instance in instances {
-        let mut point = ResumePoint::default();
-        for event in steps.iter().filter(|e| e.flow == instance.label) {
-            if event.status == StepStatus::Passed && event.step_index == point.next_step {
-                point.next_step += 1;
-                point.state = event
-                    .state
-                    .clone()
-                    .and_then(|s| serde_json::from_value(s).ok());
-            }
-        }
-        if point.next_step > 0 && point.state.is_none() {
-            point = ResumePoint::default();
-        }
-        point.mid_step = started
-            .iter()
-            .any(|(flow, index)| *flow == instance.label && *index == point.next_step);
-        if point.mid_step
-            && let Some(step) = instance.steps.get(point.next_step)
-        {
-            // What the interrupted step already got done: it is finished, not redone.
-            let name = step.name();
-            point.done_in_step = exchanges
-                .iter()
-                .filter(|e| e.flow == instance.label && e.step == name && e.counts_as_success())
-                .cloned()
-                .collect();
-        }
-        points.insert(instance.label.clone(), point);
-    }
-    points
 }
 
 /// Runs every instance, starting them in plan order as permits free up. The first one not yet
@@ -157,7 +117,7 @@ pub async fn execute(
                 Ok(result) => result,
                 Err(panic) => crashed(&shared, &instance, panic),
             };
-            (position, result)
+            (position, result.settled())
         });
         // A finished task holds its whole future until joined: reaped as the run goes, a
         // scale-1000 run keeps a slot's worth, not twelve thousand of them (64 MB).
