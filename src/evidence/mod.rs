@@ -297,3 +297,45 @@ impl Evidence {
         Ok(evidence)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{FlowState, FlowStatus};
+
+    /// The run keeps finished flows settled (their trip dropped); the bookings the evidence
+    /// lists must not lose anything by it.
+    #[test]
+    fn a_settled_flow_gives_the_same_booking_record() {
+        let start = chrono::Utc::now();
+        let booking = crate::datagen::Generator::new(7, "R", start, Default::default()).booking(3);
+        let quote = |id: &str| crate::engine::flow::QuoteRef {
+            id: id.into(),
+            reference: format!("ref-{id}"),
+        };
+        let result = FlowResult {
+            label: "lifecycle#4".into(),
+            flow: "lifecycle".into(),
+            state: FlowState {
+                booking: Some(booking),
+                open_quotes: vec![quote("q3")],
+                quotes: vec![quote("q2")],
+                made_quotes: vec![quote("q1"), quote("q2"), quote("q3")],
+                contracts: [(WITHDRAWAL.to_string(), "ct1".to_string())].into(),
+                claim_status: Some(crate::models::ClaimStatus::Refunded),
+                price_delta: Some(-4.5),
+                ..Default::default()
+            },
+            status: FlowStatus::Completed,
+            reason: None,
+        };
+        let whole = serde_json::to_value(booking_record(&result)).unwrap();
+        let settled = result.settled();
+        assert!(settled.state.booking.as_ref().unwrap().plans.is_empty());
+        assert_eq!(
+            serde_json::to_value(booking_record(&settled)).unwrap(),
+            whole
+        );
+        assert_eq!(whole["quotes"].as_array().unwrap().len(), 3);
+    }
+}
