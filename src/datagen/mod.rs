@@ -19,8 +19,8 @@ pub use flights::{flight_duration, local_iso};
 pub use mutate::{Mutation, Sign, Update};
 
 use crate::models::{
-    Beneficiary, Client, Flight, Journey, Money, QuoteRequest, QuoteSelection, QuoteTraveler,
-    SubscriptionRequest, Traveler, Trip, UpdateQuote, UpdateRequest, WITHDRAWAL,
+    Beneficiary, Client, Flight, Journey, Money, ProductType, QuoteRequest, QuoteSelection,
+    QuoteTraveler, SubscriptionRequest, Traveler, Trip, UpdateQuote, UpdateRequest, WITHDRAWAL,
 };
 
 /// What a scenario asks of its data.
@@ -67,7 +67,7 @@ pub struct FlightPlan {
 pub struct Booking {
     pub number: String,
     pub currency: String,
-    pub product_types: Vec<String>,
+    pub product_types: Vec<ProductType>,
     pub plans: Vec<FlightPlan>,
     pub client: Client,
     pub beneficiary: Beneficiary,
@@ -159,7 +159,10 @@ impl Generator {
         Booking {
             number: self.booking_number(index),
             currency: profile.currency.clone(),
-            product_types: profile.product_types.clone(),
+            // The scenario's check refuses a name that is not a product type.
+            product_types: (profile.product_types.iter())
+                .filter_map(|name| ProductType::parse(name))
+                .collect(),
             plans,
             client,
             beneficiary,
@@ -188,7 +191,7 @@ impl Booking {
     /// The quote of one flight plan; `for_update` names the booking, making it an update quote.
     pub fn quote_request(&self, plan: usize, for_update: bool) -> QuoteRequest {
         let plan = &self.plans[plan];
-        let default_cover = self.product_types.len() == 1 && self.product_types[0] == WITHDRAWAL;
+        let default_cover = self.product_types == [ProductType::Withdrawal];
         QuoteRequest {
             currency: self.currency.clone(),
             trips: vec![Trip {
@@ -206,7 +209,12 @@ impl Booking {
                     .collect(),
             }],
             booking_number: for_update.then(|| self.number.clone()),
-            product_types: (!default_cover).then(|| self.product_types.clone()),
+            product_types: (!default_cover).then(|| {
+                self.product_types
+                    .iter()
+                    .map(|t| t.as_str().into())
+                    .collect()
+            }),
         }
     }
 

@@ -8,7 +8,7 @@ use super::client::{Attempt, Request};
 use super::flow::FlowRunner;
 use super::gate::GateState;
 use super::tolerant;
-use crate::models::{Operation, WITHDRAWAL};
+use crate::models::{Operation, ProductType};
 use crate::record::{Check, Exchange, Outcome};
 use crate::scenario::ExpectedStatus;
 
@@ -231,7 +231,7 @@ impl FlowRunner<'_> {
     async fn reconcile_by_reading(
         &mut self,
         step: &str,
-        claimed: Option<(String, String)>,
+        claimed: Option<(ProductType, String)>,
     ) -> Option<String> {
         let context = self.context(None, None, None);
         let spec = self
@@ -251,14 +251,17 @@ impl FlowRunner<'_> {
                     .state
                     .booking
                     .as_ref()
-                    .and_then(|b| b.product_types.first().cloned())
-                    .unwrap_or_else(|| WITHDRAWAL.into());
-                (!tolerant::contracts(&payload, &product_type).0.is_empty())
-                    .then(|| "the booking's contracts exist".to_string())
+                    .and_then(|b| b.product_types.first().copied())
+                    .unwrap_or(ProductType::Withdrawal);
+                (!tolerant::contracts(&payload, product_type.as_str())
+                    .0
+                    .is_empty())
+                .then(|| "the booking's contracts exist".to_string())
             }
             Some((product_type, id)) => {
-                let status = super::reading::claimed_contract_status(&payload, product_type, id)
-                    .and_then(|(status, _)| status.as_str().map(str::to_string));
+                let status =
+                    super::reading::claimed_contract_status(&payload, product_type.as_str(), id)
+                        .and_then(|(status, _)| status.as_str().map(str::to_string));
                 status.map(|status| {
                     self.state.claim_status = Some(status.clone().into());
                     format!("the contract shows a claim in status {status}")

@@ -12,9 +12,7 @@ use super::flow::FlowRunner;
 use super::reading::{Need, as_text, claimed_contract_status};
 use super::steps::CREATED;
 use crate::environment::Environment;
-use crate::models::{
-    CHANGE_FOR_ANY_REASON, ClaimRequest, ClaimStatus, Envelope, Operation, WITHDRAWAL,
-};
+use crate::models::{ClaimRequest, ClaimStatus, Envelope, Operation, ProductType};
 use crate::record::Check;
 
 /// A postdated claim must land at least 24 h after the subscription; an hour more absorbs clock skew.
@@ -41,22 +39,22 @@ impl FlowRunner<'_> {
         ))
     }
 
-    pub async fn claim(&mut self, product_type: Option<&str>) -> Result<(), StepError> {
-        let product_type = product_type.unwrap_or(WITHDRAWAL).to_string();
+    pub async fn claim(&mut self, product_type: Option<ProductType>) -> Result<(), StepError> {
+        let product_type = product_type.unwrap_or(ProductType::Withdrawal);
         let contract = self
             .state
             .contracts
             .get(&product_type)
             .cloned()
             .ok_or_else(|| missing(format!("no {product_type} contract id was read")))?;
-        self.state.claimed = Some((product_type.clone(), contract.clone()));
+        self.state.claimed = Some((product_type, contract.clone()));
         let dates = self.claim_dates();
         let booking = self.booking();
-        let cfar = product_type == CHANGE_FOR_ANY_REASON;
+        let cfar = product_type == ProductType::ChangeForAnyReason;
         let request = ClaimRequest {
             modification_cost: cfar
                 .then(|| json!(crate::datagen::round_cents(booking.trip_price() * 0.2))),
-            product_type: cfar.then(|| product_type.clone()),
+            product_type: cfar.then(|| product_type.as_str().to_string()),
             // The spec types claimDate as a date: the day form is what the API is sure to read.
             claim_date: dates.as_ref().map(|(_, day)| day.clone()),
             beneficiary: Some(booking.beneficiary.clone()),
@@ -122,7 +120,7 @@ impl FlowRunner<'_> {
                     "claim_status",
                     &context,
                     Need::Required,
-                    |body| claimed_contract_status(body, &product_type, &contract),
+                    |body| claimed_contract_status(body, product_type.as_str(), &contract),
                 )
                 .as_ref()
                 .and_then(as_text);

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::Shared;
 use super::recorder::Event;
 use crate::datagen::{Booking, Mutation};
+use crate::models::ProductType;
 use crate::record::{StepEvent, StepStatus};
 use crate::scenario::Step;
 
@@ -44,9 +45,9 @@ pub struct FlowState {
     pub made_quotes: Vec<QuoteRef>,
     pub subscribed_at: Option<String>,
     /// Contract id by product type.
-    pub contracts: BTreeMap<String, String>,
+    pub contracts: BTreeMap<ProductType, String>,
     /// (product type, contract id) of the claim made.
-    pub claimed: Option<(String, String)>,
+    pub claimed: Option<(ProductType, String)>,
     pub claim_status: Option<crate::models::ClaimStatus>,
     pub price_delta: Option<f64>,
     pub mutation: Option<Mutation>,
@@ -270,7 +271,7 @@ impl<'a> FlowRunner<'a> {
             Step::Subscribe => self.subscribe().await,
             Step::Update { mutation } => self.update(*mutation).await,
             Step::ReadContracts => self.read_contracts().await,
-            Step::Claim { product_type } => self.claim(product_type.as_deref()).await,
+            Step::Claim { product_type } => self.claim(*product_type).await,
             Step::DeleteQuote => self.delete_quote().await,
             Step::ReportFlightCancellation => self.report_flight_cancellation().await,
             Step::AwaitClaimStatus {

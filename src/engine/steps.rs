@@ -9,7 +9,7 @@ use super::flow::{FlowRunner, QuoteRef};
 use super::reading::{Need, as_text};
 use super::tolerant;
 use crate::datagen::{Mutation, Sign};
-use crate::models::{Envelope, Operation, WITHDRAWAL};
+use crate::models::{Envelope, Operation, ProductType};
 use crate::record::Check;
 
 pub(super) const CREATED: &[u16] = &[200, 201];
@@ -380,7 +380,9 @@ impl FlowRunner<'_> {
     pub async fn report_flight_cancellation(&mut self) -> Result<(), StepError> {
         let context = self.context(
             self.state.quotes.first(),
-            self.state.contracts.get(WITHDRAWAL).map(String::as_str),
+            (self.state.contracts)
+                .get(&ProductType::Withdrawal)
+                .map(String::as_str),
             None,
         );
         let spec = self.spec(

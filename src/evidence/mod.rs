@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::flow::QuoteRef;
 use crate::engine::{FlowResult, FlowStatus};
-use crate::models::{Operation, WITHDRAWAL};
+use crate::models::{Operation, ProductType};
 use crate::record::{Exchange, StepEvent, StepStatus};
 use crate::scenario::Requirement;
 
@@ -205,7 +205,7 @@ fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {
         quotes: state.made_quotes.clone(),
         contract_id: state
             .contracts
-            .get(WITHDRAWAL)
+            .get(&ProductType::Withdrawal)
             .or_else(|| state.contracts.values().next())
             .cloned(),
         claim_status: state.claim_status.as_ref().map(ToString::to_string),
@@ -321,7 +321,7 @@ mod tests {
                 open_quotes: vec![quote("q3")],
                 quotes: vec![quote("q2")],
                 made_quotes: vec![quote("q1"), quote("q2"), quote("q3")],
-                contracts: [(WITHDRAWAL.to_string(), "ct1".to_string())].into(),
+                contracts: [(ProductType::Withdrawal, "ct1".to_string())].into(),
                 claim_status: Some(crate::models::ClaimStatus::Refunded),
                 price_delta: Some(-4.5),
                 ..Default::default()

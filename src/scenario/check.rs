@@ -118,7 +118,7 @@ impl Made {
                     "a `read_contracts` (the claim is made on the contract id it reads)",
                 )?;
                 if let Some(t) = product_type
-                    && !profile.product_types.contains(t)
+                    && !profile.product_types.iter().any(|name| name == t.as_str())
                 {
                     return Err(Problem::Invalid(format!(
                         "product_type `{t}` is not in data.product_types"
@@ -259,6 +259,17 @@ mod tests {
             let err = parse("x.toml", &scenario(data, quote)).unwrap_err();
             assert!(err.message.contains(expected), "{data}: {}", err.message);
         }
+        // A claim's product type is a type: an unknown one is refused where it is written.
+        let steps = r#"{ action = "claim", product_type = "HOTEL" }"#;
+        let err = parse("x.toml", &scenario("", steps)).unwrap_err();
+        assert_eq!(err.line, Some(7));
+        assert!(
+            err.message.contains(
+                "unknown variant `HOTEL`, expected `WITHDRAWAL` or `CHANGE_FOR_ANY_REASON`"
+            ),
+            "{}",
+            err.message
+        );
         let empty = parse("x.toml", "name = \"x\"\ndescription = \"d\"\nflows = []\n").unwrap_err();
         assert!(
             empty.message.contains("at least one flow"),

@@ -90,7 +90,7 @@ pub enum Step {
     /// POST a claim on the booking's contract of `product_type` (default WITHDRAWAL).
     Claim {
         #[serde(default)]
-        product_type: Option<String>,
+        product_type: Option<crate::models::ProductType>,
     },
     /// Delete the flow's open quote.
     DeleteQuote,

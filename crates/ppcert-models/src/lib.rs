@@ -40,6 +40,13 @@ impl ProductType {
     }
 }
 
+/// As the spec spells it, the way messages name it.
+impl std::fmt::Display for ProductType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The only `ageRange` value the spec shows.
 pub const ADULT: &str = "ADULT";
 
