@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{ColorChoice, OutputArgs};
-use crate::engine::Event;
+use crate::engine::{RunEvent, Subscriber};
 use crate::evidence::{Evidence, Verdict};
 use crate::models::Operation;
 use crate::record::StepStatus;
@@ -101,30 +101,48 @@ impl Progress {
         }
     }
 
-    pub fn observe(&self, event: &Event) {
-        match event {
-            Event::Sending { operation } => self.tally(*operation, 0, 1),
-            Event::Exchange {
-                operation,
-                counted,
-                failed,
-                line,
-                last_attempt,
-            } => {
-                if *counted && let Some(bar) = self.bars.get(operation) {
-                    bar.inc(1);
-                }
-                self.tally(*operation, u64::from(*failed), -i64::from(*last_attempt));
-                if self.mode.verbose && self.mode.progress != ProgressMode::Quiet {
-                    match &self.multi {
-                        Some(multi) => {
-                            let _ = multi.println(line);
-                        }
-                        None => crate::tell!("{line}"),
-                    }
-                }
+    /// An exchange: the bar of its operation when the provider counts it, the failures and
+    /// calls in flight beside it, and with `-v` its line (`POST https://… → 201 (84 ms)`).
+    fn exchange(&self, exchange: &crate::record::Exchange) {
+        let counted = exchange.counts_as_success();
+        // A counted kind's final attempt that did not succeed (the ledger's `failed`).
+        let failed = !counted && !exchange.retried && !exchange.expected_error;
+        let last_attempt = !exchange.retried;
+        if counted && let Some(bar) = self.bars.get(&exchange.operation) {
+            bar.inc(1);
+        }
+        self.tally(
+            exchange.operation,
+            u64::from(failed),
+            -i64::from(last_attempt),
+        );
+        if !self.mode.verbose || self.mode.progress == ProgressMode::Quiet {
+            return;
+        }
+        let answer = match (&exchange.response, &exchange.error) {
+            (Some(response), _) => response.status.to_string(),
+            (None, Some(error)) => format!("no answer: {error}"),
+            (None, None) => "no answer".into(),
+        };
+        let line = format!(
+            "{} {} → {answer} ({} ms)",
+            exchange.method, exchange.url, exchange.duration_ms
+        );
+        match &self.multi {
+            Some(multi) => {
+                let _ = multi.println(line);
             }
-            Event::FlowDone {
+            None => crate::tell!("{line}"),
+        }
+    }
+}
+
+impl Subscriber for Progress {
+    fn on(&self, event: &RunEvent) {
+        match event {
+            RunEvent::Sending { operation, .. } => self.tally(*operation, 0, 1),
+            RunEvent::ExchangeFinished(exchange) => self.exchange(exchange),
+            RunEvent::FlowFinished {
                 label,
                 status,
                 steps,
@@ -148,9 +166,12 @@ impl Progress {
                     crate::tell!("[{done}/{total}] {label} {word} ({steps} steps){why}");
                 }
             }
+            RunEvent::StepStarted { .. } | RunEvent::StepFinished(_) => {}
         }
     }
+}
 
+impl Progress {
     /// Counts failures and calls in flight for `operation`, and shows them beside its bar.
     fn tally(&self, operation: Operation, failed: u64, in_flight: i64) {
         let Some(bar) = self.bars.get(&operation) else {

@@ -11,9 +11,10 @@ use chrono::{SecondsFormat, Utc};
 
 use crate::cli::ProxyArgs;
 use crate::config::{Target, dialect_choice, load_file, request_timeout, target_only};
-use crate::engine::{Endpoints, FlowResult, FlowState, FlowStatus, Recorder};
+use crate::engine::{Endpoints, FlowResult, FlowState, FlowStatus};
 use crate::environment::Environment;
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
+use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::journal::{Journal, Line};
 use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
@@ -140,11 +141,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
                 journal.path().display()
             ))
         })?;
-    let recorder = Arc::new(Recorder::new(
-        Some(journal),
-        (Vec::new(), Vec::new()),
-        Box::new(|_| {}),
-    ));
+    let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
     let required: BTreeMap<_, _> = config
         .requirements
         .iter()
@@ -159,7 +156,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
             Routes::new(&config.endpoints),
             rules,
             (config.strict, config.timeout),
-            recorder.clone(),
+            recording,
             required,
         )
         .map_err(Failure::usage)?,
@@ -220,7 +217,7 @@ async fn finish(
     dir: &Path,
     sandbox: Option<crate::sandbox::Sandbox>,
 ) -> Result<u8, Failure> {
-    let recorded = proxy.recorder.take();
+    let recorded = proxy.recording.take();
     run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
     run.complete = true;
     let mut labels: Vec<String> = recorded.exchanges.iter().map(|e| e.flow.clone()).collect();
@@ -263,7 +260,7 @@ async fn finish(
     let published = super::run::publish(
         dir,
         &mut evidence,
-        &proxy.recorder,
+        &proxy.recording,
         &crate::report::Format::ALL,
     );
     if let Some(sandbox) = sandbox {

@@ -13,10 +13,11 @@ use crate::cli::RunArgs;
 use crate::config::{RunConfig, Target};
 use crate::datagen::{Generator, run_id};
 use crate::engine::{
-    self, ApiClient, Cancel, FlowInstance, FlowResult, FlowStatus, Gate, GateState, Recorder,
+    self, ApiClient, Cancel, FlowInstance, FlowResult, FlowStatus, Gate, GateState, RunEvent,
     Shared,
 };
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
+use crate::evidence::collect::Recording;
 use crate::evidence::{self, Evidence, Partner, RunInfo, TargetInfo};
 use crate::journal::{self, Journal, Line};
 use crate::models::Operation;
@@ -206,22 +207,19 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         &planned(&instances, &config),
         instances.len(),
     ));
-    let observer = progress.clone();
-    let recorder = Arc::new(Recorder::new(
-        Some(journal),
-        recorded,
-        Box::new(move |event| observer.observe(event)),
-    ));
+    let recording = Recording::new(journal, recorded, vec![progress.clone()]);
     // Requests a dead run had in flight go on the record before anything new is sent.
     for exchange in in_flight {
-        recorder.exchange(exchange);
+        recording
+            .events
+            .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
     }
     let shared = Arc::new(shared_state(
         &config,
         &run,
         &base_url,
         token,
-        recorder.clone(),
+        recording.events.clone(),
         start,
     )?);
     if mode.progress != crate::output::ProgressMode::Quiet {
@@ -247,7 +245,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let mut evidence = finish(
         &config,
         run,
-        &recorder,
+        &recording,
         &results,
         (interrupted, engine_error),
     );
@@ -257,7 +255,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
             .await;
         evidence.webhooks = Some(section);
     }
-    let published = publish(&dir, &mut evidence, &recorder, &config.formats);
+    let published = publish(&dir, &mut evidence, &recording, &config.formats);
     if let Some(sandbox) = opened.sandbox {
         let _ = sandbox.shutdown().await;
     }
@@ -329,7 +327,7 @@ fn shared_state(
     run: &RunInfo,
     base_url: &str,
     token: Secret,
-    recorder: Arc<Recorder>,
+    events: Arc<engine::EventStream>,
     now: DateTime<Utc>,
 ) -> Result<Shared, Failure> {
     let run_start = DateTime::parse_from_rfc3339(&run.started_at)
@@ -353,7 +351,7 @@ fn shared_state(
             config.scenario.scenario.data.clone(),
         ),
         environment: config.environment(),
-        recorder,
+        events,
         cancel: Cancel::default(),
         gate: Gate::default(),
         concurrency: config.concurrency,
@@ -364,10 +362,10 @@ fn shared_state(
 pub(crate) fn publish(
     dir: &Path,
     evidence: &mut Evidence,
-    recorder: &Recorder,
+    recording: &Recording,
     formats: &[crate::report::Format],
 ) -> Result<(), String> {
-    recorder.line(Line::End {
+    recording.write_line(&Line::End {
         at: Utc::now().to_rfc3339(),
         complete: evidence.run.complete,
     });
@@ -390,11 +388,11 @@ pub(crate) fn publish(
 fn finish(
     config: &RunConfig,
     mut run: RunInfo,
-    recorder: &Recorder,
+    recording: &Recording,
     results: &[FlowResult],
     (interrupted, engine_error): (bool, Option<String>),
 ) -> Evidence {
-    let recorded = recorder.take();
+    let recorded = recording.take();
     run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
     // A run whose engine died has no flow results: it is incomplete, never a pass.
     run.complete = !interrupted

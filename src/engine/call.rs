@@ -5,6 +5,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::client::{Attempt, Request};
+use super::events::RunEvent;
 use super::flow::FlowRunner;
 use super::gate::GateState;
 use super::tolerant;
@@ -145,21 +146,14 @@ impl FlowRunner<'_> {
             retry_without_answer: !(self.gatekeeper
                 && self.shared.gate.state() == GateState::Pending),
         };
-        self.shared
-            .recorder
-            .notify(super::recorder::Event::Sending {
-                operation: spec.operation,
-            });
-        if request.method != Method::GET {
-            self.shared.recorder.line(crate::journal::Line::Sending {
-                flow: self.instance.label.clone(),
-                step: spec.step.clone(),
-                operation: spec.operation,
-                method: spec.method.to_string(),
-                url: self.shared.client.url(&spec.path),
-                at: chrono::Utc::now().to_rfc3339(),
-            });
-        }
+        self.shared.events.emit(RunEvent::Sending {
+            flow: self.instance.label.clone(),
+            step: spec.step.clone(),
+            operation: spec.operation,
+            method: spec.method.to_string(),
+            url: self.shared.client.url(&spec.path),
+            at: chrono::Utc::now().to_rfc3339(),
+        });
         let mut attempts = self
             .shared
             .client
@@ -177,7 +171,9 @@ impl FlowRunner<'_> {
                     .clone()
                     .unwrap_or_else(|| format!("HTTP {}: retried", attempt.status().unwrap_or(0))),
             ));
-            self.shared.recorder.exchange(exchange);
+            self.shared
+                .events
+                .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
         }
         if self.gatekeeper && !matches!(spec.expect, Expect::Refusal(_)) {
             let state = match (
@@ -313,7 +309,9 @@ impl FlowRunner<'_> {
         exchange.reconciled = pending.reconciled;
         exchange.layout = pending.layout;
         exchange.reads = pending.reads;
-        self.shared.recorder.exchange(exchange);
+        self.shared
+            .events
+            .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
         passed
     }
 }

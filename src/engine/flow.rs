@@ -10,7 +10,7 @@ use chrono::{SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::Shared;
-use super::recorder::Event;
+use super::events::RunEvent;
 use crate::datagen::{Booking, Mutation};
 use crate::models::ProductType;
 use crate::record::{StepEvent, StepStatus};
@@ -150,7 +150,7 @@ impl<'a> FlowRunner<'a> {
         reason: Option<String>,
         started: (String, Instant),
     ) {
-        self.shared.recorder.step(StepEvent {
+        self.shared.events.emit(RunEvent::StepFinished(StepEvent {
             flow: self.instance.label.clone(),
             step_index: index,
             step: self.instance.steps[index].name(),
@@ -160,7 +160,7 @@ impl<'a> FlowRunner<'a> {
             duration_ms: started.1.elapsed().as_millis() as u64,
             state: (status == StepStatus::Passed)
                 .then(|| serde_json::to_value(&self.state).unwrap_or_default()),
-        });
+        }));
     }
 
     fn skip_rest(&self, from: usize, reason: &str) {
@@ -214,12 +214,10 @@ impl<'a> FlowRunner<'a> {
             return Some((FlowStatus::NotRun, why));
         }
         let started = (now(), Instant::now());
-        self.shared
-            .recorder
-            .line(crate::journal::Line::StepStarted {
-                flow: self.instance.label.clone(),
-                step_index: index,
-            });
+        self.shared.events.emit(RunEvent::StepStarted {
+            flow: self.instance.label.clone(),
+            step_index: index,
+        });
         let result = self.step(step).await;
         self.resumed_mid_step = false;
         self.done_in_step.clear();
@@ -249,7 +247,7 @@ impl<'a> FlowRunner<'a> {
             FlowStatus::Failed => StepStatus::Failed,
             _ => StepStatus::Skipped,
         };
-        self.shared.recorder.notify(Event::FlowDone {
+        self.shared.events.emit(RunEvent::FlowFinished {
             label: self.instance.label.clone(),
             status: shown,
             steps,

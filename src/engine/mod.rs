@@ -7,12 +7,12 @@ mod claims;
 pub mod client;
 pub(crate) mod context;
 pub(crate) mod endpoints;
+pub(crate) mod events;
 pub(crate) mod flow;
 pub(crate) mod gate;
 mod negative;
 mod read_step;
 pub(crate) mod reading;
-pub(crate) mod recorder;
 mod resume;
 mod step_error;
 mod steps;
@@ -32,9 +32,9 @@ pub use cancel::Cancel;
 pub use claims::claim_day;
 pub use client::ApiClient;
 pub use endpoints::Endpoints;
+pub use events::{EventStream, RunEvent, Subscriber};
 pub use flow::{FlowInstance, FlowResult, FlowState, FlowStatus, ResumePoint};
 pub use gate::{Gate, GateState};
-pub use recorder::{Event, Recorder};
 pub use resume::resume_points;
 pub use step_error::StepError;
 
@@ -44,7 +44,7 @@ pub struct Shared {
     pub endpoints: Endpoints,
     pub generator: Generator,
     pub environment: Environment,
-    pub recorder: Arc<Recorder>,
+    pub events: Arc<EventStream>,
     pub cancel: Cancel,
     pub gate: Gate,
     pub concurrency: usize,

@@ -18,7 +18,8 @@ use axum::response::{IntoResponse, Response};
 use chrono::{SecondsFormat, Utc};
 use tokio::sync::Notify;
 
-use crate::engine::Recorder;
+use crate::engine::RunEvent;
+use crate::evidence::collect::Recording;
 use crate::models::Operation;
 use crate::record::{StepEvent, StepStatus};
 use crate::sandbox::validate::ApiFailure;
@@ -53,7 +54,7 @@ pub struct Proxy {
     /// Answer a violating request locally with the sandbox's 400 instead of forwarding it.
     pub strict: bool,
     pub client: reqwest::Client,
-    pub recorder: Arc<Recorder>,
+    pub recording: Recording,
     /// Successes per operation, and what "met" means.
     ledger: Mutex<BTreeMap<Operation, u32>>,
     required: BTreeMap<Operation, u32>,
@@ -71,7 +72,7 @@ impl Proxy {
         routes: Routes,
         rules: Rules,
         (strict, timeout): (bool, std::time::Duration),
-        recorder: Arc<Recorder>,
+        recording: Recording,
         required: BTreeMap<Operation, u32>,
     ) -> Result<Proxy, String> {
         crate::engine::client::install_crypto_provider();
@@ -91,7 +92,7 @@ impl Proxy {
             rules,
             strict,
             client,
-            recorder,
+            recording,
             ledger: Mutex::new(BTreeMap::new()),
             required,
             met: Notify::new(),
@@ -195,8 +196,10 @@ impl Proxy {
                 .entry(exchange.operation)
                 .or_default() += 1;
         }
-        self.recorder.exchange(exchange);
-        self.recorder.step(step);
+        self.recording
+            .events
+            .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
+        self.recording.events.emit(RunEvent::StepFinished(step));
         if counted && self.all_met() {
             self.met.notify_one();
         }

@@ -10,6 +10,9 @@ use serde_json::Value;
 
 use crate::record::{Exchange, StepEvent};
 
+mod writer;
+pub use writer::JournalWriter;
+
 pub const FILE_NAME: &str = "journal.jsonl";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

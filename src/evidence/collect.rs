@@ -1,0 +1,115 @@
+//! The evidence's subscriber to the run's event stream: every exchange and step of the run,
+//! each exchange kept slim once the journal has it, and the wiring of a run's recording.
+
+use std::sync::{Arc, Mutex};
+
+use crate::engine::{EventStream, RunEvent, Subscriber};
+use crate::journal::{Archive, Journal, JournalWriter, Line};
+use crate::record::{Exchange, StepEvent};
+
+/// Everything recorded, for the evidence.
+pub struct Recorded {
+    /// Slim (see [`Exchange::slim`]) except those the journal could not hold.
+    pub exchanges: Vec<Exchange>,
+    pub steps: Vec<StepEvent>,
+    pub journal_error: Option<String>,
+    /// Where the whole exchanges are.
+    pub archive: Option<Archive>,
+}
+
+#[derive(Default)]
+struct Collected {
+    exchanges: Vec<Exchange>,
+    steps: Vec<StepEvent>,
+    /// An exchange kept shows the sandbox's header (one suffices).
+    sandbox_marked: bool,
+}
+
+pub struct Collector(Mutex<Collected>);
+
+impl Subscriber for Collector {
+    fn on(&self, event: &RunEvent) {
+        let mut collected = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            RunEvent::ExchangeFinished(exchange) => {
+                let mut kept = Exchange::clone(exchange);
+                let names_sandbox = (kept.response.as_ref())
+                    .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER));
+                kept.slim(names_sandbox && !collected.sandbox_marked);
+                collected.sandbox_marked |= names_sandbox;
+                collected.exchanges.push(kept);
+            }
+            // The flow state travels to the journal only: resume reads it from there, and a
+            // snapshot per step in memory would grow a large run by megabytes for nothing.
+            RunEvent::StepFinished(step) => collected.steps.push(StepEvent {
+                state: None,
+                ..step.clone()
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// A run's recording: the event stream the engine emits into, the journal and the collector
+/// subscribed to it (with any other subscriber, such as the progress display).
+pub struct Recording {
+    pub events: Arc<EventStream>,
+    journal: Arc<JournalWriter>,
+    collector: Arc<Collector>,
+}
+
+impl Recording {
+    /// `previous` holds what a resumed run already recorded (read from this journal, so kept
+    /// slim); numbering continues after it.
+    pub fn new(
+        journal: Journal,
+        previous: (Vec<Exchange>, Vec<StepEvent>),
+        others: Vec<Arc<dyn Subscriber>>,
+    ) -> Recording {
+        let (mut exchanges, steps) = previous;
+        let next_seq = exchanges.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
+        exchanges.iter_mut().for_each(|x| x.slim(true));
+        let journal = Arc::new(JournalWriter::new(journal));
+        let collector = Arc::new(Collector(Mutex::new(Collected {
+            exchanges,
+            steps,
+            sandbox_marked: false,
+        })));
+        let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![journal.clone(), collector.clone()];
+        subscribers.extend(others);
+        Recording {
+            events: Arc::new(EventStream::new(next_seq, subscribers)),
+            journal,
+            collector,
+        }
+    }
+
+    /// A line of the run itself (its end), outside the engine's events.
+    pub fn write_line(&self, line: &Line) {
+        self.journal.write(line);
+    }
+
+    /// What was recorded; the exchanges the journal could not hold come back whole.
+    pub fn take(&self) -> Recorded {
+        let collected =
+            std::mem::take(&mut *self.collector.0.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut unwritten = self.journal.take_unwritten();
+        let mut exchanges = collected.exchanges;
+        let mut kept_whole = std::collections::HashSet::new();
+        for exchange in &mut exchanges {
+            if let Some(whole) = unwritten.exchanges.remove(&exchange.seq) {
+                *exchange = whole;
+                kept_whole.insert(exchange.seq);
+            }
+        }
+        Recorded {
+            exchanges,
+            steps: collected.steps,
+            journal_error: unwritten.error,
+            archive: Some(Archive {
+                path: self.journal.path().to_path_buf(),
+                kept_whole,
+            }),
+        }
+    }
+}
