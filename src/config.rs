@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::bounds;
 use crate::cli::{RunArgs, TargetArgs};
 use crate::dialect::{self, EndpointOverride};
-use crate::engine::endpoints::Endpoints;
+use crate::endpoints::Endpoints;
 pub use crate::environment::Environment;
 use crate::scenario::{self, FileError, LoadedScenario};
 use crate::secret::Secret;

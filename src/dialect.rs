@@ -8,8 +8,8 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-pub use crate::engine::endpoints::EndpointOverride;
-use crate::engine::endpoints::Endpoints;
+pub use crate::endpoints::EndpointOverride;
+use crate::endpoints::Endpoints;
 use crate::scenario::{self, FileError};
 
 pub type Definitions = BTreeMap<String, EndpointOverride>;
@@ -130,9 +130,7 @@ fn endpoint_line(text: &str, endpoint: &str, key: Option<&str>) -> Option<usize>
 }
 
 /// The spec dialect with `overrides` on top, compiled.
-pub fn spec_with(
-    overrides: &Definitions,
-) -> Result<Endpoints, crate::engine::endpoints::EndpointError> {
+pub fn spec_with(overrides: &Definitions) -> Result<Endpoints, crate::endpoints::EndpointError> {
     Endpoints::compile(&merge(&spec().endpoints, overrides))
 }
 
@@ -144,7 +142,7 @@ pub fn sample(op: crate::models::Operation) -> (serde_json::Value, Option<serde_
     let start = chrono::Utc::now();
     let generator = crate::datagen::Generator::new(1, "SAMPLE", start, Default::default());
     let booking = generator.booking(0);
-    let mut context = crate::engine::context::booking_context(&booking);
+    let mut context = crate::endpoints::context::booking_context(&booking);
     context["quote"] = json!({"id": "qt_sample", "reference": "QR-SAMPLE"});
     context["contract"] = json!({"id": "ct_sample"});
     context["claim_date"] = json!(start.to_rfc3339());
@@ -185,11 +183,8 @@ mod tests {
         for (name, _) in BUILTIN {
             let dialect = resolve(name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(dialect.name, name);
-            crate::engine::endpoints::Endpoints::compile(&definitions(
-                &dialect,
-                &Definitions::new(),
-            ))
-            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            crate::endpoints::Endpoints::compile(&definitions(&dialect, &Definitions::new()))
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
         }
     }
 
@@ -228,7 +223,7 @@ mod tests {
 #[cfg(test)]
 mod endpoint_tests {
     use crate::dialect::spec_with;
-    use crate::engine::endpoints::*;
+    use crate::endpoints::*;
     use crate::models::Operation;
     use serde_json::json;
     use std::collections::BTreeMap;
@@ -272,7 +267,7 @@ mod endpoint_tests {
 #[cfg(test)]
 mod capture_tests {
     use crate::dialect::spec_with;
-    use crate::engine::endpoints::*;
+    use crate::endpoints::*;
     use crate::models::Operation;
     use serde_json::json;
     use std::collections::BTreeMap;

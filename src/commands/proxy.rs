@@ -11,7 +11,8 @@ use chrono::{SecondsFormat, Utc};
 
 use crate::cli::ProxyArgs;
 use crate::config::{Target, dialect_choice, load_file, request_timeout, target_only};
-use crate::engine::{Endpoints, FlowResult, FlowState, FlowStatus};
+use crate::endpoints::Endpoints;
+use crate::engine::{FlowResult, FlowState, FlowStatus};
 use crate::environment::Environment;
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
 use crate::evidence::collect::Recording;

@@ -5,8 +5,6 @@ mod call;
 pub(crate) mod cancel;
 mod claims;
 pub mod client;
-pub(crate) mod context;
-pub(crate) mod endpoints;
 pub(crate) mod events;
 pub(crate) mod flow;
 pub(crate) mod gate;
@@ -31,7 +29,6 @@ use crate::scenario::Scenario;
 pub use cancel::Cancel;
 pub use claims::claim_day;
 pub use client::ApiClient;
-pub use endpoints::Endpoints;
 pub use events::{EventStream, RunEvent, Subscriber};
 pub use flow::{FlowInstance, FlowResult, FlowState, FlowStatus, ResumePoint};
 pub use gate::{Gate, GateState};
@@ -41,7 +38,7 @@ pub use step_error::StepError;
 /// What every flow of a run shares.
 pub struct Shared {
     pub client: ApiClient,
-    pub endpoints: Endpoints,
+    pub endpoints: crate::endpoints::Endpoints,
     pub generator: Generator,
     pub environment: Environment,
     pub events: Arc<EventStream>,

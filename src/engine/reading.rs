@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::endpoints::Endpoints;
 use super::tolerant;
+use crate::endpoints::Endpoints;
 use crate::models::Operation;
 
 /// Whether the flow cannot go on without the value.

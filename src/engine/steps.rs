@@ -25,7 +25,7 @@ impl FlowRunner<'_> {
         contract: Option<&str>,
         claim_date: Option<&str>,
     ) -> Value {
-        let mut context = super::context::booking_context(self.booking());
+        let mut context = crate::endpoints::context::booking_context(self.booking());
         if let Some(quote) = quote {
             context["quote"] = json!(quote);
         }

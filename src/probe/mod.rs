@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::dialect::{self, Definitions};
+use crate::endpoints::Endpoints;
 use crate::engine::client::{Attempt, Request};
-use crate::engine::endpoints::Endpoints;
 use crate::engine::reading::{self, Reading};
 use crate::engine::{ApiClient, Cancel};
 use crate::models::Operation;

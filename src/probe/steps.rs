@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Answer, CallReport, Prober, report, with_product_type};
 use crate::datagen::{Booking, Generator, Mutation, Sign};
-use crate::engine::context::booking_context;
+use crate::endpoints::context::booking_context;
 use crate::engine::reading::as_text;
 use crate::engine::tolerant;
 use crate::models::{ClaimRequest, Envelope, Operation, WITHDRAWAL};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::Endpoints;
+use crate::endpoints::Endpoints;
 use crate::models::Operation;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

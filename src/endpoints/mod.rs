@@ -3,6 +3,8 @@
 //! captures are minijinja templates rendered with strict undefined behaviour; values inserted
 //! into a path are percent-encoded; a rendered capture is an RFC 9535 JSONPath.
 
+pub mod context;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
