@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use chrono::{SecondsFormat, Utc};
 use serde_json::json;
 
-use super::call::Expect;
+use super::caller::Expect;
 use super::flow::FlowRunner;
 use super::reading::{Need, as_text, claimed_contract_status};
 use super::steps::CREATED;

@@ -10,6 +10,7 @@ use chrono::{SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::Shared;
+use super::caller::Caller;
 use super::events::RunEvent;
 use crate::datagen::{Booking, Mutation};
 use crate::models::ProductType;
@@ -102,7 +103,8 @@ pub struct FlowRunner<'a> {
     pub shared: &'a Arc<Shared>,
     pub instance: &'a FlowInstance,
     pub state: FlowState,
-    pub gatekeeper: bool,
+    /// Sends and records this flow's calls.
+    pub caller: Caller<'a>,
     pub resumed_mid_step: bool,
     /// What the step interrupted in an earlier run already got done (see [`ResumePoint`]).
     pub done_in_step: Vec<crate::record::Exchange>,
@@ -129,7 +131,11 @@ impl<'a> FlowRunner<'a> {
             shared,
             instance,
             state,
-            gatekeeper,
+            caller: Caller {
+                shared,
+                flow: &instance.label,
+                gatekeeper,
+            },
             resumed_mid_step: resume.mid_step,
             done_in_step: resume.done_in_step,
             step_name: String::new(),
@@ -193,7 +199,7 @@ impl<'a> FlowRunner<'a> {
                 break;
             }
         }
-        if self.gatekeeper {
+        if self.caller.gatekeeper {
             // A flow that made no call of its own (all resumed) must not hold the others back.
             self.shared.gate.settle(super::gate::GateState::Open);
         }
@@ -208,7 +214,7 @@ impl<'a> FlowRunner<'a> {
         }
         // Nothing goes before the first call has shown the token works and the target answers:
         // a bad token or a dead target costs one request, not one per slot.
-        if !self.gatekeeper && !self.shared.gate.wait_open().await {
+        if !self.caller.gatekeeper && !self.shared.gate.wait_open().await {
             let why = format!("not run: the first call got {}", self.shared.gate.state());
             self.skip_rest(index, &why);
             return Some((FlowStatus::NotRun, why));

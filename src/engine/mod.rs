@@ -2,6 +2,7 @@
 //! concurrency limit, behind the gate of the first call), and records every exchange.
 
 mod call;
+mod caller;
 pub(crate) mod cancel;
 mod claims;
 pub mod client;

@@ -5,7 +5,7 @@ use super::step_error::StepError;
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use super::call::Expect;
+use super::caller::Expect;
 use super::flow::FlowRunner;
 use crate::models::{Envelope, Operation};
 use crate::record::Check;

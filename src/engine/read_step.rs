@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::call::Pending;
+use super::caller::Pending;
 use super::flow::FlowRunner;
 use super::reading::{Found, Need, as_text, builtin, read};
 use crate::record::{Check, ValueRead};

@@ -4,7 +4,7 @@ use super::step_error::{StepError, missing};
 use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use super::call::{CallSpec, Expect, Pending};
+use super::caller::{CallSpec, Expect, Pending};
 use super::flow::{FlowRunner, QuoteRef};
 use super::reading::{Need, as_text};
 use super::tolerant;

@@ -1,0 +1,237 @@
+//! The transport half of a step's call: send (with retries), record every attempt on the event
+//! stream, settle the gate with the first call, and finish the exchange with the step's
+//! checks. It knows nothing of the flow's state: the steps and reconciliation (`call.rs`) do.
+
+use std::sync::Arc;
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::Shared;
+use super::client::{Attempt, Request};
+use super::events::RunEvent;
+use super::gate::GateState;
+use super::tolerant;
+use crate::models::Operation;
+use crate::record::{Check, Exchange, Outcome};
+use crate::scenario::ExpectedStatus;
+
+/// What a step asks for.
+pub struct CallSpec {
+    pub operation: Operation,
+    pub step: String,
+    pub method: Method,
+    pub path: String,
+    pub body: Option<Value>,
+    pub expect: Expect,
+    pub wrong_token: Option<String>,
+}
+
+/// The statuses that count as the expected answer.
+pub enum Expect {
+    Success(&'static [u16]),
+    Refusal(ExpectedStatus),
+}
+
+impl Expect {
+    pub(super) fn matches(&self, status: u16) -> bool {
+        match self {
+            Expect::Success(codes) => codes.contains(&status),
+            Expect::Refusal(expected) => expected.matches(status),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Expect::Success(codes) => codes
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(" or "),
+            Expect::Refusal(expected) => expected.to_string(),
+        }
+    }
+}
+
+/// The final attempt of a call, not yet recorded: the step adds its checks first.
+pub struct Pending {
+    pub attempt: Attempt,
+    pub spec: CallSpec,
+    pub checks: Vec<Check>,
+    pub reconciled: bool,
+    pub layout: Option<String>,
+    pub reads: Vec<crate::record::ValueRead>,
+}
+
+impl Pending {
+    /// The payload of the answer (unwrapped from `data`), when the status was the expected one.
+    pub fn payload(&mut self) -> Option<Value> {
+        let response = self.attempt.response.as_ref()?;
+        if !self.spec.expect.matches(response.status) || self.reconciled {
+            return None;
+        }
+        let body = response.json();
+        let (payload, wrapped) = tolerant::payload(&body);
+        self.layout
+            .get_or_insert_with(|| tolerant::wrap_note(wrapped).to_string());
+        Some(payload.clone())
+    }
+
+    /// The whole JSON body of the answer, when the status was the expected one.
+    pub fn success_body(&self) -> Option<Value> {
+        let response = self.attempt.response.as_ref()?;
+        (self.spec.expect.matches(response.status) && !self.reconciled).then(|| response.json())
+    }
+
+    pub fn status_ok(&self) -> bool {
+        self.reconciled
+            || self
+                .attempt
+                .status()
+                .is_some_and(|s| self.spec.expect.matches(s))
+    }
+}
+
+/// Sends one flow's calls and records them.
+pub struct Caller<'a> {
+    pub shared: &'a Arc<Shared>,
+    /// The flow instance's label, which every exchange is recorded under.
+    pub flow: &'a str,
+    /// This flow makes the run's first call: it settles the gate.
+    pub gatekeeper: bool,
+}
+
+impl Caller<'_> {
+    fn exchange(&self, attempt: &Attempt, spec: &CallSpec, booking: Option<&str>) -> Exchange {
+        Exchange {
+            seq: 0,
+            flow: self.flow.to_string(),
+            step: spec.step.clone(),
+            operation: spec.operation,
+            booking_number: booking.map(str::to_string),
+            attempt: attempt.number,
+            method: spec.method.to_string(),
+            url: attempt.url.clone(),
+            started_at: attempt.started_at.clone(),
+            duration_ms: attempt.duration.as_millis() as u64,
+            request: attempt.request.clone(),
+            response: attempt.response.clone(),
+            outcome: Outcome::Error,
+            checks: Vec::new(),
+            error: attempt.error.clone(),
+            expected_error: matches!(spec.expect, Expect::Refusal(_)),
+            retried: false,
+            maybe_processed: attempt.maybe_processed,
+            reconciled: false,
+            layout: None,
+            reads: Vec::new(),
+        }
+    }
+
+    /// Sends the call and records every attempt retried; returns the final one pending, and
+    /// whether an earlier attempt's answer was lost. The first call settles the gate.
+    pub async fn send(&self, spec: CallSpec, booking: Option<&str>) -> (Pending, bool) {
+        let request = Request {
+            method: spec.method.clone(),
+            path: spec.path.clone(),
+            body: spec.body.clone(),
+            wrong_token: spec.wrong_token.clone(),
+            // The first call of a run is not retried without an answer: a dead or hanging
+            // target ends the run after one request (exit 4).
+            retry_without_answer: !(self.gatekeeper
+                && self.shared.gate.state() == GateState::Pending),
+        };
+        self.shared.events.emit(RunEvent::Sending {
+            flow: self.flow.to_string(),
+            step: spec.step.clone(),
+            operation: spec.operation,
+            method: spec.method.to_string(),
+            url: self.shared.client.url(&spec.path),
+            at: chrono::Utc::now().to_rfc3339(),
+        });
+        let mut attempts = self
+            .shared
+            .client
+            .execute(&request, &self.shared.cancel)
+            .await;
+        let last = attempts.pop().expect("at least one attempt");
+        let lost_before = attempts.iter().any(|a| a.maybe_processed);
+        for attempt in &attempts {
+            let mut exchange = self.exchange(attempt, &spec, booking);
+            exchange.retried = true;
+            exchange.checks.push(Check::fail(
+                "retryable",
+                attempt
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| format!("HTTP {}: retried", attempt.status().unwrap_or(0))),
+            ));
+            self.shared
+                .events
+                .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
+        }
+        if self.gatekeeper && !matches!(spec.expect, Expect::Refusal(_)) {
+            let state = match (
+                last.status(),
+                attempts.iter().chain([&last]).all(|a| a.unreachable),
+            ) {
+                (Some(401), _) => GateState::TokenRejected,
+                // A target that never answers is as unreachable as one that refuses connections.
+                (None, _) => GateState::Unreachable,
+                _ => GateState::Open,
+            };
+            self.shared.gate.settle(state);
+        }
+        (
+            Pending {
+                attempt: last,
+                spec,
+                checks: Vec::new(),
+                reconciled: false,
+                layout: None,
+                reads: Vec::new(),
+            },
+            lost_before,
+        )
+    }
+
+    /// Records the final attempt with the step's checks; true when the exchange passed.
+    pub fn finish(&self, mut pending: Pending, booking: Option<&str>) -> bool {
+        let status_check = match (pending.attempt.status(), pending.reconciled) {
+            (_, true) => None,
+            (Some(status), _) => Some(Check::new(
+                "status",
+                pending.spec.expect.matches(status),
+                format!("HTTP {status}, expected {}", pending.spec.expect.describe()),
+            )),
+            (None, _) => Some(Check::fail(
+                "answer",
+                pending
+                    .attempt
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "no answer".into()),
+            )),
+        };
+        let mut checks: Vec<Check> = status_check.into_iter().collect();
+        checks.append(&mut pending.checks);
+        let passed = checks.iter().all(|c| c.passed || c.warning);
+        let mut exchange = self.exchange(&pending.attempt, &pending.spec, booking);
+        exchange.outcome = match (
+            passed,
+            pending.attempt.response.is_some() || pending.reconciled,
+        ) {
+            (true, _) => Outcome::Passed,
+            (false, true) => Outcome::Failed,
+            (false, false) => Outcome::Error,
+        };
+        exchange.checks = checks;
+        exchange.reconciled = pending.reconciled;
+        exchange.layout = pending.layout;
+        exchange.reads = pending.reads;
+        self.shared
+            .events
+            .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
+        passed
+    }
+}
