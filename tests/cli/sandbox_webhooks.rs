@@ -303,24 +303,9 @@ async fn serve_delivers_to_the_webhook_url_and_logs_each_attempt_without_the_sec
     .spawn()
     .unwrap();
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let base = stdout
-        .next_line()
-        .await
-        .unwrap()
-        .unwrap()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .to_string();
-    let token = stdout
-        .next_line()
-        .await
-        .unwrap()
-        .unwrap()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .to_string();
+    // `ppcert serve` prints its address, then its token, each as a line's last word.
+    let base = last_word(&mut stdout).await;
+    let token = last_word(&mut stdout).await;
     let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let client = http_client();
     let quote = client
@@ -364,4 +349,15 @@ async fn serve_delivers_to_the_webhook_url_and_logs_each_attempt_without_the_sec
         "{logged}"
     );
     let _ = child.kill().await;
+}
+
+async fn last_word(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) -> String {
+    let line = lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("a line from ppcert serve");
+    line.rsplit(' ').next().unwrap().to_string()
 }
