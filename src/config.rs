@@ -132,6 +132,18 @@ fn webhook_run(
 }
 
 /// Reads a config file; a missing default file is no error, a missing named one is.
+/// The partner the bundle names: the flag, else `[partner] name`, else a placeholder.
+pub fn partner_name(flag: Option<&String>, file: &FileConfig) -> String {
+    flag.or(file.partner.name.as_ref())
+        .cloned()
+        .unwrap_or_else(|| "Unnamed partner".into())
+}
+
+/// A flight seller (so flight cancellations are required) unless the flag or the file says not.
+pub fn flight_seller(no_flight_cancellations: bool, file: &FileConfig) -> bool {
+    !no_flight_cancellations && file.partner.flight_seller.unwrap_or(true)
+}
+
 pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileError> {
     let path = match explicit {
         Some(path) => path.to_path_buf(),
@@ -359,13 +371,8 @@ impl RunConfig {
         Ok(RunConfig {
             target,
             token,
-            partner_name: args
-                .partner_name
-                .clone()
-                .or_else(|| file.partner.name.clone())
-                .unwrap_or_else(|| "Unnamed partner".into()),
-            flight_seller: !args.no_flight_cancellations
-                && file.partner.flight_seller.unwrap_or(true),
+            partner_name: partner_name(args.partner_name.as_ref(), &file),
+            flight_seller: flight_seller(args.no_flight_cancellations, &file),
             scenario,
             out: args.out.clone(),
             seed: args.seed,
@@ -399,6 +406,23 @@ impl RunConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_partner_comes_from_the_flag_then_the_file_then_the_default() {
+        let named = parse_file(
+            "p.toml",
+            "[partner]\nname = \"Acme\"\nflight_seller = false\n",
+        )
+        .unwrap();
+        let empty = parse_file("p.toml", "").unwrap();
+        let flag = "Flag Travel".to_string();
+        assert_eq!(partner_name(Some(&flag), &named), "Flag Travel");
+        assert_eq!(partner_name(None, &named), "Acme");
+        assert_eq!(partner_name(None, &empty), "Unnamed partner");
+        assert!(flight_seller(false, &empty));
+        assert!(!flight_seller(false, &named));
+        assert!(!flight_seller(true, &empty));
+    }
 
     #[test]
     fn file_values_get_the_flags_bounds_naming_file_line_and_key() {

@@ -58,12 +58,8 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
         endpoints,
         dialect: dialect.name,
         requirements: certification.scenario.requirements,
-        flight_seller: !args.no_flight_cancellations && file.partner.flight_seller.unwrap_or(true),
-        partner_name: args
-            .partner_name
-            .clone()
-            .or(file.partner.name.clone())
-            .unwrap_or_else(|| "Unnamed partner".into()),
+        flight_seller: crate::config::flight_seller(args.no_flight_cancellations, &file),
+        partner_name: crate::config::partner_name(args.partner_name.as_ref(), &file),
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
         timeout: request_timeout(&args.target, &file),
@@ -87,12 +83,7 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
             name: config.partner_name.clone(),
             flight_seller: config.flight_seller,
         },
-        target: TargetInfo {
-            base_url: base_url.to_string(),
-            environment: config.target.environment().as_str().into(),
-            embedded,
-            sandbox: embedded,
-        },
+        target: TargetInfo::new(base_url, config.target.environment(), embedded),
         token_fingerprint: String::new(),
         concurrency: 0,
         scale: 1,

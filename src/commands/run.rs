@@ -111,12 +111,7 @@ fn run_info(
             name: config.partner_name.clone(),
             flight_seller: config.flight_seller,
         },
-        target: TargetInfo {
-            base_url: base_url.to_string(),
-            environment: config.environment().as_str().into(),
-            embedded,
-            sandbox: embedded,
-        },
+        target: TargetInfo::new(base_url, config.environment(), embedded),
         token_fingerprint: token.fingerprint(),
         concurrency: config.concurrency,
         scale: config.scale,

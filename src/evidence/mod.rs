@@ -99,6 +99,22 @@ pub struct TargetInfo {
     pub sandbox: bool,
 }
 
+impl TargetInfo {
+    /// The embedded sandbox is known to be one before any answer says so.
+    pub fn new(
+        base_url: &str,
+        environment: crate::environment::Environment,
+        embedded: bool,
+    ) -> TargetInfo {
+        TargetInfo {
+            base_url: base_url.to_string(),
+            environment: environment.as_str().into(),
+            embedded,
+            sandbox: embedded,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
