@@ -191,9 +191,10 @@ pub struct ProbeArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Scenario name (scenarios/NAME.toml, else built in) or path to a scenario file.
-    #[arg(long, default_value = "certification", value_name = "NAME|PATH")]
-    pub scenario: String,
+    /// Scenario name (scenarios/NAME.toml, else built in) or path to a scenario file
+    /// [default: certification; a resumed run keeps its own].
+    #[arg(long, value_name = "NAME|PATH")]
+    pub scenario: Option<String>,
     /// Where the evidence bundle goes [default: reports/<run-id>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -206,9 +207,10 @@ pub struct RunArgs {
     /// Attempts after the first, for retryable failures only [default: 3].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(bounds::RETRIES))]
     pub retries: Option<u32>,
-    /// Multiply every flow's repeat count (load and soak runs).
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(bounds::SCALE))]
-    pub scale: u32,
+    /// Multiply every flow's repeat count (load and soak runs) [default: 1; a resumed run
+    /// keeps its own].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(bounds::SCALE))]
+    pub scale: Option<u32>,
     /// For partners that do not sell flights: skip flight-cancellation flows and requirements.
     #[arg(long)]
     pub no_flight_cancellations: bool,

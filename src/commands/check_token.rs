@@ -11,13 +11,9 @@ use crate::sandbox::SandboxOptions;
 
 pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     let file = config::load_file(args.config.as_deref()).map_err(Failure::usage)?;
-    let (target, token) = config::target(&args, &file).map_err(Failure::usage)?;
-    if matches!(target, config::Target::Embedded) && token.is_some() {
-        return Err(Failure::usage(config::TOKEN_WITHOUT_TARGET));
-    }
+    let target = config::target(&args, &file).map_err(Failure::usage)?;
     let opened = super::target::open(
         &target,
-        token.as_ref(),
         SandboxOptions::default().claim_step,
         crate::sandbox::ApiDialect::Spec,
     )

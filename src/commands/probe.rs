@@ -15,11 +15,10 @@ use crate::probe::{Prober, write};
 pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let run_args = RunArgs {
         target: args.target.clone(),
-        scenario: "smoke".into(),
-        scale: 1,
+        scenario: Some("smoke".into()),
         ..RunArgs::default()
     };
-    let config = RunConfig::from_args(&run_args).map_err(Failure::usage)?;
+    let config = RunConfig::from_args(&run_args, None).map_err(Failure::usage)?;
     if config.environment() == Environment::Production {
         return Err(Failure::new(
             exit_codes::PRODUCTION_GUARD,
@@ -30,7 +29,6 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let chosen = config::dialect_choice(&args.target, &file);
     let opened = super::target::open(
         &config.target,
-        config.token.as_ref(),
         std::time::Duration::from_millis(200),
         super::target::sandbox_dialect(&config.dialect),
     )

@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{SecondsFormat, Utc};
 
 use crate::cli::ProxyArgs;
-use crate::config::{Target, dialect_choice, load_file, request_timeout, target_only};
+use crate::config::{Target, Upstream, dialect_choice, load_file, request_timeout, upstream};
 use crate::endpoints::Endpoints;
 use crate::engine::{FlowResult, FlowState, FlowStatus};
 use crate::environment::Environment;
@@ -20,13 +20,12 @@ use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::journal::{Journal, Line};
 use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
 use crate::scenario::Requirement;
-use crate::secret::Secret;
 
 /// Said in the evidence of every proxy session.
 pub const SOURCE: &str = "partner traffic through ppcert proxy";
 
 struct ProxyConfig {
-    target: Target,
+    target: Upstream,
     endpoints: Endpoints,
     dialect: String,
     requirements: Vec<Requirement>,
@@ -39,7 +38,7 @@ struct ProxyConfig {
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
     let file =
         load_file(args.target.config.as_deref()).map_err(|e| Failure::usage(e.to_string()))?;
-    let target = target_only(&args.target, &file).map_err(Failure::usage)?;
+    let target = upstream(&args.target, &file).map_err(Failure::usage)?;
     let dialect = crate::dialect::resolve(&dialect_choice(&args.target, &file))
         .map_err(|e| Failure::usage(format!("dialect: {e}")))?;
     let endpoints = Endpoints::compile(&crate::dialect::definitions(&dialect, &file.endpoints))
@@ -113,7 +112,6 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
     let opened = super::target::open(
         &config.target,
-        Some(&Secret::new("")),
         Duration::from_millis(200),
         super::target::sandbox_dialect(&config.dialect),
     )

@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
-use crate::config::{self, Environment, RunConfig, Target};
+use std::num::NonZeroU32;
+
+use crate::config::{Environment, Recorded};
 use crate::error::Failure;
 use crate::evidence::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
 use crate::models::Operation;
 use crate::record::{Exchange, Outcome, RequestRecord, StepEvent};
-use crate::scenario;
 use crate::secret::Secret;
 
 /// A journal to continue: what was recorded and who the run was.
@@ -101,9 +102,8 @@ impl Previous {
     }
 }
 
-/// Reads the journal in `dir` and points `config` at the scenario it ran, refusing a run that
-/// cannot be continued faithfully.
-pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Failure> {
+/// Reads the journal in `dir`, refusing a run that cannot be continued faithfully.
+pub fn read_previous(dir: &Path) -> Result<Previous, Failure> {
     let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(Failure::usage)?;
     let mut previous: Option<Previous> = None;
     let mut in_flight = InFlight::default();
@@ -134,80 +134,39 @@ pub fn read_previous(dir: &Path, config: &mut RunConfig) -> Result<Previous, Fai
             _ => {}
         }
     }
-    let previous = previous.ok_or_else(|| {
+    let mut previous = previous.ok_or_else(|| {
         Failure::usage(format!(
             "{}: the journal has no run line to resume",
             dir.display()
         ))
     })?;
-    let mut previous = previous;
     previous.in_flight = in_flight.lost_quotes();
     if previous.run.target.embedded {
         return Err(Failure::usage(
             "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead",
         ));
     }
-    let source = scenario::ScenarioSource::parse(&previous.run.scenario_source);
-    let name = source.name_or_path();
-    let scenario = scenario::resolve(name, Path::new(".")).map_err(Failure::usage)?;
-    if scenario.sha256 != previous.run.scenario_sha256 {
-        return Err(Failure::usage(format!(
-            "--resume: scenario `{name}` changed since the run started (SHA-256 {} then, {} now)",
-            previous.run.scenario_sha256, scenario.sha256
-        )));
-    }
-    config.scenario = scenario;
-    hold_to_the_recorded_run(&previous.run, config)?;
     Ok(previous)
 }
 
-/// A resumed run goes on against the server, with the token and at the scale it started with:
-/// the recorded target is used when none is given, and another one is refused, as is another
-/// token (by fingerprint) or another `--scale`.
-fn hold_to_the_recorded_run(run: &RunInfo, config: &mut RunConfig) -> Result<(), Failure> {
-    let recorded = &run.target.base_url;
-    match &config.target {
-        Target::Embedded => {
-            let base_url = config::parse_base_url(recorded).map_err(Failure::usage)?;
-            let environment = if run.target.environment == "production" {
+impl Previous {
+    /// What the config merge holds the resumed invocation to.
+    pub fn recorded(&self, dir: &Path) -> Result<Recorded, Failure> {
+        let run = &self.run;
+        let scale = NonZeroU32::new(run.scale).ok_or_else(|| {
+            Failure::usage(format!("{}: the run line records scale 0", dir.display()))
+        })?;
+        Ok(Recorded {
+            scenario_source: run.scenario_source.clone(),
+            scenario_sha256: run.scenario_sha256.clone(),
+            base_url: run.target.base_url.clone(),
+            environment: if run.target.environment == "production" {
                 Environment::Production
             } else {
                 Environment::Staging
-            };
-            config.target = Target::Remote {
-                base_url,
-                environment,
-            };
-        }
-        Target::Remote { base_url, .. } => {
-            if base_url.as_str().trim_end_matches('/') != recorded.trim_end_matches('/') {
-                return Err(Failure::usage(format!(
-                    "--resume: the run was against {recorded}, not {base_url}; resume it against its own target (leave --base-url out)"
-                )));
-            }
-        }
+            },
+            token_fingerprint: run.token_fingerprint.clone(),
+            scale,
+        })
     }
-    let Some(token) = &config.token else {
-        return Err(Failure::usage(
-            "--resume: the run needs its token again: set PPCERT_TOKEN or pass --token-file PATH",
-        ));
-    };
-    if token.fingerprint() != run.token_fingerprint {
-        return Err(Failure::usage(format!(
-            "--resume: this token (fingerprint {}) is not the one the run started with ({})",
-            token.fingerprint(),
-            run.token_fingerprint
-        )));
-    }
-    match config.scale {
-        1 => config.scale = run.scale,
-        scale if scale != run.scale => {
-            return Err(Failure::usage(format!(
-                "--resume: the run started at --scale {}, not {scale}",
-                run.scale
-            )));
-        }
-        _ => {}
-    }
-    Ok(())
 }

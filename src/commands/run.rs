@@ -113,8 +113,8 @@ fn run_info(
         },
         target: TargetInfo::new(base_url, config.environment(), embedded),
         token_fingerprint: token.fingerprint(),
-        concurrency: config.concurrency,
-        scale: config.scale,
+        concurrency: config.concurrency.get(),
+        scale: config.scale.get(),
         notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),
         dialect: config.dialect.clone(),
     }
@@ -151,11 +151,15 @@ async fn execute(
 
 pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let mode = OutputMode::decide(&args.output);
-    let mut config = RunConfig::from_args(&args).map_err(usage)?;
-    let previous = match config.resume.clone() {
-        Some(dir) => Some(read_previous(&dir, &mut config)?),
-        None => None,
+    let (previous, recorded) = match &args.resume {
+        Some(dir) => {
+            let previous = read_previous(dir)?;
+            let recorded = previous.recorded(dir)?;
+            (Some(previous), Some(recorded))
+        }
+        None => (None, None),
     };
+    let config = RunConfig::from_args(&args, recorded.as_ref()).map_err(usage)?;
     super::guard::production_guard(&config)?;
     let receiver = match &config.webhooks {
         Some(wanted) => Some(RunReceiver::start(wanted).await?),
@@ -167,8 +171,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         webhooks: receiver.as_ref().and_then(RunReceiver::sandbox_options),
         ..SandboxOptions::default()
     };
-    let opened =
-        super::target::open_with(&config.target, config.token.as_ref(), sandbox_options).await?;
+    let opened = super::target::open_with(&config.target, sandbox_options).await?;
     let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
     let start = Utc::now();
     let (run, recorded, started, in_flight) = match previous {
@@ -394,7 +397,11 @@ fn finish(
         && engine_error.is_none()
         && results.iter().all(|r| r.status != FlowStatus::Interrupted);
     let mut warnings: Vec<String> = engine_error.into_iter().collect();
-    if config.token.as_ref().is_some_and(|t| !t.scrubbable()) {
+    let weak = match &config.target {
+        Target::Remote { token, .. } => !token.scrubbable(),
+        Target::Embedded => false,
+    };
+    if weak {
         warnings.push(format!("the token is shorter than {} characters: it is kept out of headers, but a copy echoed in a body cannot be told apart from text and is not scrubbed", crate::secret::MIN_SCRUBBED_LEN));
     }
     if let Some(error) = recorded.journal_error {

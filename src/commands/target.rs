@@ -8,12 +8,28 @@ use crate::error::Failure;
 use crate::sandbox::{ApiDialect, Sandbox, SandboxOptions};
 use crate::secret::Secret;
 
-pub struct Opened {
+pub struct Opened<Token = Secret> {
     /// Kept alive for as long as the command talks to it.
     pub sandbox: Option<Sandbox>,
     /// The API root, without a trailing slash.
     pub base_url: String,
-    pub token: Secret,
+    pub token: Token,
+}
+
+/// What a command authenticates with: its own token, or nothing when its client brings one.
+pub trait Credential: Clone {
+    /// The embedded sandbox's token, as this command holds it.
+    fn from_sandbox(token: Secret) -> Self;
+}
+
+impl Credential for Secret {
+    fn from_sandbox(token: Secret) -> Self {
+        token
+    }
+}
+
+impl Credential for () {
+    fn from_sandbox(_: Secret) -> Self {}
 }
 
 /// The embedded sandbox enforces the dialect a run speaks, where it knows it.
@@ -25,26 +41,24 @@ pub fn sandbox_dialect(dialect: &str) -> ApiDialect {
     }
 }
 
-pub async fn open(
-    target: &Target,
-    token: Option<&Secret>,
+pub async fn open<Token: Credential>(
+    target: &Target<Token>,
     claim_step: Duration,
     dialect: ApiDialect,
-) -> Result<Opened, Failure> {
+) -> Result<Opened<Token>, Failure> {
     let options = SandboxOptions {
         claim_step,
         dialect,
         ..SandboxOptions::default()
     };
-    open_with(target, token, options).await
+    open_with(target, options).await
 }
 
 /// As [`open`], with every option of the embedded sandbox given (a run's webhooks).
-pub async fn open_with(
-    target: &Target,
-    token: Option<&Secret>,
+pub async fn open_with<Token: Credential>(
+    target: &Target<Token>,
     options: SandboxOptions,
-) -> Result<Opened, Failure> {
+) -> Result<Opened<Token>, Failure> {
     match target {
         Target::Embedded => {
             let sandbox = Sandbox::start(options)
@@ -54,15 +68,15 @@ pub async fn open_with(
             Ok(Opened {
                 sandbox: Some(sandbox),
                 base_url,
-                token,
+                token: Token::from_sandbox(token),
             })
         }
-        Target::Remote { base_url, .. } => Ok(Opened {
+        Target::Remote {
+            base_url, token, ..
+        } => Ok(Opened {
             sandbox: None,
             base_url: base_url.as_str().trim_end_matches('/').to_string(),
-            token: token.cloned().ok_or_else(|| {
-                Failure::usage("a target needs a token: set PPCERT_TOKEN or pass --token-file PATH")
-            })?,
+            token: token.clone(),
         }),
     }
 }

@@ -45,18 +45,22 @@ pub struct Shared {
     pub events: Arc<EventStream>,
     pub cancel: Cancel,
     pub gate: Gate,
-    pub concurrency: usize,
+    pub concurrency: std::num::NonZeroUsize,
 }
 
 /// The flow instances of a scenario, in order: flow by flow, repeat by repeat.
-pub fn plan(scenario: &Scenario, flight_seller: bool, scale: u32) -> Vec<FlowInstance> {
+pub fn plan(
+    scenario: &Scenario,
+    flight_seller: bool,
+    scale: std::num::NonZeroU32,
+) -> Vec<FlowInstance> {
     let mut instances = Vec::new();
     for flow in scenario
         .flows
         .iter()
         .filter(|f| flight_seller || !f.flight_sellers_only)
     {
-        for ordinal in 0..flow.repeat.saturating_mul(scale) {
+        for ordinal in 0..flow.repeat.saturating_mul(scale.get()) {
             instances.push(FlowInstance {
                 label: format!("{}#{}", flow.name, ordinal + 1),
                 flow: flow.name.clone(),
@@ -77,7 +81,7 @@ pub async fn execute(
     instances: Vec<FlowInstance>,
     mut resume: HashMap<String, ResumePoint>,
 ) -> Vec<FlowResult> {
-    let permits = Arc::new(Semaphore::new(shared.concurrency.max(1)));
+    let permits = Arc::new(Semaphore::new(shared.concurrency.get()));
     let mut gatekeeper_started = false;
     let mut spawned = 0usize;
     let mut finished: Vec<(usize, FlowResult)> = Vec::new();
@@ -96,7 +100,7 @@ pub async fn execute(
         let gatekeeper = !gatekeeper_started;
         // At most one slot's worth of flows starts before the gate settles; a flow started after
         // it closed would only repeat the first call's failure.
-        let settled_open = spawned < shared.concurrency.max(1) || shared.gate.wait_open().await;
+        let settled_open = spawned < shared.concurrency.get() || shared.gate.wait_open().await;
         if let Some((status, reason)) = not_started(&shared, settled_open) {
             let result = not_run(&shared, &instance, point, status, &reason);
             finished.push((position, result));

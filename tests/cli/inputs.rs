@@ -194,6 +194,18 @@ async fn resume_keeps_the_recorded_target_token_and_scale() {
             "not the one the run started with",
         ),
         (vec!["--scale", "3"], sandbox.token(), "--scale 1, not 3"),
+        // Resolved before the config is validated: another scenario or environment is refused,
+        // not silently replaced by the recorded one.
+        (
+            vec!["--scenario", "certification"],
+            sandbox.token(),
+            "ran scenario `smoke`, not `certification`",
+        ),
+        (
+            vec!["--environment", "production"],
+            sandbox.token(),
+            "the run was against staging, not production",
+        ),
     ] {
         let mut all = vec!["run", "--resume", "b"];
         all.extend(args);

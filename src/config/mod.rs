@@ -1,24 +1,33 @@
 //! `ppcert.toml` and the validated run configuration: flags beat the file, which beats defaults.
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
+mod resumed;
+mod target;
+
 use std::collections::BTreeMap;
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
 use crate::bounds;
 use crate::cli::{RunArgs, TargetArgs};
 use crate::dialect::{self, EndpointOverride};
 use crate::endpoints::Endpoints;
-pub use crate::environment::Environment;
 use crate::scenario::{self, FileError, LoadedScenario};
-use crate::secret::Secret;
+
+pub use resumed::Recorded;
+pub use target::{
+    Environment, TOKEN_WITHOUT_TARGET, Target, Upstream, parse_base_url, read_token, target,
+    upstream, with_token,
+};
 
 pub const DEFAULT_CONFIG: &str = "ppcert.toml";
 
-pub const TOKEN_WITHOUT_TARGET: &str = "a token is set (PPCERT_TOKEN or --token-file) but no target: pass --base-url URL (or PPCERT_BASE_URL, or [target] base_url) to reach staging, or unset the token to run against the embedded sandbox";
+/// The scenario a run takes when `--scenario` is left out: the provider's validation batch.
+pub const DEFAULT_SCENARIO: &str = "certification";
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -57,31 +66,21 @@ pub struct RunSection {
     pub retries: Option<u32>,
 }
 
-/// Where requests go.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// The embedded sandbox, started for this run on an ephemeral loopback port.
-    Embedded,
-    Remote {
-        base_url: Url,
-        environment: Environment,
-    },
-}
-
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    /// A remote target holds its token.
     pub target: Target,
-    pub token: Option<Secret>,
     pub partner_name: String,
     pub flight_seller: bool,
     pub scenario: LoadedScenario,
     pub out: Option<PathBuf>,
     pub seed: Option<u64>,
-    pub concurrency: usize,
+    pub concurrency: NonZeroUsize,
     pub timeout: Duration,
     pub retries: u32,
-    pub scale: u32,
+    pub scale: NonZeroU32,
+    /// The interrupted run's directory, whose recorded values are already merged in.
     pub resume: Option<PathBuf>,
     pub endpoints: Endpoints,
     /// The dialect's name, as its file says.
@@ -206,86 +205,14 @@ fn check_run_bounds(run: &RunSection) -> Result<(), (&'static str, String)> {
     Ok(())
 }
 
+/// A count within its bounds, which start at one.
+fn positive(key: &str, value: u32, range: &RangeInclusive<i64>) -> Result<NonZeroU32, String> {
+    bounds::check(key, i64::from(value), range)?;
+    NonZeroU32::new(value).ok_or_else(|| format!("{key} = 0 is out of bounds"))
+}
+
 fn line_with(text: &str, needle: &str) -> Option<usize> {
     text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
-}
-
-/// `http://` is accepted only for loopback targets; the URL keeps its path prefix.
-pub fn parse_base_url(raw: &str) -> Result<Url, String> {
-    let url = Url::parse(raw.trim()).map_err(|e| match e {
-        url::ParseError::RelativeUrlWithoutBase => format!(
-            "base URL `{raw}` has no scheme; did you mean `https://{}`?",
-            raw.trim()
-        ),
-        e => format!("base URL `{raw}`: {e}"),
-    })?;
-    let loopback = match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        None => false,
-    };
-    match url.scheme() {
-        "https" => {}
-        "http" if loopback => {}
-        "http" => {
-            return Err(format!(
-                "base URL `{raw}`: http:// is accepted only for loopback targets; use https://"
-            ));
-        }
-        other => return Err(format!("base URL `{raw}`: unsupported scheme `{other}`")),
-    }
-    if url.query().is_some()
-        || url.fragment().is_some()
-        || !url.username().is_empty()
-        || url.password().is_some()
-    {
-        return Err(format!(
-            "base URL `{raw}`: no credentials, query or fragment allowed"
-        ));
-    }
-    Ok(url)
-}
-
-/// A token with a byte-order mark or a control character was saved or pasted wrongly: said
-/// plainly, rather than sent and answered 401.
-fn check_token_text(source: &str, token: &str) -> Result<(), String> {
-    if token.starts_with('\u{feff}') {
-        return Err(format!(
-            "{source}: the token starts with a byte-order mark; save it as plain UTF-8 without BOM"
-        ));
-    }
-    if let Some(c) = token.chars().find(|c| c.is_control()) {
-        return Err(format!(
-            "{source}: the token holds a control character (U+{:04X}); a bearer token is printable text",
-            c as u32
-        ));
-    }
-    Ok(())
-}
-
-/// The token: `--token-file` beats `PPCERT_TOKEN`; never taken from a plain flag.
-pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
-    if let Some(path) = &args.token_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--token-file {}: cannot read: {e}", path.display()))?;
-        let token = text.trim_matches(|c: char| c.is_whitespace());
-        check_token_text(&format!("--token-file {}", path.display()), token)?;
-        if token.is_empty() || token.contains(char::is_whitespace) {
-            return Err(format!(
-                "--token-file {}: expected one token on one line",
-                path.display()
-            ));
-        }
-        return Ok(Some(Secret::new(token)));
-    }
-    match crate::env::token() {
-        Some(token) => {
-            check_token_text("PPCERT_TOKEN", &token)?;
-            Ok(Some(Secret::new(token)))
-        }
-        None => Ok(None),
-    }
 }
 
 /// The dialect asked for: `--dialect`, else `[target] dialect`, else the spec.
@@ -296,61 +223,41 @@ pub fn dialect_choice(args: &TargetArgs, file: &FileConfig) -> String {
         .unwrap_or_else(|| dialect::DEFAULT.to_string())
 }
 
-/// Resolves the target from flags and file, and the token it needs.
-pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<(Target, Option<Secret>), String> {
-    let token = read_token(args)?;
-    let target = target_only(args, file)?;
-    if matches!(target, Target::Remote { .. }) && token.is_none() {
-        return Err("a target needs a token: set PPCERT_TOKEN or pass --token-file PATH".into());
-    }
-    Ok((target, token))
-}
-
 /// The per-request timeout: flag, else file, else 30 s.
 pub fn request_timeout(args: &TargetArgs, file: &FileConfig) -> Duration {
     Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30).max(1))
 }
 
-impl Target {
-    pub fn environment(&self) -> Environment {
-        match self {
-            Target::Embedded => Environment::Sandbox,
-            Target::Remote { environment, .. } => *environment,
-        }
-    }
-}
-
-/// The target alone, for commands that send no token of their own (`proxy`).
-pub fn target_only(args: &TargetArgs, file: &FileConfig) -> Result<Target, String> {
-    let raw = args
-        .base_url
-        .clone()
-        .or_else(|| file.target.base_url.clone());
-    let Some(raw) = raw else {
-        return Ok(Target::Embedded);
-    };
-    let base_url = parse_base_url(&raw)?;
-    let environment = args
-        .environment
-        .or(file.target.environment)
-        .unwrap_or(Environment::Staging);
-    Ok(Target::Remote {
-        base_url,
-        environment,
-    })
-}
-
 impl RunConfig {
-    pub fn from_args(args: &RunArgs) -> Result<RunConfig, String> {
+    /// Merges defaults < `ppcert.toml` < environment < flags, with an interrupted run's
+    /// recorded values (`--resume`) filling what the invocation leaves out, then validates the
+    /// whole once.
+    pub fn from_args(args: &RunArgs, recorded: Option<&Recorded>) -> Result<RunConfig, String> {
         let file = load_file(args.target.config.as_deref()).map_err(|e| e.to_string())?;
-        let (target, token) = target(&args.target, &file)?;
-        // A token with no target is a CI job whose base URL went missing: passing it against
-        // the embedded sandbox would make a release gate pass without reaching staging.
-        if matches!(target, Target::Embedded) && token.is_some() && args.resume.is_none() {
-            return Err(TOKEN_WITHOUT_TARGET.into());
-        }
-        let scenario =
-            scenario::resolve(&args.scenario, Path::new(".")).map_err(|e| e.to_string())?;
+        let (target, scenario, scale) = match recorded {
+            None => (
+                target(&args.target, &file)?,
+                scenario::resolve(
+                    args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO),
+                    Path::new("."),
+                )
+                .map_err(|e| e.to_string())?,
+                args.scale.unwrap_or(1),
+            ),
+            Some(run) => {
+                let given = upstream(&args.target, &file)?;
+                let environment = target::environment_choice(&args.target, &file);
+                let upstream = resumed::upstream(given, environment, run)?;
+                let token = read_token(&args.target)?;
+                resumed::check_token(token.as_ref(), run)?;
+                (
+                    with_token(upstream, token)?,
+                    resumed::scenario(run, args.scenario.as_deref())?,
+                    resumed::scale(args.scale, run)?.get(),
+                )
+            }
+        };
+        let scale = positive("--scale", scale, &bounds::SCALE)?;
         let flows: u64 = scenario
             .scenario
             .flows
@@ -359,9 +266,12 @@ impl RunConfig {
             .sum();
         bounds::check(
             "flow instances (repeats × --scale)",
-            flows.saturating_mul(u64::from(args.scale)),
+            flows.saturating_mul(u64::from(scale.get())),
             &bounds::FLOW_INSTANCES,
         )?;
+        let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
+        let retries = args.retries.or(file.run.retries).unwrap_or(3);
+        bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
         let chosen = dialect_choice(&args.target, &file);
         let dialect = dialect::resolve(&chosen).map_err(|e| format!("dialect: {e}"))?;
         let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
@@ -370,20 +280,20 @@ impl RunConfig {
         let webhooks = webhook_run(&args.webhooks, &target)?;
         Ok(RunConfig {
             target,
-            token,
             partner_name: partner_name(args.partner_name.as_ref(), &file),
             flight_seller: flight_seller(args.no_flight_cancellations, &file),
             scenario,
             out: args.out.clone(),
             seed: args.seed,
-            concurrency: args
-                .concurrency
-                .or(file.run.concurrency)
-                .unwrap_or(4)
-                .max(1) as usize,
+            concurrency: NonZeroUsize::try_from(positive(
+                "concurrency",
+                concurrency,
+                &bounds::CONCURRENCY,
+            )?)
+            .map_err(|e| e.to_string())?,
             timeout: request_timeout(&args.target, &file),
-            retries: args.retries.or(file.run.retries).unwrap_or(3),
-            scale: args.scale.max(1),
+            retries,
+            scale,
             resume: args.resume.clone(),
             endpoints,
             dialect: dialect.name,

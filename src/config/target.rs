@@ -1,0 +1,212 @@
+//! Where a command sends its requests and with which token: a remote target holds its token,
+//! so no code path can reach staging without one or pass one to the embedded sandbox.
+
+use reqwest::Url;
+
+use super::FileConfig;
+use crate::cli::TargetArgs;
+pub use crate::environment::Environment;
+use crate::secret::Secret;
+
+pub const TOKEN_WITHOUT_TARGET: &str = "a token is set (PPCERT_TOKEN or --token-file) but no target: pass --base-url URL (or PPCERT_BASE_URL, or [target] base_url) to reach staging, or unset the token to run against the embedded sandbox";
+
+const TARGET_WITHOUT_TOKEN: &str =
+    "a target needs a token: set PPCERT_TOKEN or pass --token-file PATH";
+
+/// Where requests go. `Token` is [`Secret`] for commands that authenticate themselves, and `()`
+/// for the proxy, whose partner client brings its own.
+#[derive(Debug, Clone)]
+pub enum Target<Token = Secret> {
+    /// The embedded sandbox, started for this command on an ephemeral loopback port.
+    Embedded,
+    Remote {
+        base_url: Url,
+        environment: Environment,
+        token: Token,
+    },
+}
+
+/// A target as the proxy sees it: no token of its own.
+pub type Upstream = Target<()>;
+
+impl<Token> Target<Token> {
+    pub fn environment(&self) -> Environment {
+        match self {
+            Target::Embedded => Environment::Sandbox,
+            Target::Remote { environment, .. } => *environment,
+        }
+    }
+
+    pub fn is_embedded(&self) -> bool {
+        matches!(self, Target::Embedded)
+    }
+}
+
+/// `http://` is accepted only for loopback targets; the URL keeps its path prefix.
+pub fn parse_base_url(raw: &str) -> Result<Url, String> {
+    let url = Url::parse(raw.trim()).map_err(|e| match e {
+        url::ParseError::RelativeUrlWithoutBase => format!(
+            "base URL `{raw}` has no scheme; did you mean `https://{}`?",
+            raw.trim()
+        ),
+        e => format!("base URL `{raw}`: {e}"),
+    })?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        "http" => {
+            return Err(format!(
+                "base URL `{raw}`: http:// is accepted only for loopback targets; use https://"
+            ));
+        }
+        other => return Err(format!("base URL `{raw}`: unsupported scheme `{other}`")),
+    }
+    if url.query().is_some()
+        || url.fragment().is_some()
+        || !url.username().is_empty()
+        || url.password().is_some()
+    {
+        return Err(format!(
+            "base URL `{raw}`: no credentials, query or fragment allowed"
+        ));
+    }
+    Ok(url)
+}
+
+/// A token with a byte-order mark or a control character was saved or pasted wrongly: said
+/// plainly, rather than sent and answered 401.
+fn check_token_text(source: &str, token: &str) -> Result<(), String> {
+    if token.starts_with('\u{feff}') {
+        return Err(format!(
+            "{source}: the token starts with a byte-order mark; save it as plain UTF-8 without BOM"
+        ));
+    }
+    if let Some(c) = token.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "{source}: the token holds a control character (U+{:04X}); a bearer token is printable text",
+            c as u32
+        ));
+    }
+    Ok(())
+}
+
+/// The token: `--token-file` beats `PPCERT_TOKEN`; never taken from a plain flag.
+pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--token-file {}: cannot read: {e}", path.display()))?;
+        let token = text.trim_matches(|c: char| c.is_whitespace());
+        check_token_text(&format!("--token-file {}", path.display()), token)?;
+        if token.is_empty() || token.contains(char::is_whitespace) {
+            return Err(format!(
+                "--token-file {}: expected one token on one line",
+                path.display()
+            ));
+        }
+        return Ok(Some(Secret::new(token)));
+    }
+    match crate::env::token() {
+        Some(token) => {
+            check_token_text("PPCERT_TOKEN", &token)?;
+            Ok(Some(Secret::new(token)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The target from flags and file, with the token it needs. A token with no target is a CI
+/// job whose base URL went missing: passing it against the embedded sandbox would make a
+/// release gate pass without reaching staging, so it is refused.
+pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<Target, String> {
+    with_token(upstream(args, file)?, read_token(args)?)
+}
+
+/// Gives a remote target its token; refuses either one without the other.
+pub fn with_token(target: Upstream, token: Option<Secret>) -> Result<Target, String> {
+    match (target, token) {
+        (Target::Embedded, None) => Ok(Target::Embedded),
+        (Target::Embedded, Some(_)) => Err(TOKEN_WITHOUT_TARGET.into()),
+        (Target::Remote { .. }, None) => Err(TARGET_WITHOUT_TOKEN.into()),
+        (
+            Target::Remote {
+                base_url,
+                environment,
+                ..
+            },
+            Some(token),
+        ) => Ok(Target::Remote {
+            base_url,
+            environment,
+            token,
+        }),
+    }
+}
+
+/// The environment asked for by flag or file, if any.
+pub fn environment_choice(args: &TargetArgs, file: &FileConfig) -> Option<Environment> {
+    args.environment.or(file.target.environment)
+}
+
+/// The target alone: flag, else file, else the embedded sandbox; staging unless told.
+pub fn upstream(args: &TargetArgs, file: &FileConfig) -> Result<Upstream, String> {
+    let raw = args
+        .base_url
+        .clone()
+        .or_else(|| file.target.base_url.clone());
+    let Some(raw) = raw else {
+        return Ok(Target::Embedded);
+    };
+    Ok(Target::Remote {
+        base_url: parse_base_url(&raw)?,
+        environment: environment_choice(args, file).unwrap_or(Environment::Staging),
+        token: (),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_target_needs_a_token_and_the_sandbox_takes_none() {
+        let remote = || Target::Remote {
+            base_url: parse_base_url("https://staging.example").unwrap(),
+            environment: Environment::Staging,
+            token: (),
+        };
+        let token = || Some(Secret::new("tok"));
+        assert!(matches!(
+            with_token(remote(), token()),
+            Ok(Target::Remote { token, .. }) if token.fingerprint() == Secret::new("tok").fingerprint()
+        ));
+        assert!(with_token(Target::Embedded, None).unwrap().is_embedded());
+        assert_eq!(
+            with_token(Target::Embedded, token()).unwrap_err(),
+            TOKEN_WITHOUT_TARGET
+        );
+        assert!(
+            with_token(remote(), None)
+                .unwrap_err()
+                .contains("needs a token")
+        );
+    }
+
+    #[test]
+    fn plain_http_is_for_loopback_only() {
+        assert!(parse_base_url("http://127.0.0.1:8080/api").is_ok());
+        assert!(parse_base_url("http://localhost").is_ok());
+        assert!(parse_base_url("http://staging.example").is_err());
+        assert!(parse_base_url("https://u:p@staging.example").is_err());
+        assert!(
+            parse_base_url("staging.example")
+                .unwrap_err()
+                .contains("did you mean `https://staging.example`")
+        );
+    }
+}
