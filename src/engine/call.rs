@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::caller::{CallSpec, Expect, Pending};
-use super::flow::FlowRunner;
+use super::step_context::StepContext;
 use super::tolerant;
 use crate::models::{Operation, ProductType};
 use crate::record::Check;
@@ -13,7 +13,7 @@ use crate::record::Check;
 #[cfg(doc)]
 use super::caller::Caller;
 
-impl FlowRunner<'_> {
+impl StepContext<'_> {
     fn booking_number(&self) -> Option<&str> {
         self.state.booking.as_ref().map(|b| b.number.as_str())
     }

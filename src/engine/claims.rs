@@ -8,9 +8,9 @@ use chrono::{SecondsFormat, Utc};
 use serde_json::json;
 
 use super::caller::Expect;
-use super::flow::FlowRunner;
 use super::reading::{Need, as_text, claimed_contract_status};
-use super::steps::CREATED;
+use super::step_context::StepContext;
+use super::steps::{CREATED, read_contracts_call};
 use crate::environment::Environment;
 use crate::models::{ClaimRequest, ClaimStatus, Envelope, Operation, ProductType};
 use crate::record::Check;
@@ -18,136 +18,136 @@ use crate::record::Check;
 /// A postdated claim must land at least 24 h after the subscription; an hour more absorbs clock skew.
 const CLAIM_DATE_MARGIN_HOURS: i64 = 25;
 
-impl FlowRunner<'_> {
-    /// The staging-only `claimDate` as (date-time 25 h after the subscription, the first UTC day
-    /// whose 00:00 is at least that late); never sent to production.
-    fn claim_dates(&self) -> Option<(String, String)> {
-        if self.shared.environment == Environment::Production {
-            return None;
-        }
-        let subscribed = self
-            .state
-            .subscribed_at
-            .as_deref()
-            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-            .map(|at| at.with_timezone(&Utc))
-            .unwrap_or_else(Utc::now);
-        let at = subscribed + chrono::Duration::hours(CLAIM_DATE_MARGIN_HOURS);
-        Some((
-            at.to_rfc3339_opts(SecondsFormat::Secs, true),
-            claim_day(at).format("%Y-%m-%d").to_string(),
-        ))
+/// The staging-only `claimDate` as (date-time 25 h after the subscription, the first UTC day
+/// whose 00:00 is at least that late); never sent to production.
+fn claim_dates(cx: &StepContext<'_>) -> Option<(String, String)> {
+    if cx.shared.environment == Environment::Production {
+        return None;
     }
+    let subscribed = cx
+        .state
+        .subscribed_at
+        .as_deref()
+        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+        .map(|at| at.with_timezone(&Utc))
+        .unwrap_or_else(Utc::now);
+    let at = subscribed + chrono::Duration::hours(CLAIM_DATE_MARGIN_HOURS);
+    Some((
+        at.to_rfc3339_opts(SecondsFormat::Secs, true),
+        claim_day(at).format("%Y-%m-%d").to_string(),
+    ))
+}
 
-    pub async fn claim(&mut self, product_type: Option<ProductType>) -> Result<(), StepError> {
-        let product_type = product_type.unwrap_or(ProductType::Withdrawal);
-        let contract = self
-            .state
-            .contracts
-            .get(&product_type)
-            .cloned()
-            .ok_or_else(|| missing(format!("no {product_type} contract id was read")))?;
-        self.state.claimed = Some((product_type, contract.clone()));
-        let dates = self.claim_dates();
-        let booking = self.booking();
-        let cfar = product_type == ProductType::ChangeForAnyReason;
-        let request = ClaimRequest {
-            modification_cost: cfar
-                .then(|| json!(crate::datagen::round_cents(booking.trip_price() * 0.2))),
-            product_type: cfar.then(|| product_type.as_str().to_string()),
-            // The spec types claimDate as a date: the day form is what the API is sure to read.
-            claim_date: dates.as_ref().map(|(_, day)| day.clone()),
-            beneficiary: Some(booking.beneficiary.clone()),
+pub(super) async fn claim(
+    cx: &mut StepContext<'_>,
+    product_type: Option<ProductType>,
+) -> Result<(), StepError> {
+    let product_type = product_type.unwrap_or(ProductType::Withdrawal);
+    let contract = cx
+        .state
+        .contracts
+        .get(&product_type)
+        .cloned()
+        .ok_or_else(|| missing(format!("no {product_type} contract id was read")))?;
+    cx.state.claimed = Some((product_type, contract.clone()));
+    let dates = claim_dates(cx);
+    let booking = cx.booking();
+    let cfar = product_type == ProductType::ChangeForAnyReason;
+    let request = ClaimRequest {
+        modification_cost: cfar
+            .then(|| json!(crate::datagen::round_cents(booking.trip_price() * 0.2))),
+        product_type: cfar.then(|| product_type.as_str().to_string()),
+        // The spec types claimDate as a date: the day form is what the API is sure to read.
+        claim_date: dates.as_ref().map(|(_, day)| day.clone()),
+        beneficiary: Some(booking.beneficiary.clone()),
+    };
+    let mut context = cx.context(None, Some(&contract), None);
+    if let Some((date, day)) = &dates {
+        context["claim_date"] = json!(date);
+        context["claim_day"] = json!(day);
+    }
+    context["product_type"] = json!(product_type);
+    let spec = cx.spec(
+        Operation::Claim,
+        &cx.step_name,
+        &context,
+        Some(json!(Envelope { data: request })),
+        Expect::Success(CREATED),
+    )?;
+    let mut pending = cx.send(spec).await;
+    pending.payload();
+    cx.read_builtin(&mut pending, "claim_id", &context, Need::Optional);
+    let status = cx
+        .read_builtin(&mut pending, "claim_status", &context, Need::Optional)
+        .as_ref()
+        .and_then(as_text)
+        .map(ClaimStatus::from);
+    if let Some(status) = &status {
+        let flagged = *status == ClaimStatus::ManualVerificationNeeded;
+        let detail = if flagged {
+            "flagged MANUAL_VERIFICATION_NEEDED: claim within 24 h of the subscription".to_string()
+        } else {
+            format!("claim status {status}")
         };
-        let mut context = self.context(None, Some(&contract), None);
-        if let Some((date, day)) = &dates {
-            context["claim_date"] = json!(date);
-            context["claim_day"] = json!(day);
-        }
-        context["product_type"] = json!(product_type);
-        let spec = self.spec(
-            Operation::Claim,
-            &self.step_name,
-            &context,
-            Some(json!(Envelope { data: request })),
-            Expect::Success(CREATED),
-        )?;
-        let mut pending = self.send(spec).await;
-        pending.payload();
-        self.read_builtin(&mut pending, "claim_id", &context, Need::Optional);
-        let status = self
-            .read_builtin(&mut pending, "claim_status", &context, Need::Optional)
-            .as_ref()
-            .and_then(as_text)
-            .map(ClaimStatus::from);
-        if let Some(status) = &status {
-            let flagged = *status == ClaimStatus::ManualVerificationNeeded;
-            let detail = if flagged {
-                "flagged MANUAL_VERIFICATION_NEEDED: claim within 24 h of the subscription"
-                    .to_string()
-            } else {
-                format!("claim status {status}")
-            };
-            pending
-                .checks
-                .push(Check::new("not_flagged", !flagged, detail).warning());
-        }
-        self.state.claim_status = status;
-        self.conclude(pending)
+        pending
+            .checks
+            .push(Check::new("not_flagged", !flagged, detail).warning());
     }
+    cx.state.claim_status = status;
+    cx.conclude(pending)
+}
 
-    /// Polls the contracts until the claim shows `target`; a settled other status fails at once.
-    pub async fn await_claim_status(
-        &mut self,
-        target: &str,
-        timeout_secs: u64,
-        interval_ms: u64,
-    ) -> Result<(), StepError> {
-        let (product_type, contract) = self
-            .state
-            .claimed
-            .clone()
-            .ok_or_else(|| missing("no claim was made"))?;
-        let deadline = Instant::now() + Duration::from_secs(timeout_secs);
-        loop {
-            let mut pending = self.read_contracts_call(&self.step_name.clone()).await?;
-            pending.payload();
-            let mut context = self.context(None, Some(&contract), None);
-            context["product_type"] = json!(product_type);
-            let status = self
-                .read_value(
-                    &mut pending,
-                    "claim_status",
-                    &context,
-                    Need::Required,
-                    |body| claimed_contract_status(body, product_type.as_str(), &contract),
-                )
-                .as_ref()
-                .and_then(as_text);
-            self.conclude(pending)?;
-            let status = ClaimStatus::from(status.unwrap_or_default());
-            self.state.claim_status = Some(status.clone());
-            if status.as_str() == target {
-                return Ok(());
-            }
-            if status.settled() {
-                return Err(StepError::ClaimStatus(format!(
-                    "claim settled in {status}, not {target}"
-                )));
-            }
-            if Instant::now() >= deadline {
-                return Err(StepError::ClaimStatus(format!(
-                    "claim still {status} after {timeout_secs} s, waiting for {target}"
-                )));
-            }
-            if !self
-                .shared
-                .cancel
-                .sleep(Duration::from_millis(interval_ms))
-                .await
-            {
-                return Err(StepError::Interrupted);
-            }
+/// Polls the contracts until the claim shows `target`; a settled other status fails at once.
+pub(super) async fn await_claim_status(
+    cx: &mut StepContext<'_>,
+    target: &str,
+    timeout_secs: u64,
+    interval_ms: u64,
+) -> Result<(), StepError> {
+    let (product_type, contract) = cx
+        .state
+        .claimed
+        .clone()
+        .ok_or_else(|| missing("no claim was made"))?;
+    let deadline = Instant::now() + Duration::from_secs(timeout_secs);
+    loop {
+        let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
+        pending.payload();
+        let mut context = cx.context(None, Some(&contract), None);
+        context["product_type"] = json!(product_type);
+        let status = cx
+            .read_value(
+                &mut pending,
+                "claim_status",
+                &context,
+                Need::Required,
+                |body| claimed_contract_status(body, product_type.as_str(), &contract),
+            )
+            .as_ref()
+            .and_then(as_text);
+        cx.conclude(pending)?;
+        let status = ClaimStatus::from(status.unwrap_or_default());
+        cx.state.claim_status = Some(status.clone());
+        if status.as_str() == target {
+            return Ok(());
+        }
+        if status.settled() {
+            return Err(StepError::ClaimStatus(format!(
+                "claim settled in {status}, not {target}"
+            )));
+        }
+        if Instant::now() >= deadline {
+            return Err(StepError::ClaimStatus(format!(
+                "claim still {status} after {timeout_secs} s, waiting for {target}"
+            )));
+        }
+        if !cx
+            .shared
+            .cancel
+            .sleep(Duration::from_millis(interval_ms))
+            .await
+        {
+            return Err(StepError::Interrupted);
         }
     }
 }

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use super::Shared;
 use super::caller::Caller;
 use super::events::RunEvent;
+use super::step_context::StepContext;
+use super::{claims, negative, steps};
 use crate::datagen::{Booking, Mutation};
 use crate::models::ProductType;
 use crate::record::{StepEvent, StepStatus};
@@ -99,17 +101,13 @@ pub struct ResumePoint {
     pub done_in_step: Vec<crate::record::Exchange>,
 }
 
-pub struct FlowRunner<'a> {
-    pub shared: &'a Arc<Shared>,
-    pub instance: &'a FlowInstance,
-    pub state: FlowState,
-    /// Sends and records this flow's calls.
-    pub caller: Caller<'a>,
-    pub resumed_mid_step: bool,
-    /// What the step interrupted in an earlier run already got done (see [`ResumePoint`]).
-    pub done_in_step: Vec<crate::record::Exchange>,
-    /// The running step's name, from [`Step::name`]: the only place step names come from.
-    pub step_name: String,
+/// Runs one flow instance's steps in order: the gate and cancellation before each, the events
+/// of each, and the rest skipped once one fails. What a step does is its function's (see
+/// [`StepContext`]).
+pub(crate) struct FlowRunner<'a> {
+    shared: &'a Arc<Shared>,
+    instance: &'a FlowInstance,
+    cx: StepContext<'a>,
 }
 
 fn now() -> String {
@@ -130,23 +128,20 @@ impl<'a> FlowRunner<'a> {
         FlowRunner {
             shared,
             instance,
-            state,
-            caller: Caller {
+            cx: StepContext {
                 shared,
-                flow: &instance.label,
-                gatekeeper,
+                instance,
+                state,
+                caller: Caller {
+                    shared,
+                    flow: &instance.label,
+                    gatekeeper,
+                },
+                resumed_mid_step: resume.mid_step,
+                done_in_step: resume.done_in_step,
+                step_name: String::new(),
             },
-            resumed_mid_step: resume.mid_step,
-            done_in_step: resume.done_in_step,
-            step_name: String::new(),
         }
-    }
-
-    pub fn booking(&self) -> &Booking {
-        self.state
-            .booking
-            .as_ref()
-            .expect("a flow always has its booking")
     }
 
     fn record_step(
@@ -165,7 +160,7 @@ impl<'a> FlowRunner<'a> {
             started_at: started.0,
             duration_ms: started.1.elapsed().as_millis() as u64,
             state: (status == StepStatus::Passed)
-                .then(|| serde_json::to_value(&self.state).unwrap_or_default()),
+                .then(|| serde_json::to_value(&self.cx.state).unwrap_or_default()),
         }));
     }
 
@@ -199,7 +194,7 @@ impl<'a> FlowRunner<'a> {
                 break;
             }
         }
-        if self.caller.gatekeeper {
+        if self.cx.caller.gatekeeper {
             // A flow that made no call of its own (all resumed) must not hold the others back.
             self.shared.gate.settle(super::gate::GateState::Open);
         }
@@ -214,7 +209,7 @@ impl<'a> FlowRunner<'a> {
         }
         // Nothing goes before the first call has shown the token works and the target answers:
         // a bad token or a dead target costs one request, not one per slot.
-        if !self.caller.gatekeeper && !self.shared.gate.wait_open().await {
+        if !self.cx.caller.gatekeeper && !self.shared.gate.wait_open().await {
             let why = format!("not run: the first call got {}", self.shared.gate.state());
             self.skip_rest(index, &why);
             return Some((FlowStatus::NotRun, why));
@@ -225,8 +220,8 @@ impl<'a> FlowRunner<'a> {
             step_index: index,
         });
         let result = self.step(step).await;
-        self.resumed_mid_step = false;
-        self.done_in_step.clear();
+        self.cx.resumed_mid_step = false;
+        self.cx.done_in_step.clear();
         let reason = match result {
             Ok(()) => {
                 self.record_step(index, StepStatus::Passed, None, started);
@@ -262,31 +257,31 @@ impl<'a> FlowRunner<'a> {
         FlowResult {
             label: self.instance.label.clone(),
             flow: self.instance.flow.clone(),
-            state: self.state,
+            state: self.cx.state,
             status,
             reason,
         }
     }
 
     async fn step(&mut self, step: &Step) -> Result<(), StepError> {
-        self.step_name = step.name();
+        let cx = &mut self.cx;
+        cx.step_name = step.name();
         match step {
-            Step::Quote => self.quote().await,
-            Step::Subscribe => self.subscribe().await,
-            Step::Update { mutation } => self.update(*mutation).await,
-            Step::ReadContracts => self.read_contracts().await,
-            Step::Claim { product_type } => self.claim(*product_type).await,
-            Step::DeleteQuote => self.delete_quote().await,
-            Step::ReportFlightCancellation => self.report_flight_cancellation().await,
+            Step::Quote => steps::quote(cx).await,
+            Step::Subscribe => steps::subscribe(cx).await,
+            Step::Update { mutation } => steps::update(cx, *mutation).await,
+            Step::ReadContracts => steps::read_contracts(cx).await,
+            Step::Claim { product_type } => claims::claim(cx, *product_type).await,
+            Step::DeleteQuote => steps::delete_quote(cx).await,
+            Step::ReportFlightCancellation => steps::report_flight_cancellation(cx).await,
             Step::AwaitClaimStatus {
                 status,
                 timeout_secs,
                 interval_ms,
-            } => {
-                self.await_claim_status(status, *timeout_secs, *interval_ms)
-                    .await
+            } => claims::await_claim_status(cx, status, *timeout_secs, *interval_ms).await,
+            Step::ExpectError { case, status } => {
+                negative::expect_error(cx, *case, status.clone()).await
             }
-            Step::ExpectError { case, status } => self.expect_error(*case, status.clone()).await,
         }
     }
 }

@@ -13,6 +13,7 @@ mod negative;
 mod read_step;
 pub(crate) mod reading;
 mod resume;
+mod step_context;
 mod step_error;
 mod steps;
 pub(crate) mod tolerant;

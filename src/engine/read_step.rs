@@ -4,11 +4,11 @@
 use serde_json::Value;
 
 use super::caller::Pending;
-use super::flow::FlowRunner;
 use super::reading::{Found, Need, as_text, builtin, read};
+use super::step_context::StepContext;
 use crate::record::{Check, ValueRead};
 
-impl FlowRunner<'_> {
+impl StepContext<'_> {
     /// Reads `name` from the answer pending: the capture configured for it, else `fallback`.
     /// `None` when the status was not a success.
     pub fn read_value(
@@ -66,7 +66,7 @@ impl FlowRunner<'_> {
         reading.value
     }
 
-    /// [`FlowRunner::read_value`] with the built-in reading of the value.
+    /// [`StepContext::read_value`] with the built-in reading of the value.
     pub fn read_builtin(
         &self,
         pending: &mut Pending,

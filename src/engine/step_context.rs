@@ -1,0 +1,140 @@
+//! What a step works with: its flow's state and booking, the call builder (endpoint, template
+//! context, body), and the flow's side of sending (see `call.rs`) and reading (`read_step.rs`).
+//! The steps themselves are plain functions over it (`steps.rs`, `claims.rs`, `negative.rs`);
+//! running them in order is the [`FlowRunner`](super::flow::FlowRunner)'s.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::Shared;
+use super::caller::{CallSpec, Caller, Expect, Pending};
+use super::flow::{FlowInstance, FlowState, QuoteRef};
+use super::step_error::StepError;
+use crate::datagen::Booking;
+use crate::models::Operation;
+
+pub(crate) struct StepContext<'a> {
+    pub shared: &'a Arc<Shared>,
+    pub instance: &'a FlowInstance,
+    pub state: FlowState,
+    /// Sends and records this flow's calls.
+    pub caller: Caller<'a>,
+    pub resumed_mid_step: bool,
+    /// What the step interrupted in an earlier run already got done (see
+    /// [`ResumePoint`](super::flow::ResumePoint)).
+    pub done_in_step: Vec<crate::record::Exchange>,
+    /// The running step's name, from [`Step::name`](crate::scenario::Step::name): the only
+    /// place step names come from.
+    pub step_name: String,
+}
+
+impl StepContext<'_> {
+    pub fn booking(&self) -> &Booking {
+        self.state
+            .booking
+            .as_ref()
+            .expect("a flow always has its booking")
+    }
+
+    /// The template context docs/design.md lists for endpoint overrides.
+    pub fn context(
+        &self,
+        quote: Option<&QuoteRef>,
+        contract: Option<&str>,
+        claim_date: Option<&str>,
+    ) -> Value {
+        let mut context = crate::endpoints::context::booking_context(self.booking());
+        if let Some(quote) = quote {
+            context["quote"] = json!(quote);
+        }
+        if let Some(id) = contract {
+            context["contract"] = json!({ "id": id });
+        }
+        if let Some(date) = claim_date {
+            context["claim_date"] = json!(date);
+        }
+        context
+    }
+
+    /// Builds a call from the operation's endpoint: its method, rendered path and body.
+    pub fn spec(
+        &self,
+        operation: Operation,
+        step: &str,
+        context: &Value,
+        default_body: Option<Value>,
+        expect: Expect,
+    ) -> Result<CallSpec, StepError> {
+        let endpoints = &self.shared.endpoints;
+        // A dialect's body template re-spells the body the spec would send, given as `request`.
+        let body = match &default_body {
+            Some(request) if endpoints.has_body_template(operation) => {
+                let mut context = context.clone();
+                context["request"] = request.clone();
+                endpoints
+                    .body(operation, &context, default_body)
+                    .map_err(StepError::Template)?
+            }
+            _ => endpoints
+                .body(operation, context, default_body)
+                .map_err(StepError::Template)?,
+        };
+        Ok(CallSpec {
+            operation,
+            step: step.to_string(),
+            method: endpoints.method(operation),
+            path: endpoints
+                .path(operation, context)
+                .map_err(StepError::Template)?,
+            body,
+            expect,
+            wrong_token: None,
+        })
+    }
+
+    /// Finishes the exchange; a failed one fails the step with its first failed check.
+    pub fn conclude(&mut self, pending: Pending) -> Result<(), StepError> {
+        let mut failures: Vec<String> = pending
+            .checks
+            .iter()
+            .filter(|c| !c.passed && !c.warning)
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect();
+        if !pending.status_ok() {
+            let answer = match &pending.attempt.response {
+                Some(response) => {
+                    format!("answered HTTP {}: {}", response.status, response.describe())
+                }
+                None => format!(
+                    "got no answer ({})",
+                    pending.attempt.error.as_deref().unwrap_or("none came")
+                ),
+            };
+            failures.insert(
+                0,
+                format!("{} {} {answer}", pending.spec.method, pending.spec.path),
+            );
+        }
+        if self.finish(pending) {
+            return Ok(());
+        }
+        let mut reason = failures.first().cloned().unwrap_or_else(|| "failed".into());
+        let others: Vec<&str> = failures
+            .iter()
+            .skip(1)
+            .filter_map(|f| f.split(':').next())
+            .collect();
+        if !others.is_empty() {
+            reason = format!("{reason} (also failed: {})", others.join(", "));
+        }
+        Err(StepError::Call(reason))
+    }
+
+    /// A call whose answer only needs its status checked (and its layout noted).
+    pub async fn send_and_conclude(&mut self, spec: CallSpec) -> Result<(), StepError> {
+        let mut pending = self.send(spec).await;
+        pending.payload();
+        self.conclude(pending)
+    }
+}
