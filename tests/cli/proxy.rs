@@ -93,7 +93,7 @@ impl Partner {
     async fn booking(&self, bn: &str, report_cancellation: bool) {
         let quote = quote_body(1, 350.0, 40);
         let flight = quote["data"]["trips"][0]["journeys"][0]["flights"][0].clone();
-        let (_, reference) = self.quote(quote).await;
+        let (_, reference) = self.quote(quote.clone()).await;
         let (status, subscribed) = self
             .call(
                 "POST",
@@ -106,7 +106,10 @@ impl Partner {
             .as_str()
             .unwrap()
             .to_string();
-        let mut update_quote = quote_body(1, 420.0, 40);
+        // The same flight, re-priced: a flight built anew could fall a second later, and the
+        // cancellation reported below would then name a flight the booking no longer has.
+        let mut update_quote = quote;
+        update_quote["data"]["trips"][0]["price"]["amount"] = json!(420.0);
         update_quote["data"]["bookingNumber"] = json!(bn);
         let (update_id, _) = self.quote(update_quote).await;
         let (status, _) = self
