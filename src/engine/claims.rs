@@ -100,7 +100,7 @@ pub(super) async fn claim(
 /// Polls the contracts until the claim shows `target`; a settled other status fails at once.
 pub(super) async fn await_claim_status(
     cx: &mut StepContext<'_>,
-    target: &str,
+    target: &ClaimStatus,
     timeout_secs: u64,
     interval_ms: u64,
 ) -> Result<(), StepError> {
@@ -128,7 +128,7 @@ pub(super) async fn await_claim_status(
         cx.conclude(pending)?;
         let status = ClaimStatus::from(status.unwrap_or_default());
         cx.state.claim_status = Some(status.clone());
-        if status.as_str() == target {
+        if status == *target {
             return Ok(());
         }
         if status.settled() {

@@ -4,7 +4,7 @@
 use super::{ErrorCase, ExpectedStatus, FlowSpec, Scenario, Step};
 use crate::bounds;
 use crate::datagen::DataProfile;
-use crate::models::{CHANGE_FOR_ANY_REASON, CLAIM_STATUSES, WITHDRAWAL};
+use crate::models::{CHANGE_FOR_ANY_REASON, ClaimStatus, WITHDRAWAL};
 
 /// The flow at fault, if one is, and what is wrong.
 pub type CheckError = (Option<String>, String);
@@ -132,7 +132,7 @@ impl Made {
             }
             Step::AwaitClaimStatus { status, .. } => {
                 need(self.claim, "a `claim`")?;
-                if !CLAIM_STATUSES.contains(&status.as_str()) {
+                if let ClaimStatus::Other(status) = status {
                     return Err(Problem::Invalid(format!("unknown claim status `{status}`")));
                 }
             }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::datagen::{DataProfile, Mutation};
-use crate::models::Operation;
+use crate::models::{ClaimStatus, Operation};
 
 mod check;
 pub use check::check;
@@ -98,7 +98,7 @@ pub enum Step {
     ReportFlightCancellation,
     /// Poll the contracts until the claim reaches `status`.
     AwaitClaimStatus {
-        status: String,
+        status: ClaimStatus,
         #[serde(default = "default_await_secs")]
         timeout_secs: u64,
         #[serde(default = "default_poll_ms")]
