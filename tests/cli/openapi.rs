@@ -10,7 +10,9 @@ use crate::common::*;
 
 /// The document served at `root` (the server's root: the document is never under a prefix).
 async fn document_at(root: &str) -> Value {
-    let text = reqwest::get(format!("{root}/openapi.json"))
+    let text = http_client()
+        .get(format!("{root}/openapi.json"))
+        .send()
         .await
         .unwrap()
         .text()

@@ -45,7 +45,9 @@ async fn serve_prints_where_the_api_and_its_document_are() {
     assert!(base.starts_with("http://127.0.0.1:") && base.ends_with("/partner-api"));
     assert_eq!(token, "serve-token-1234");
 
-    let document: Value = reqwest::get(&document_url)
+    let document: Value = http_client()
+        .get(&document_url)
+        .send()
         .await
         .unwrap()
         .json()
