@@ -2,8 +2,11 @@
 //! from it alone; the requirement ledger counts exchanges as the provider's own ledger would.
 
 pub mod collect;
+mod ledger;
 pub mod stream;
 pub mod webhooks;
+
+pub use ledger::ledger;
 
 use serde::{Deserialize, Serialize};
 
@@ -151,63 +154,6 @@ pub struct FlowSummary {
     pub flow: String,
     pub status: FlowStatus,
     pub reason: Option<String>,
-}
-
-/// The provider's ledger: successes counted once, lost-and-unreconciled requests apart.
-pub fn ledger(
-    requirements: &[Requirement],
-    flight_seller: bool,
-    exchanges: &[Exchange],
-) -> Vec<RequirementResult> {
-    requirements
-        .iter()
-        .filter(|r| flight_seller || !r.flight_sellers_only)
-        .map(|r| {
-            let of_kind = || exchanges.iter().filter(move |e| e.operation == r.operation);
-            let succeeded = of_kind().filter(|e| e.counts_as_success()).count() as u32;
-            let failed = of_kind()
-                .filter(|e| !e.retried && !e.expected_error && !e.counts_as_success())
-                .count() as u32;
-            RequirementResult {
-                operation: r.operation,
-                required: r.required,
-                succeeded,
-                failed,
-                unconfirmed: unconfirmed(r.operation, exchanges),
-                met: succeeded >= r.required,
-            }
-        })
-        .collect()
-}
-
-/// Requests that may have taken effect without our knowing. Attempts of one call are grouped
-/// (same flow, step and operation, attempt numbers counting up from 1). A quote can be created
-/// once per lost attempt, since nothing makes quotes unique; any other write takes effect at
-/// most once, and only counts as unconfirmed when the call ended without a success or a
-/// reconciliation to show for it.
-fn unconfirmed(operation: Operation, exchanges: &[Exchange]) -> u32 {
-    let settle = |attempts: &[&Exchange]| -> u32 {
-        let lost = attempts.iter().filter(|e| e.maybe_processed).count() as u32;
-        let settled = attempts.last().is_some_and(|e| e.counts_as_success());
-        match operation {
-            Operation::Quote => lost,
-            _ if lost > 0 && !settled => 1,
-            _ => 0,
-        }
-    };
-    let mut calls: std::collections::HashMap<(&str, &str), Vec<&Exchange>> =
-        std::collections::HashMap::new();
-    let mut total = 0;
-    for exchange in exchanges.iter().filter(|e| e.operation == operation) {
-        let key = (exchange.flow.as_str(), exchange.step.as_str());
-        if exchange.attempt == 1
-            && let Some(previous) = calls.remove(&key)
-        {
-            total += settle(&previous);
-        }
-        calls.entry(key).or_default().push(exchange);
-    }
-    total + calls.values().map(|attempts| settle(attempts)).sum::<u32>()
 }
 
 fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {
