@@ -1,0 +1,270 @@
+//! Beginning a run: its record (new, or continued from an interrupted run's journal), its
+//! bundle directory and journal, the flow instances and where each picks up, and the state
+//! every flow shares.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use super::usage;
+use crate::commands::resume::Previous;
+use crate::commands::run_webhooks::RunReceiver;
+use crate::commands::target::Opened;
+use crate::config::{RunConfig, Target};
+use crate::datagen::{Generator, run_id};
+use crate::engine::{self, ApiClient, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared};
+use crate::error::Failure;
+use crate::evidence::collect::Recording;
+use crate::evidence::{self, Partner, RunInfo, TargetInfo};
+use crate::journal::{self, Journal, Line};
+use crate::models::Operation;
+use crate::output::{OutputMode, Progress};
+use crate::record::{Exchange, StepEvent};
+use crate::scenario::Step;
+use crate::secret::Secret;
+
+/// What a run holds from its first journal line to its bundle.
+pub(super) struct Session {
+    pub run: RunInfo,
+    pub dir: PathBuf,
+    pub recording: Recording,
+    pub progress: Arc<Progress>,
+    pub shared: Arc<Shared>,
+}
+
+/// The flow instances to run, and where each picks up.
+pub(super) struct Plan {
+    pub instances: Vec<FlowInstance>,
+    pub points: HashMap<String, ResumePoint>,
+}
+
+/// What an interrupted run already holds: exchanges, steps, steps begun, and quotes in flight.
+type Carried = (
+    Vec<Exchange>,
+    Vec<StepEvent>,
+    Vec<(String, usize)>,
+    Vec<Exchange>,
+);
+
+/// Opens the run's record and journal and readies the engine; nothing is sent yet.
+pub(super) fn begin(
+    config: &RunConfig,
+    opened: &Opened,
+    previous: Option<Previous>,
+    mode: OutputMode,
+    receiver: Option<&RunReceiver>,
+) -> Result<(Session, Plan), Failure> {
+    let start = Utc::now();
+    let (run, (exchanges, steps, started, in_flight)) =
+        record_to_continue(config, previous, start, opened);
+    let dir = out_dir(config, &run.id)?;
+    let journal = open_journal(&dir, config, &run)?;
+    if let Some(receiver) = receiver {
+        receiver.write_to(&dir);
+    }
+    let instances = engine::plan(
+        &config.scenario.scenario,
+        config.flight_seller,
+        config.scale,
+    );
+    let points = engine::resume_points(&instances, &started, &steps, &exchanges);
+    let progress = Arc::new(Progress::new(
+        mode,
+        &planned(&instances, config),
+        instances.len(),
+    ));
+    let recording = Recording::new(journal, (exchanges, steps), vec![progress.clone()]);
+    // Requests a dead run had in flight go on the record before anything new is sent.
+    for exchange in in_flight {
+        recording
+            .events
+            .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
+    }
+    let events = recording.events.clone();
+    let shared = shared_state(config, &run, opened, events, start)?;
+    let session = Session {
+        run,
+        dir,
+        recording,
+        progress,
+        shared: Arc::new(shared),
+    };
+    Ok((session, Plan { instances, points }))
+}
+
+/// The interrupted run's record and what it holds, or a fresh record holding nothing.
+fn record_to_continue(
+    config: &RunConfig,
+    previous: Option<Previous>,
+    start: DateTime<Utc>,
+    opened: &Opened,
+) -> (RunInfo, Carried) {
+    let (base_url, token) = (&opened.base_url, &opened.token);
+    match previous {
+        Some(p) => (
+            p.continued_run(base_url, token),
+            (p.exchanges, p.steps, p.started, p.in_flight),
+        ),
+        None => (new_run(config, start, base_url, token), Default::default()),
+    }
+}
+
+fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
+    if let Some(dir) = &config.resume {
+        return Ok(dir.clone());
+    }
+    let dir = config
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(id));
+    if dir.join(journal::FILE_NAME).exists() {
+        return Err(usage(format!(
+            "{} already holds a run; pass --resume {0} to continue it, or another --out",
+            dir.display()
+        )));
+    }
+    let foreign = std::fs::read_dir(&dir)
+        .map(|mut entries| entries.next().is_some())
+        .unwrap_or(false);
+    if foreign {
+        return Err(usage(format!(
+            "--out {}: the directory is not empty, and a bundle would overwrite what is there; give a new or empty directory",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The planned successes per required operation, for the progress bars.
+fn planned(instances: &[FlowInstance], config: &RunConfig) -> Vec<(Operation, u64)> {
+    let plans = u64::from(config.scenario.scenario.data.flight_plans.max(1));
+    let count = |op: Operation| -> u64 {
+        instances
+            .iter()
+            .flat_map(|i| i.steps.iter())
+            .map(|s| match (s, op) {
+                (Step::Quote, Operation::Quote) | (Step::Update { .. }, Operation::Quote) => plans,
+                (Step::Subscribe, Operation::Subscription)
+                | (Step::Update { .. }, Operation::Update)
+                | (Step::Claim { .. }, Operation::Claim) => 1,
+                (Step::DeleteQuote, Operation::QuoteDeletion)
+                | (Step::ReportFlightCancellation, Operation::FlightCancellation) => 1,
+                _ => 0,
+            })
+            .sum()
+    };
+    config
+        .scenario
+        .scenario
+        .requirements
+        .iter()
+        .filter(|r| config.flight_seller || !r.flight_sellers_only)
+        .map(|r| (r.operation, count(r.operation).max(u64::from(r.required))))
+        .collect()
+}
+
+fn run_info(
+    config: &RunConfig,
+    id: String,
+    seed: u64,
+    started_at: String,
+    base_url: &str,
+    token: &Secret,
+) -> RunInfo {
+    let embedded = matches!(config.target, Target::Embedded);
+    RunInfo {
+        id,
+        started_at,
+        finished_at: None,
+        scenario: config.scenario.scenario.name.clone(),
+        scenario_description: config.scenario.scenario.description.clone(),
+        scenario_source: config.scenario.source.to_string(),
+        scenario_sha256: config.scenario.sha256.clone(),
+        seed,
+        complete: false,
+        partner: Partner {
+            name: config.partner_name.clone(),
+            flight_seller: config.flight_seller,
+        },
+        target: TargetInfo::new(base_url, config.environment(), embedded),
+        token_fingerprint: token.fingerprint(),
+        concurrency: config.concurrency.get(),
+        scale: config.scale.get(),
+        notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),
+        dialect: config.dialect.clone(),
+    }
+}
+
+/// A fresh run record: its id and seed, and the data generator's clock, start here.
+fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, token: &Secret) -> RunInfo {
+    let seed = config.seed.unwrap_or_else(rand::random);
+    run_info(
+        config,
+        run_id(start, seed),
+        seed,
+        start.to_rfc3339_opts(SecondsFormat::Millis, true),
+        base_url,
+        token,
+    )
+}
+
+/// Opens the journal and writes its first line: the run itself, or where a resumed run picked up.
+fn open_journal(dir: &Path, config: &RunConfig, run: &RunInfo) -> Result<Journal, Failure> {
+    let cannot_write = |path: &Path, e: std::io::Error| {
+        usage(format!("{}: cannot write the journal: {e}", path.display()))
+    };
+    let mut journal =
+        Journal::open(dir, config.resume.is_some()).map_err(|e| cannot_write(dir, e))?;
+    let header = if config.resume.is_some() {
+        Line::Resumed {
+            at: Utc::now().to_rfc3339(),
+        }
+    } else {
+        Line::Run {
+            run: serde_json::to_value(run).unwrap_or_default(),
+        }
+    };
+    journal
+        .append(&header)
+        .map_err(|e| cannot_write(journal.path(), e))?;
+    Ok(journal)
+}
+
+/// What every flow shares. Generated data is dated from the run's first start, so a resumed run
+/// generates the same data it would have.
+fn shared_state(
+    config: &RunConfig,
+    run: &RunInfo,
+    opened: &Opened,
+    events: Arc<engine::EventStream>,
+    now: DateTime<Utc>,
+) -> Result<Shared, Failure> {
+    let run_start = DateTime::parse_from_rfc3339(&run.started_at)
+        .map(|at| at.with_timezone(&Utc))
+        .unwrap_or(now);
+    Ok(Shared {
+        client: ApiClient::new(
+            &opened.base_url,
+            opened.token.clone(),
+            config.timeout,
+            config.retries,
+            config.backoff,
+            config.cacert.as_deref(),
+        )
+        .map_err(usage)?,
+        endpoints: config.endpoints.clone(),
+        generator: Generator::new(
+            run.seed,
+            run.id.clone(),
+            run_start,
+            config.scenario.scenario.data.clone(),
+        ),
+        environment: config.environment(),
+        events,
+        cancel: Cancel::default(),
+        gate: Gate::default(),
+        concurrency: config.concurrency,
+    })
+}

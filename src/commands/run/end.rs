@@ -1,0 +1,146 @@
+//! Ending a run: the evidence from what was recorded, the bundle, and the exit code.
+
+use std::path::Path;
+
+use chrono::{SecondsFormat, Utc};
+
+use super::begin::Session;
+use crate::commands::run_webhooks::RunReceiver;
+use crate::config::{RunConfig, Target};
+use crate::engine::{FlowResult, FlowStatus, GateState};
+use crate::error::{FirstCall, RunOutcome, run_exit_code};
+use crate::evidence::collect::Recording;
+use crate::evidence::{self, Evidence, RunInfo};
+use crate::journal::{self, Line};
+use crate::output::OutputMode;
+use crate::sandbox::Sandbox;
+
+/// How the engine ended: its flows' results (or why there are none), and whether Ctrl-C
+/// stopped it.
+pub(super) type Ended = (Result<Vec<FlowResult>, String>, bool);
+
+/// Builds the evidence, writes the bundle, says how the run went; the process exit code.
+pub(super) async fn conclude(
+    config: &RunConfig,
+    session: Session,
+    (results, interrupted): Ended,
+    (receiver, sandbox): (Option<RunReceiver>, Option<Sandbox>),
+    mode: &OutputMode,
+) -> u8 {
+    session.progress.finish();
+    let gate = session.shared.gate.state();
+    let (results, engine_error) = match results {
+        Ok(results) => (results, None),
+        Err(error) => (Vec::new(), Some(error)),
+    };
+    let (dir, recording) = (&session.dir, &session.recording);
+    let ended = (interrupted, engine_error);
+    let mut evidence = finish(config, session.run, recording, &results, ended);
+    if let Some(receiver) = receiver {
+        let section = receiver.finish(sandbox.as_ref(), &evidence.exchanges).await;
+        evidence.webhooks = Some(section);
+    }
+    let published = publish(dir, &mut evidence, recording, &config.formats);
+    if let Some(sandbox) = sandbox {
+        let _ = sandbox.shutdown().await;
+    }
+    if let Err(error) = &published {
+        crate::tell!(
+            "error: {error}; the requests were sent and {} holds what was recorded",
+            dir.join(journal::FILE_NAME).display()
+        );
+    }
+    let outcome = RunOutcome {
+        bundle_written: published.is_ok(),
+        interrupted,
+        first_call: match gate {
+            GateState::TokenRejected => FirstCall::TokenRejected,
+            GateState::Unreachable => FirstCall::Unreachable,
+            _ => FirstCall::Answered,
+        },
+        passed: evidence.verdict == evidence::Verdict::Passed,
+    };
+    explain_first_call(outcome.first_call);
+    let code = run_exit_code(&outcome);
+    if mode.json {
+        crate::say!("{}", crate::output::summary_json(&evidence, dir, code));
+    } else if published.is_ok() {
+        crate::say!("{}", crate::output::summary(mode, &evidence, dir));
+    }
+    code
+}
+
+/// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
+pub(crate) fn publish(
+    dir: &Path,
+    evidence: &mut Evidence,
+    recording: &Recording,
+    formats: &[crate::report::Format],
+) -> Result<(), String> {
+    recording.write_line(&Line::End {
+        at: Utc::now().to_rfc3339(),
+        complete: evidence.run.complete,
+    });
+    // Failpoint for the test of a bundle that cannot be written (hidden, tests only).
+    let failpoint = crate::env::failpoint("PPCERT_TEST_FAIL_BUNDLE").map(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            "failpoint PPCERT_TEST_FAIL_BUNDLE",
+        )
+    });
+    failpoint
+        .map_or_else(|| crate::report::write_bundle(dir, evidence, formats), Err)
+        .map_err(|e| format!("{}: cannot write the bundle: {e}", dir.display()))?;
+    if let Err(e) = crate::report::append_step_summary(dir) {
+        crate::tell!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
+    }
+    Ok(())
+}
+
+fn finish(
+    config: &RunConfig,
+    mut run: RunInfo,
+    recording: &Recording,
+    results: &[FlowResult],
+    (interrupted, engine_error): (bool, Option<String>),
+) -> Evidence {
+    let recorded = recording.take();
+    run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
+    // A run whose engine died has no flow results: it is incomplete, never a pass.
+    run.complete = !interrupted
+        && engine_error.is_none()
+        && results.iter().all(|r| r.status != FlowStatus::Interrupted);
+    let mut warnings: Vec<String> = engine_error.into_iter().collect();
+    let weak = match &config.target {
+        Target::Remote { token, .. } => !token.scrubbable(),
+        Target::Embedded => false,
+    };
+    if weak {
+        warnings.push(format!("the token is shorter than {} characters: it is kept out of headers, but a copy echoed in a body cannot be told apart from text and is not scrubbed", crate::secret::MIN_SCRUBBED_LEN));
+    }
+    if let Some(error) = recorded.journal_error {
+        warnings.push(format!(
+            "the journal could not be written completely ({error}); evidence.json holds everything"
+        ));
+    }
+    let mut evidence = evidence::build(
+        run,
+        &config.scenario.scenario.requirements,
+        recorded.exchanges,
+        recorded.steps,
+        results,
+        warnings,
+    );
+    evidence.archive = recorded.archive;
+    evidence
+}
+
+fn explain_first_call(first_call: FirstCall) {
+    match first_call {
+        FirstCall::TokenRejected => {
+            crate::tell!("error: the token was rejected (401 on the first call)")
+        }
+        FirstCall::Unreachable => crate::tell!("error: the target could not be reached"),
+        FirstCall::Answered => {}
+    }
+}

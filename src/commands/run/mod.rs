@@ -1,0 +1,130 @@
+//! `ppcert run`: run a scenario against the target (or the embedded sandbox), record every
+//! exchange, and write the evidence bundle.
+
+mod begin;
+mod end;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::resume::{Previous, read_previous};
+use super::run_webhooks::RunReceiver;
+use super::target::Opened;
+use crate::cli::RunArgs;
+use crate::config::RunConfig;
+use crate::engine::{self, Shared};
+use crate::error::Failure;
+use crate::output::{OutputMode, ProgressMode};
+use crate::sandbox::SandboxOptions;
+use begin::{Plan, Session};
+
+pub(crate) use end::publish;
+
+/// How long a claim stays in each status in the embedded sandbox: short, so runs that await
+/// REFUNDED finish in seconds.
+const EMBEDDED_CLAIM_STEP: Duration = Duration::from_millis(200);
+
+fn usage(message: impl std::fmt::Display) -> Failure {
+    Failure::usage(message)
+}
+
+/// Runs the engine until it ends, or until Ctrl-C: then no new step starts, in-flight requests end.
+async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::Ended {
+    let cancel = shared.cancel.clone();
+    let engine = tokio::spawn(engine::execute(shared, instances, points));
+    tokio::pin!(engine);
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let (joined, interrupted) = tokio::select! {
+        joined = &mut engine => (joined, false),
+        _ = ctrl_c => {
+            crate::tell!("interrupted: no new step starts; letting in-flight requests end, then writing the bundle");
+            cancel.cancel();
+            ((&mut engine).await, true)
+        }
+    };
+    let results = joined.map_err(|e| {
+        crate::tell!("error: the engine stopped unexpectedly: {e}");
+        format!("the engine stopped unexpectedly (a bug; please report it): {e}")
+    });
+    (results, interrupted)
+}
+
+pub async fn run(args: RunArgs) -> Result<u8, Failure> {
+    let mode = OutputMode::decide(&args.output);
+    let (config, previous) = configure(&args)?;
+    let receiver = match &config.webhooks {
+        Some(wanted) => Some(RunReceiver::start(wanted).await?),
+        None => None,
+    };
+    let mut opened = open_target(&config, receiver.as_ref()).await?;
+    let (session, plan) = begin::begin(&config, &opened, previous, mode, receiver.as_ref())?;
+    announce(
+        &mode,
+        &config,
+        &opened.base_url,
+        (&session, &plan),
+        receiver.as_ref(),
+    );
+    let ended = execute(session.shared.clone(), plan).await;
+    let sandbox = opened.sandbox.take();
+    Ok(end::conclude(&config, session, ended, (receiver, sandbox), &mode).await)
+}
+
+/// The config, with an interrupted run's record merged in when resuming, past the
+/// production guard.
+fn configure(args: &RunArgs) -> Result<(RunConfig, Option<Previous>), Failure> {
+    let (previous, recorded) = match &args.resume {
+        Some(dir) => {
+            let previous = read_previous(dir)?;
+            let recorded = previous.recorded(dir)?;
+            (Some(previous), Some(recorded))
+        }
+        None => (None, None),
+    };
+    let config = RunConfig::from_args(args, recorded.as_ref()).map_err(usage)?;
+    super::guard::production_guard(&config)?;
+    Ok((config, previous))
+}
+
+/// The target, or the embedded sandbox speaking the run's dialect (and delivering webhooks
+/// to the run's receiver).
+async fn open_target(
+    config: &RunConfig,
+    receiver: Option<&RunReceiver>,
+) -> Result<Opened, Failure> {
+    let sandbox_options = SandboxOptions {
+        claim_step: EMBEDDED_CLAIM_STEP,
+        dialect: super::target::sandbox_dialect(&config.dialect),
+        webhooks: receiver.and_then(RunReceiver::sandbox_options),
+        ..SandboxOptions::default()
+    };
+    super::target::open_with(&config.target, sandbox_options).await
+}
+
+/// The run's one opening line on stderr (and where webhooks are received), unless quiet.
+fn announce(
+    mode: &OutputMode,
+    config: &RunConfig,
+    base_url: &str,
+    (session, plan): (&Session, &Plan),
+    receiver: Option<&RunReceiver>,
+) {
+    if mode.progress == ProgressMode::Quiet {
+        return;
+    }
+    crate::tell!(
+        "ppcert run {}: scenario {} against {} ({} flows, concurrency {})",
+        session.run.id,
+        session.run.scenario,
+        base_url,
+        plan.instances.len(),
+        config.concurrency
+    );
+    if let Some(receiver) = receiver {
+        crate::tell!("webhooks: receiving on {}", receiver.url());
+    }
+}
