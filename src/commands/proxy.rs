@@ -17,7 +17,6 @@ use crate::environment::Environment;
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
-use crate::journal::{Journal, Line};
 use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
 use crate::scenario::Requirement;
 
@@ -116,22 +115,26 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         super::target::sandbox_dialect(&config.dialect),
     )
     .await?;
-    let embedded = opened.sandbox.is_some();
-    let run = run_info(&config, &opened.base_url, embedded);
+    let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
     let dir = out_dir(&args, &run.id)?;
-    let mut journal = Journal::open(&dir, false)
-        .map_err(|e| Failure::usage(format!("{}: cannot write the journal: {e}", dir.display())))?;
-    journal
-        .append(&Line::Run {
-            run: serde_json::to_value(&run).unwrap_or_default(),
-        })
-        .map_err(|e| {
-            Failure::usage(format!(
-                "{}: cannot write the journal: {e}",
-                journal.path().display()
-            ))
-        })?;
+    let journal = super::run::open_journal(&dir, &run, false)?;
     let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
+    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
+    let socket = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| Failure::usage(format!("--listen {}: cannot listen: {e}", args.listen)))?;
+    let addr = socket
+        .local_addr()
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    announce(addr, &opened, args.until_met);
+    if let Err(e) = serve(socket, proxy.clone(), args.until_met).await {
+        crate::tell!("error: the proxy stopped: {e}");
+    }
+    finish(&config, run, &proxy, &dir, opened.sandbox).await
+}
+
+/// The proxy in front of `base_url`, counting the requirements the partner must meet.
+fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Result<Proxy, Failure> {
     let required: BTreeMap<_, _> = config
         .requirements
         .iter()
@@ -140,23 +143,19 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         .collect();
     let environment = config.target.environment();
     let rules = Rules::new(super::target::sandbox_dialect(&config.dialect), environment);
-    let proxy = Arc::new(
-        Proxy::new(
-            &opened.base_url,
-            Routes::new(&config.endpoints),
-            rules,
-            (config.strict, config.timeout),
-            recording,
-            required,
-        )
-        .map_err(Failure::usage)?,
-    );
-    let socket = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .map_err(|e| Failure::usage(format!("--listen {}: cannot listen: {e}", args.listen)))?;
-    let addr = socket
-        .local_addr()
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    Proxy::new(
+        base_url,
+        Routes::new(&config.endpoints),
+        rules,
+        (config.strict, config.timeout),
+        recording,
+        required,
+    )
+    .map_err(Failure::usage)
+}
+
+/// Where the partner points its client (stdout, for scripts), and how the session ends.
+fn announce(addr: std::net::SocketAddr, opened: &super::target::Opened<()>, until_met: bool) {
     crate::say!(
         "ppcert proxy listening on http://{addr} → {}",
         opened.base_url
@@ -167,19 +166,26 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     }
     crate::tell!(
         "{}; Ctrl-C writes the bundle",
-        if args.until_met {
+        if until_met {
             "stops when every requirement is met"
         } else {
             "runs until Ctrl-C"
         }
     );
+}
+
+/// Forwards until Ctrl-C, or until every requirement is met with `--until-met`.
+async fn serve(
+    socket: tokio::net::TcpListener,
+    proxy: Arc<Proxy>,
+    until_met: bool,
+) -> std::io::Result<()> {
     let stopper = proxy.clone();
-    let until_met = args.until_met;
     // Small answers must not wait for Nagle's algorithm: the proxy adds under a millisecond.
     let socket = axum::serve::ListenerExt::tap_io(socket, |tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    let served = axum::serve(socket, router(proxy.clone()))
+    axum::serve(socket, router(proxy))
         .with_graceful_shutdown(async move {
             let met = async {
                 if until_met {
@@ -193,11 +199,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
                 _ = met => crate::tell!("every requirement is met: writing the bundle"),
             }
         })
-        .await;
-    if let Err(e) = served {
-        crate::tell!("error: the proxy stopped: {e}");
-    }
-    finish(&config, run, &proxy, &dir, opened.sandbox).await
+        .await
 }
 
 async fn finish(
@@ -210,20 +212,7 @@ async fn finish(
     let recorded = proxy.recording.take();
     run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
     run.complete = true;
-    let mut labels: Vec<String> = recorded.exchanges.iter().map(|e| e.flow.clone()).collect();
-    labels.dedup();
-    labels.sort();
-    labels.dedup();
-    let flows: Vec<FlowResult> = labels
-        .into_iter()
-        .map(|label| FlowResult {
-            flow: "partner traffic".into(),
-            label,
-            state: FlowState::default(),
-            status: FlowStatus::Completed,
-            reason: None,
-        })
-        .collect();
+    let flows = partner_flows(&recorded.exchanges);
     let mut warnings = Vec::new();
     let unrecognised = proxy
         .unrecognised
@@ -233,20 +222,7 @@ async fn finish(
     if let Some(first) = unrecognised.first() {
         warnings.push(format!("{} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})", unrecognised.len()));
     }
-    if let Some(error) = recorded.journal_error {
-        warnings.push(format!(
-            "the journal could not be written completely ({error}); evidence.json holds everything"
-        ));
-    }
-    let mut evidence = evidence::build(
-        run,
-        &config.requirements,
-        recorded.exchanges,
-        recorded.steps,
-        &flows,
-        warnings,
-    );
-    evidence.archive = recorded.archive;
+    let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, warnings);
     let published = super::run::publish(
         dir,
         &mut evidence,
@@ -271,4 +247,20 @@ async fn finish(
         crate::say!("{}", crate::output::summary(&mode, &evidence, dir));
     }
     Ok(code)
+}
+
+/// One flow per booking the partner's traffic was attributed to.
+fn partner_flows(exchanges: &[crate::record::Exchange]) -> Vec<FlowResult> {
+    let labels: std::collections::BTreeSet<&str> =
+        exchanges.iter().map(|e| e.flow.as_str()).collect();
+    labels
+        .into_iter()
+        .map(|label| FlowResult {
+            flow: "partner traffic".into(),
+            label: label.to_string(),
+            state: FlowState::default(),
+            status: FlowStatus::Completed,
+            reason: None,
+        })
+        .collect()
 }

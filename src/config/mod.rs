@@ -228,6 +228,43 @@ pub fn request_timeout(args: &TargetArgs, file: &FileConfig) -> Duration {
     Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30).max(1))
 }
 
+/// What a fresh run's flags and file say: target, scenario and scale.
+type Chosen = (Target, LoadedScenario, u32);
+
+fn fresh(args: &RunArgs, file: &FileConfig) -> Result<Chosen, String> {
+    let name = args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
+    Ok((
+        target(&args.target, file)?,
+        scenario::resolve(name, Path::new(".")).map_err(|e| e.to_string())?,
+        args.scale.unwrap_or(1),
+    ))
+}
+
+/// The same, with the interrupted run's record filling what the invocation leaves out.
+fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, String> {
+    let given = upstream(&args.target, file)?;
+    let environment = target::environment_choice(&args.target, file);
+    let upstream = resumed::upstream(given, environment, run)?;
+    let token = read_token(&args.target)?;
+    resumed::check_token(token.as_ref(), run)?;
+    Ok((
+        with_token(upstream, token)?,
+        resumed::scenario(run, args.scenario.as_deref())?,
+        resumed::scale(args.scale, run)?.get(),
+    ))
+}
+
+/// The dialect's name and its endpoints with `[endpoints.*]` applied, every template
+/// rehearsed against a sample booking so a typo fails before any request.
+fn endpoints(args: &TargetArgs, file: &FileConfig) -> Result<(String, Endpoints), String> {
+    let dialect =
+        dialect::resolve(&dialect_choice(args, file)).map_err(|e| format!("dialect: {e}"))?;
+    let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
+        .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
+        .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
+    Ok((dialect.name, endpoints))
+}
+
 impl RunConfig {
     /// Merges defaults < `ppcert.toml` < environment < flags, with an interrupted run's
     /// recorded values (`--resume`) filling what the invocation leaves out, then validates the
@@ -235,27 +272,8 @@ impl RunConfig {
     pub fn from_args(args: &RunArgs, recorded: Option<&Recorded>) -> Result<RunConfig, String> {
         let file = load_file(args.target.config.as_deref()).map_err(|e| e.to_string())?;
         let (target, scenario, scale) = match recorded {
-            None => (
-                target(&args.target, &file)?,
-                scenario::resolve(
-                    args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO),
-                    Path::new("."),
-                )
-                .map_err(|e| e.to_string())?,
-                args.scale.unwrap_or(1),
-            ),
-            Some(run) => {
-                let given = upstream(&args.target, &file)?;
-                let environment = target::environment_choice(&args.target, &file);
-                let upstream = resumed::upstream(given, environment, run)?;
-                let token = read_token(&args.target)?;
-                resumed::check_token(token.as_ref(), run)?;
-                (
-                    with_token(upstream, token)?,
-                    resumed::scenario(run, args.scenario.as_deref())?,
-                    resumed::scale(args.scale, run)?.get(),
-                )
-            }
+            None => fresh(args, &file)?,
+            Some(run) => resumed(args, &file, run)?,
         };
         let scale = positive("--scale", scale, &bounds::SCALE)?;
         let flows: u64 = scenario
@@ -272,11 +290,7 @@ impl RunConfig {
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
         let retries = args.retries.or(file.run.retries).unwrap_or(3);
         bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
-        let chosen = dialect_choice(&args.target, &file);
-        let dialect = dialect::resolve(&chosen).map_err(|e| format!("dialect: {e}"))?;
-        let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
-            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
-            .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
+        let (dialect, endpoints) = endpoints(&args.target, &file)?;
         let webhooks = webhook_run(&args.webhooks, &target)?;
         Ok(RunConfig {
             target,
@@ -296,7 +310,7 @@ impl RunConfig {
             scale,
             resume: args.resume.clone(),
             endpoints,
-            dialect: dialect.name,
+            dialect,
             formats: if args.format.is_empty() {
                 crate::report::Format::ALL.to_vec()
             } else {

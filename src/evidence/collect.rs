@@ -17,6 +17,33 @@ pub struct Recorded {
     pub archive: Option<Archive>,
 }
 
+impl Recorded {
+    /// The evidence of everything recorded, saying so when the journal fell short.
+    pub fn into_evidence(
+        self,
+        run: super::RunInfo,
+        requirements: &[crate::scenario::Requirement],
+        results: &[crate::engine::FlowResult],
+        mut warnings: Vec<String>,
+    ) -> super::Evidence {
+        if let Some(error) = self.journal_error {
+            warnings.push(format!(
+                "the journal could not be written completely ({error}); evidence.json holds everything"
+            ));
+        }
+        let mut evidence = super::build(
+            run,
+            requirements,
+            self.exchanges,
+            self.steps,
+            results,
+            warnings,
+        );
+        evidence.archive = self.archive;
+        evidence
+    }
+}
+
 #[derive(Default)]
 struct Collected {
     exchanges: Vec<Exchange>,

@@ -60,7 +60,7 @@ pub(super) fn begin(
     let (run, (exchanges, steps, started, in_flight)) =
         record_to_continue(config, previous, start, opened);
     let dir = out_dir(config, &run.id)?;
-    let journal = open_journal(&dir, config, &run)?;
+    let journal = open_journal(&dir, &run, config.resume.is_some())?;
     if let Some(receiver) = receiver {
         receiver.write_to(&dir);
     }
@@ -211,13 +211,12 @@ fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, token: &Sec
 }
 
 /// Opens the journal and writes its first line: the run itself, or where a resumed run picked up.
-fn open_journal(dir: &Path, config: &RunConfig, run: &RunInfo) -> Result<Journal, Failure> {
+pub(crate) fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal, Failure> {
     let cannot_write = |path: &Path, e: std::io::Error| {
         usage(format!("{}: cannot write the journal: {e}", path.display()))
     };
-    let mut journal =
-        Journal::open(dir, config.resume.is_some()).map_err(|e| cannot_write(dir, e))?;
-    let header = if config.resume.is_some() {
+    let mut journal = Journal::open(dir, resumed).map_err(|e| cannot_write(dir, e))?;
+    let header = if resumed {
         Line::Resumed {
             at: Utc::now().to_rfc3339(),
         }

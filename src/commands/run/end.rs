@@ -118,21 +118,12 @@ fn finish(
     if weak {
         warnings.push(format!("the token is shorter than {} characters: it is kept out of headers, but a copy echoed in a body cannot be told apart from text and is not scrubbed", crate::secret::MIN_SCRUBBED_LEN));
     }
-    if let Some(error) = recorded.journal_error {
-        warnings.push(format!(
-            "the journal could not be written completely ({error}); evidence.json holds everything"
-        ));
-    }
-    let mut evidence = evidence::build(
+    recorded.into_evidence(
         run,
         &config.scenario.scenario.requirements,
-        recorded.exchanges,
-        recorded.steps,
         results,
         warnings,
-    );
-    evidence.archive = recorded.archive;
-    evidence
+    )
 }
 
 fn explain_first_call(first_call: FirstCall) {
