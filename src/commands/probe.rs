@@ -66,34 +66,48 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     if let Some(path) = &args.write_config {
         let remote = opened.sandbox.is_none().then_some(opened.base_url.as_str());
         let when = start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        let text = write::config_text(&file, &prober, remote, &when);
-        std::fs::write(path, text).map_err(|e| {
-            Failure::usage(format!(
-                "--write-config {}: cannot write: {e}",
-                path.display()
-            ))
-        })?;
-        crate::say!(
-            "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",
-            path.display(),
-            prober.dialect,
-            prober.proven.len(),
-            if path.as_os_str() == config::DEFAULT_CONFIG {
-                String::new()
-            } else {
-                format!(" --config {}", path.display())
-            }
-        );
+        write_config(
+            path,
+            &write::config_text(&file, &prober, remote, &when),
+            &prober,
+        )?;
     }
+    Ok(verdict(&prober))
+}
+
+/// Writes what the probe proved, and says how to use it.
+fn write_config(path: &std::path::Path, text: &str, prober: &Prober) -> Result<(), Failure> {
+    std::fs::write(path, text).map_err(|e| {
+        Failure::usage(format!(
+            "--write-config {}: cannot write: {e}",
+            path.display()
+        ))
+    })?;
+    crate::say!(
+        "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",
+        path.display(),
+        prober.dialect,
+        prober.proven.len(),
+        if path.as_os_str() == config::DEFAULT_CONFIG {
+            String::new()
+        } else {
+            format!(" --config {}", path.display())
+        }
+    );
+    Ok(())
+}
+
+/// Ready when every call worked and every value was read; else what is left, exit 1.
+fn verdict(prober: &Prober) -> u8 {
     if prober.left.is_empty() && prober.calls.iter().all(|c| c.ok) {
         crate::say!("every call worked and every value was read: this configuration is ready");
-        Ok(exit_codes::SUCCESS)
+        exit_codes::SUCCESS
     } else {
         crate::say!("left for you:");
         for line in &prober.left {
             crate::say!("  - {line}");
         }
-        Ok(exit_codes::REQUIREMENT_NOT_MET)
+        exit_codes::REQUIREMENT_NOT_MET
     }
 }
 

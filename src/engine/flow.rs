@@ -65,6 +65,18 @@ pub enum FlowStatus {
     NotRun,
 }
 
+impl FlowStatus {
+    /// As evidence.json spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowStatus::Completed => "completed",
+            FlowStatus::Failed => "failed",
+            FlowStatus::Interrupted => "interrupted",
+            FlowStatus::NotRun => "not_run",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct FlowResult {
     pub label: String,
@@ -282,6 +294,23 @@ impl<'a> FlowRunner<'a> {
             Step::ExpectError { case, status } => {
                 negative::expect_error(cx, *case, status.clone()).await
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FlowStatus;
+
+    #[test]
+    fn a_flow_status_reads_as_evidence_json_spells_it() {
+        for status in [
+            FlowStatus::Completed,
+            FlowStatus::Failed,
+            FlowStatus::Interrupted,
+            FlowStatus::NotRun,
+        ] {
+            assert_eq!(serde_json::json!(status), status.as_str());
         }
     }
 }

@@ -7,6 +7,7 @@ use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::engine::FlowStatus;
 use crate::evidence::{Evidence, Verdict};
 use crate::record::{Body, Exchange, Outcome};
 
@@ -383,9 +384,9 @@ fn duration(evidence: &Evidence) -> String {
     }
 }
 
-/// `exchanges: false` leaves the flows' exchanges and the timeline empty, for a summary that
-/// shows neither (report.md) and should not pay for thousands of exchange views.
-pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
+/// The flows listed, each with its sampled exchanges (when `exchanges`); how many exchanges
+/// are shown; how many flows are left out.
+fn flow_views(evidence: &Evidence, exchanges: bool) -> (Vec<FlowView<'_>>, usize, usize) {
     let mut grouped: BTreeMap<&str, Vec<ExchangeView>> = BTreeMap::new();
     let mut shown = 0;
     let mut sample = Sampler::default();
@@ -405,22 +406,21 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
         .filter(|f| !exchanges || grouped.contains_key(f.label.as_str()) || f.reason.is_some())
         .collect();
     let flows_not_listed = evidence.flows.len() - listed.len();
-    let flows: Vec<FlowView> = listed
+    let flows = listed
         .into_iter()
-        .map(|f| {
-            let status = serde_json::to_value(f.status)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
-            FlowView {
-                ok: status == "completed",
-                label: f.label.clone(),
-                status,
-                reason: f.reason.clone(),
-                exchanges: grouped.remove(f.label.as_str()).unwrap_or_default(),
-            }
+        .map(|f| FlowView {
+            ok: f.status == FlowStatus::Completed,
+            label: f.label.clone(),
+            status: f.status.as_str().to_string(),
+            reason: f.reason.clone(),
+            exchanges: grouped.remove(f.label.as_str()).unwrap_or_default(),
         })
         .collect();
+    (flows, shown, flows_not_listed)
+}
+
+/// What the report says above everything: the sandbox notice, an interrupted run.
+fn banners(evidence: &Evidence) -> Vec<String> {
     let mut banners = Vec::new();
     if let Some(notice) = &evidence.run.notice {
         banners.push(notice.clone());
@@ -428,6 +428,13 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
     if !evidence.run.complete {
         banners.push("This run was interrupted: the record is incomplete and the verdict cannot be PASSED. Resume it with ppcert run --resume DIR.".into());
     }
+    banners
+}
+
+/// `exchanges: false` leaves the flows' exchanges and the timeline empty, for a summary that
+/// shows neither (report.md) and should not pay for thousands of exchange views.
+pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
+    let (flows, shown, flows_not_listed) = flow_views(evidence, exchanges);
     let verdict = match evidence.verdict {
         Verdict::Passed => "PASSED",
         Verdict::Failed => "FAILED",
@@ -448,7 +455,7 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
             webhooks: evidence.webhooks.as_ref(),
         },
         verdict,
-        banners,
+        banners: banners(evidence),
         duration: duration(evidence),
         failures: failures(evidence),
         latency: latency(evidence),
