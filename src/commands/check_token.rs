@@ -40,7 +40,11 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     };
     let attempts = client.execute(&request, &Cancel::default()).await;
     let last = attempts.last().expect("one attempt at least");
-    let fingerprint = token.fingerprint();
+    judge(last, &token.fingerprint())
+}
+
+/// Any answer but 401 means the token is valid; a 404 or 405 means the URL is not the API's.
+fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8, Failure> {
     match last.status() {
         Some(401) => Err(Failure::new(
             exit_codes::TOKEN_REJECTED,

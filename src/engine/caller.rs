@@ -171,16 +171,7 @@ impl Caller<'_> {
                 .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
         }
         if self.gatekeeper && !matches!(spec.expect, Expect::Refusal(_)) {
-            let state = match (
-                last.status(),
-                attempts.iter().chain([&last]).all(|a| a.unreachable),
-            ) {
-                (Some(401), _) => GateState::TokenRejected,
-                // A target that never answers is as unreachable as one that refuses connections.
-                (None, _) => GateState::Unreachable,
-                _ => GateState::Open,
-            };
-            self.shared.gate.settle(state);
+            self.shared.gate.settle(first_call(&last));
         }
         (
             Pending {
@@ -233,5 +224,15 @@ impl Caller<'_> {
             .events
             .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
         passed
+    }
+}
+
+/// What the run's first call shows: the token rejected, the target unreachable (no answer,
+/// whether refused or silent), or the way open.
+fn first_call(last: &Attempt) -> GateState {
+    match last.status() {
+        Some(401) => GateState::TokenRejected,
+        Some(_) => GateState::Open,
+        None => GateState::Unreachable,
     }
 }

@@ -196,30 +196,20 @@ pub fn build(
         run.notice.get_or_insert_with(|| SANDBOX_NOTICE.to_string());
     }
     let ledger = ledger(requirements, run.partner.flight_seller, &exchanges);
-    // A step's latest record is its outcome: a resumed run redoes what Ctrl-C interrupted, and
-    // the interrupted record must not fail the verdict forever.
-    let mut latest = std::collections::HashMap::new();
-    for step in &steps {
-        latest.insert((step.flow.as_str(), step.step_index), step.status);
-    }
-    let all_steps_passed = flows.iter().all(|f| f.status == FlowStatus::Completed)
-        && latest.values().all(|status| *status == StepStatus::Passed);
-    let verdict = if !run.complete {
-        Verdict::Incomplete
-    } else if ledger.iter().all(|r| r.met) && all_steps_passed {
-        Verdict::Passed
-    } else {
-        Verdict::Failed
-    };
+    let verdict = verdict(run.complete, &ledger, &steps, flows);
     let mut warnings = warnings;
-    for exchange in &exchanges {
-        for check in exchange.checks.iter().filter(|c| c.warning && !c.passed) {
-            warnings.push(format!(
-                "{} {} (exchange {}): {}",
-                exchange.flow, exchange.step, exchange.seq, check.detail
-            ));
-        }
-    }
+    warnings.extend(exchanges.iter().flat_map(|exchange| {
+        exchange
+            .checks
+            .iter()
+            .filter(|c| c.warning && !c.passed)
+            .map(move |check| {
+                format!(
+                    "{} {} (exchange {}): {}",
+                    exchange.flow, exchange.step, exchange.seq, check.detail
+                )
+            })
+    }));
     Evidence {
         schema_version: SCHEMA_VERSION,
         tool: Tool::default(),
@@ -244,6 +234,31 @@ pub fn build(
     }
 }
 
+/// PASSED only for a complete run whose every requirement is met and every flow and step
+/// passed; INCOMPLETE whenever the run did not end on its own.
+fn verdict(
+    complete: bool,
+    ledger: &[RequirementResult],
+    steps: &[StepEvent],
+    flows: &[FlowResult],
+) -> Verdict {
+    // A step's latest record is its outcome: a resumed run redoes what Ctrl-C interrupted, and
+    // the interrupted record must not fail the verdict forever.
+    let mut latest = std::collections::HashMap::new();
+    for step in steps {
+        latest.insert((step.flow.as_str(), step.step_index), step.status);
+    }
+    let all_steps_passed = flows.iter().all(|f| f.status == FlowStatus::Completed)
+        && latest.values().all(|status| *status == StepStatus::Passed);
+    if !complete {
+        Verdict::Incomplete
+    } else if ledger.iter().all(|r| r.met) && all_steps_passed {
+        Verdict::Passed
+    } else {
+        Verdict::Failed
+    }
+}
+
 impl Evidence {
     pub fn read(path: &std::path::Path) -> Result<Evidence, String> {
         let text = std::fs::read_to_string(path)
@@ -265,6 +280,52 @@ impl Evidence {
 mod tests {
     use super::*;
     use crate::engine::{FlowState, FlowStatus};
+
+    #[test]
+    fn the_verdict_passes_only_a_complete_run_with_everything_met_and_passed() {
+        let requirement = |met| RequirementResult {
+            operation: Operation::Quote,
+            required: 1,
+            succeeded: u32::from(met),
+            failed: 0,
+            unconfirmed: 0,
+            met,
+        };
+        let step = |status| StepEvent {
+            flow: "f#1".into(),
+            step_index: 0,
+            step: "quote".into(),
+            status,
+            reason: None,
+            started_at: String::new(),
+            duration_ms: 0,
+            state: None,
+        };
+        let flow = |status| FlowResult {
+            label: "f#1".into(),
+            flow: "f".into(),
+            state: FlowState::default(),
+            status,
+            reason: None,
+        };
+        let met = [requirement(true)];
+        let passed = [flow(FlowStatus::Completed)];
+        // Interrupted, then redone by a resumed run: the latest record of the step counts.
+        let redone = [step(StepStatus::Failed), step(StepStatus::Passed)];
+        assert_eq!(verdict(true, &met, &redone, &passed), Verdict::Passed);
+        assert_eq!(verdict(false, &met, &redone, &passed), Verdict::Incomplete);
+        assert_eq!(
+            verdict(true, &[requirement(false)], &redone, &passed),
+            Verdict::Failed
+        );
+        let undone = [step(StepStatus::Passed), step(StepStatus::Failed)];
+        assert_eq!(verdict(true, &met, &undone, &passed), Verdict::Failed);
+        // A scenario without requirements (conformance) still fails on a failed flow.
+        assert_eq!(
+            verdict(true, &[], &[], &[flow(FlowStatus::Failed)]),
+            Verdict::Failed
+        );
+    }
 
     /// The run keeps finished flows settled (their trip dropped); the bookings the evidence
     /// lists must not lose anything by it.

@@ -151,27 +151,7 @@ impl Proxy {
             .filter(|c| !c.passed && !c.warning)
             .map(|c| format!("{}: {}", c.name, c.detail))
             .collect();
-        crate::tell!(
-            "{} {} {} → {} ({} ms){}{}",
-            exchange.operation,
-            exchange.method,
-            exchange.url,
-            exchange.response.as_ref().map_or_else(
-                || exchange.error.clone().unwrap_or_default(),
-                |r| r.status.to_string()
-            ),
-            exchange.duration_ms,
-            exchange
-                .booking_number
-                .as_deref()
-                .map(|b| format!(" booking {b}"))
-                .unwrap_or_default(),
-            if failed.is_empty() {
-                String::new()
-            } else {
-                format!("\n  failed: {}", failed.join("\n  failed: "))
-            }
-        );
+        crate::tell!("{}", exchange_line(&exchange, &failed));
         let step = StepEvent {
             flow: exchange.flow.clone(),
             step_index,
@@ -204,6 +184,31 @@ impl Proxy {
             self.met.notify_one();
         }
     }
+}
+
+/// The live line of one exchange on stderr, with the checks it failed.
+fn exchange_line(exchange: &crate::record::Exchange, failed: &[String]) -> String {
+    format!(
+        "{} {} {} → {} ({} ms){}{}",
+        exchange.operation,
+        exchange.method,
+        exchange.url,
+        exchange.response.as_ref().map_or_else(
+            || exchange.error.clone().unwrap_or_default(),
+            |r| r.status.to_string()
+        ),
+        exchange.duration_ms,
+        exchange
+            .booking_number
+            .as_deref()
+            .map(|b| format!(" booking {b}"))
+            .unwrap_or_default(),
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!("\n  failed: {}", failed.join("\n  failed: "))
+        }
+    )
 }
 
 fn forwardable(name: &HeaderName) -> bool {
@@ -275,30 +280,42 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         forwarded.error = Some("refused locally by --strict: not forwarded".into());
         refusal(&forwarded.checks)
     } else {
-        match send(&proxy, &parts, &url, body).await {
-            Ok((response, headers, bytes)) => {
-                let record = response_record(response.status().as_u16(), &headers, &bytes, &token);
-                if record.accepted() {
-                    proxy.rules.learn(
-                        &recognised,
-                        forwarded.booking.as_deref(),
-                        &forwarded.request_body,
-                        &record.json(),
-                        Utc::now(),
-                    );
-                }
-                forwarded.response = Some(record);
-                response
-            }
-            Err((status, why)) => {
-                forwarded.error = Some(why.clone());
-                (status, why).into_response()
-            }
-        }
+        let sent = send(&proxy, &parts, &url, body).await;
+        relay(&proxy, &recognised, &mut forwarded, sent, &token)
     };
     forwarded.duration_ms = started.elapsed().as_millis() as u64;
     proxy.record(forwarded, &token);
     response
+}
+
+/// The upstream's answer given back, recorded, and learnt from when it accepted the request.
+fn relay(
+    proxy: &Proxy,
+    recognised: &routes::Recognised,
+    forwarded: &mut Forwarded,
+    sent: Result<(Response, HeaderMap, Bytes), (StatusCode, String)>,
+    token: &Secret,
+) -> Response {
+    match sent {
+        Ok((response, headers, bytes)) => {
+            let record = response_record(response.status().as_u16(), &headers, &bytes, token);
+            if record.accepted() {
+                proxy.rules.learn(
+                    recognised,
+                    forwarded.booking.as_deref(),
+                    &forwarded.request_body,
+                    &record.json(),
+                    Utc::now(),
+                );
+            }
+            forwarded.response = Some(record);
+            response
+        }
+        Err((status, why)) => {
+            forwarded.error = Some(why.clone());
+            (status, why).into_response()
+        }
+    }
 }
 
 /// Forwards the request as it came; returns the answer to give back, with its headers and body.

@@ -38,6 +38,18 @@ struct Known {
     contract_booking: HashMap<String, String>,
 }
 
+impl Known {
+    /// A quote made for booking `bn`: after its subscription, an update quote it may use.
+    fn quote_made(&mut self, bn: &str, id: String) {
+        self.quote_booking.insert(id.clone(), bn.to_string());
+        if let Some(booking) = self.bookings.get_mut(bn)
+            && booking.subscribed_at.is_some()
+        {
+            booking.update_quotes.insert(id);
+        }
+    }
+}
+
 pub struct Rules {
     dialect: ApiDialect,
     environment: Environment,
@@ -195,21 +207,8 @@ impl Rules {
         let Some(bn) = booking else { return };
         match recognised.operation {
             Operation::Quote => {
-                let id = find(answer, "id");
-                let subscribed = known
-                    .bookings
-                    .get(bn)
-                    .is_some_and(|b| b.subscribed_at.is_some());
-                if let Some(id) = id {
-                    known.quote_booking.insert(id.clone(), bn.to_string());
-                    if subscribed {
-                        known
-                            .bookings
-                            .entry(bn.to_string())
-                            .or_default()
-                            .update_quotes
-                            .insert(id);
-                    }
+                if let Some(id) = find(answer, "id") {
+                    known.quote_made(bn, id);
                 }
             }
             Operation::Subscription => {

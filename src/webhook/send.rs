@@ -92,21 +92,40 @@ fn case(
 
 /// Every delivery, in the order sent.
 pub fn cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
-    let mut cases = Vec::new();
-    let valid = |id: &str, event: Value| {
-        let body = event.to_string().into_bytes();
-        (signed(scheme, secret, id, &body), body)
-    };
-    let (headers, body) = valid("msg_ppcert_contract", sample::contract_created().to_json());
-    cases.push(case(
+    let mut cases = valid_cases(scheme, secret);
+    cases.extend(forged_cases(scheme, secret));
+    cases.extend(odd_cases(scheme, secret));
+    cases
+}
+
+/// A signed delivery of `event` under delivery id `id`.
+fn valid(
+    scheme: Scheme,
+    secret: &[u8],
+    id: &str,
+    event: Value,
+) -> (Vec<(&'static str, String)>, Vec<u8>) {
+    let body = event.to_string().into_bytes();
+    (signed(scheme, secret, id, &body), body)
+}
+
+/// One valid delivery of each event the provider sends, and of each claim status.
+fn valid_cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
+    let (headers, body) = valid(
+        scheme,
+        secret,
+        "msg_ppcert_contract",
+        sample::contract_created().to_json(),
+    );
+    let mut cases = vec![case(
         "valid contract.created",
         Expectation::Acknowledged,
         headers,
         body,
-    ));
+    )];
     for status in CLAIM_STATUSES {
         let id = format!("msg_ppcert_claim_{}", status.to_lowercase());
-        let (headers, body) = valid(&id, sample::claim_updated(status).to_json());
+        let (headers, body) = valid(scheme, secret, &id, sample::claim_updated(status).to_json());
         cases.push(case(
             format!("valid claim.updated {status}"),
             Expectation::Acknowledged,
@@ -114,11 +133,20 @@ pub fn cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
             body,
         ));
     }
-    let event = sample::claim_updated("REFUNDED")
+    cases
+}
+
+fn refunded() -> Vec<u8> {
+    sample::claim_updated("REFUNDED")
         .to_json()
         .to_string()
-        .into_bytes();
-    cases.push(case(
+        .into_bytes()
+}
+
+/// Deliveries a receiver must refuse: wrong or missing signature, altered body, stale time.
+fn forged_cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
+    let event = refunded();
+    let mut cases = vec![case(
         "wrong signature",
         Expectation::Refused,
         signed(
@@ -128,7 +156,7 @@ pub fn cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
             &event,
         ),
         event.clone(),
-    ));
+    )];
     let unsigned = if scheme == Scheme::ProviderDocs {
         vec![("webhook-version", "v2".to_string())]
     } else {
@@ -156,16 +184,22 @@ pub fn cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
             "timestamp 10 minutes old",
             Expectation::Refused,
             headers,
-            event.clone(),
+            event,
         ));
     }
+    cases
+}
+
+/// Deliveries a receiver must survive: a replay, malformed JSON, an unknown event.
+fn odd_cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
+    let event = refunded();
     let replayed = signed(scheme, secret, "msg_ppcert_replay", &event);
-    cases.push(case(
+    let mut cases = vec![case(
         "replay (first delivery)",
         Expectation::Acknowledged,
         replayed.clone(),
         event.clone(),
-    ));
+    )];
     let mut replay = case(
         "replay (same delivery again)",
         Expectation::Acknowledged,
@@ -183,7 +217,7 @@ pub fn cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
     ));
     let unknown =
         serde_json::json!({"event": "contract.renamed", "data": {"contract": sample::contract()}});
-    let (headers, body) = valid("msg_ppcert_unknown", unknown);
+    let (headers, body) = valid(scheme, secret, "msg_ppcert_unknown", unknown);
     cases.push(case(
         "unknown event name",
         Expectation::Acknowledged,
