@@ -3,6 +3,7 @@
 
 mod junit;
 pub mod manifest;
+mod timeline;
 pub mod view;
 
 use std::io::Write;

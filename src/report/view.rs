@@ -7,15 +7,13 @@ use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::timeline::Timeline;
 use crate::engine::FlowStatus;
 use crate::evidence::{Evidence, Verdict};
 use crate::record::{Body, Exchange, Outcome};
 
 /// Bodies longer than this are cut in the HTML report (evidence.json keeps them).
 pub const BODY_SHOWN: usize = 16 * 1024;
-/// Flows drawn in the timeline; a larger run says how many were left out.
-const TIMELINE_ROWS: usize = 150;
-const TIMELINE_WIDTH: f64 = 860.0;
 
 /// The evidence's headline fields; exchanges reach the templates only through `flows`, so a
 /// large run is not copied twice into the template engine.
@@ -137,7 +135,7 @@ pub struct ExchangeView<'a> {
     pub attempt: u32,
     pub started_at: String,
     pub duration_ms: u64,
-    pub outcome: String,
+    pub outcome: Outcome,
     pub request_headers: Vec<(String, String)>,
     pub request_body: Option<&'a str>,
     pub response_headers: Vec<(String, String)>,
@@ -145,38 +143,6 @@ pub struct ExchangeView<'a> {
     pub notes: Vec<String>,
     pub checks: Vec<crate::record::Check>,
     pub error: Option<String>,
-}
-
-#[derive(Serialize, Default)]
-pub struct Timeline {
-    pub width: f64,
-    pub height: f64,
-    pub span_ms: u64,
-    pub rows: Vec<TimelineRow>,
-    pub left_out: usize,
-}
-
-#[derive(Serialize)]
-pub struct TimelineRow {
-    pub label: String,
-    pub y: f64,
-    pub bars: Vec<Bar>,
-}
-
-#[derive(Serialize)]
-pub struct Bar {
-    pub x: f64,
-    pub w: f64,
-    pub class: &'static str,
-    pub title: String,
-}
-
-fn outcome_name(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Passed => "passed",
-        Outcome::Failed => "failed",
-        Outcome::Error => "error",
-    }
 }
 
 /// Pretty JSON (or text), cut at [`BODY_SHOWN`] with a note saying so.
@@ -245,7 +211,7 @@ fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
         attempt: x.attempt,
         started_at: x.started_at.clone(),
         duration_ms: x.duration_ms,
-        outcome: outcome_name(x.outcome).into(),
+        outcome: x.outcome,
         request_headers: x
             .request
             .headers
@@ -319,57 +285,8 @@ fn latency(evidence: &Evidence) -> Vec<Latency> {
         .collect()
 }
 
-fn parse(at: &str) -> Option<DateTime<FixedOffset>> {
+pub(super) fn parse(at: &str) -> Option<DateTime<FixedOffset>> {
     DateTime::parse_from_rfc3339(at).ok()
-}
-
-fn timeline(evidence: &Evidence, flows: &[FlowView<'_>]) -> Timeline {
-    let starts: Vec<(i64, u64)> = evidence
-        .exchanges
-        .iter()
-        .filter_map(|x| parse(&x.started_at).map(|t| (t.timestamp_millis(), x.duration_ms)))
-        .collect();
-    let Some(origin) = starts.iter().map(|(t, _)| *t).min() else {
-        return Timeline::default();
-    };
-    let end = starts
-        .iter()
-        .map(|(t, d)| t + *d as i64)
-        .max()
-        .unwrap_or(origin);
-    let span = (end - origin).max(1) as f64;
-    let mut rows = Vec::new();
-    for (i, flow) in flows.iter().take(TIMELINE_ROWS).enumerate() {
-        let bars = flow
-            .exchanges
-            .iter()
-            .filter_map(|x| {
-                let start = parse(&x.started_at)?.timestamp_millis() - origin;
-                Some(Bar {
-                    x: (start as f64 / span * TIMELINE_WIDTH * 10.0).round() / 10.0,
-                    w: ((x.duration_ms as f64 / span * TIMELINE_WIDTH).max(1.5) * 10.0).round()
-                        / 10.0,
-                    class: if x.outcome == "passed" { "ok" } else { "bad" },
-                    title: format!(
-                        "#{} {} {} → {} ({} ms)",
-                        x.seq, x.step, x.method, x.status, x.duration_ms
-                    ),
-                })
-            })
-            .collect();
-        rows.push(TimelineRow {
-            label: flow.label.clone(),
-            y: i as f64 * 16.0,
-            bars,
-        });
-    }
-    Timeline {
-        width: TIMELINE_WIDTH,
-        height: rows.len() as f64 * 16.0 + 4.0,
-        span_ms: span as u64,
-        rows,
-        left_out: flows.len().saturating_sub(TIMELINE_ROWS),
-    }
 }
 
 fn duration(evidence: &Evidence) -> String {
@@ -440,7 +357,7 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
         Verdict::Failed => "FAILED",
         Verdict::Incomplete => "INCOMPLETE",
     };
-    let timeline = timeline(evidence, &flows);
+    let timeline = super::timeline::timeline(evidence, &flows);
     View {
         e: Headline {
             schema_version: evidence.schema_version,
