@@ -28,6 +28,7 @@ mod commands;
 pub mod config;
 pub mod datagen;
 pub mod dialect;
+pub mod digest;
 pub mod endpoints;
 pub mod engine;
 pub mod env;

@@ -74,7 +74,7 @@ impl Secret {
 
     /// First 12 hex digits of the token's SHA-256: identifies it without revealing it.
     pub fn fingerprint(&self) -> String {
-        crate::scenario::sha256_hex(self.0.as_bytes())[..12].to_string()
+        crate::digest::sha256_hex(self.0.as_bytes())[..12].to_string()
     }
 
     /// Whether echoed copies of the token can be scrubbed from free text.

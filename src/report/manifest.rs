@@ -3,20 +3,6 @@
 
 use std::path::Path;
 
-/// The SHA-256 of a file, read through a buffer: a large run's journal and evidence are
-/// hundreds of megabytes, never held whole to be hashed.
-fn file_digest(path: &Path) -> std::io::Result<String> {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    let mut file = std::fs::File::open(path)?;
-    std::io::copy(&mut file, &mut hasher)?;
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
-}
-
 pub const FILE_NAME: &str = "MANIFEST.sha256";
 
 fn bundle_files(dir: &Path) -> std::io::Result<Vec<String>> {
@@ -33,7 +19,7 @@ fn bundle_files(dir: &Path) -> std::io::Result<Vec<String>> {
 pub fn write(dir: &Path) -> std::io::Result<()> {
     let mut text = String::new();
     for name in bundle_files(dir)? {
-        let digest = file_digest(&dir.join(&name))?;
+        let digest = crate::digest::file_sha256_hex(&dir.join(&name))?;
         text.push_str(&format!("{digest}  {name}\n"));
     }
     super::write_atomic(&dir.join(FILE_NAME), text.as_bytes())
@@ -78,7 +64,7 @@ pub fn verify(dir: &Path) -> Result<Vec<String>, String> {
             continue;
         }
         listed.push(name.to_string());
-        match file_digest(&dir.join(name)) {
+        match crate::digest::file_sha256_hex(&dir.join(name)) {
             Ok(actual) if actual == digest => {}
             Ok(_) => problems.push(format!(
                 "{name}: changed (SHA-256 differs from the manifest)"

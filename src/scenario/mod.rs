@@ -5,7 +5,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::datagen::{DataProfile, Mutation};
 use crate::models::{ClaimStatus, Operation};
@@ -315,13 +314,6 @@ pub fn toml_error(file: &str, text: &str, err: &toml::de::Error) -> FileError {
     }
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// Parses and checks a scenario file's text.
 pub fn parse(file: &str, text: &str) -> Result<LoadedScenario, FileError> {
     parse_from(ScenarioSource::File(file.to_string()), text)
@@ -339,7 +331,7 @@ fn parse_from(source: ScenarioSource, text: &str) -> Result<LoadedScenario, File
     Ok(LoadedScenario {
         scenario,
         source,
-        sha256: sha256_hex(text.as_bytes()),
+        sha256: crate::digest::sha256_hex(text.as_bytes()),
     })
 }
 

@@ -112,7 +112,7 @@ impl Listener {
             ),
             Ok(id) => {
                 // A replay is acknowledged (the sender must stop) but not processed twice.
-                let key = id.unwrap_or_else(|| crate::scenario::sha256_hex(body));
+                let key = id.unwrap_or_else(|| crate::digest::sha256_hex(body));
                 let first = self
                     .seen
                     .lock()

@@ -78,7 +78,7 @@ async fn verify_never_reads_outside_the_bundle_and_refuses_an_empty_manifest() {
     let (dir, bundle) = bundle().await;
     let outside = dir.path().join("x");
     std::fs::write(&outside, "anything").unwrap();
-    let digest = ppcert::scenario::sha256_hex(b"anything");
+    let digest = ppcert::digest::sha256_hex(b"anything");
     let manifest = bundle.join("MANIFEST.sha256");
     let mut text = std::fs::read_to_string(&manifest).unwrap();
     text.push_str(&format!(

@@ -1,0 +1,38 @@
+//! SHA-256 as lowercase hex: of a scenario's text, a token's fingerprint, a delivery without
+//! an id, and each file of a bundle. One leaf module, so none of those users imports another.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// The SHA-256 of a file, read through a buffer: a large run's journal and evidence are
+/// hundreds of megabytes, never held whole to be hashed.
+pub fn file_sha256_hex(path: &Path) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    let mut file = std::fs::File::open(path)?;
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_and_files_hash_to_the_published_digest() {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(sha256_hex(b"abc"), abc);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "abc").unwrap();
+        assert_eq!(file_sha256_hex(&path).unwrap(), abc);
+    }
+}
