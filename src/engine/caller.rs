@@ -7,10 +7,10 @@ use std::sync::Arc;
 use reqwest::Method;
 use serde_json::Value;
 
-use super::Shared;
 use super::client::{Attempt, Request};
 use super::events::RunEvent;
 use super::gate::GateState;
+use super::shared::Shared;
 use super::tolerant;
 use crate::models::Operation;
 use crate::record::{Check, Exchange, Outcome};

@@ -1,117 +1,20 @@
-//! One flow instance: its steps in order, the state they hand each other, and what is recorded
-//! when a step fails (the rest are skipped with the reason) or the run is interrupted.
+//! Runs one flow instance: its steps in order behind the gate, the events of each, and what
+//! is recorded when a step fails (the rest are skipped with the reason) or the run is interrupted.
 
-use super::step_error::StepError;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
 
-use super::Shared;
 use super::caller::Caller;
 use super::events::RunEvent;
+use super::shared::Shared;
+use super::state::{FlowInstance, FlowResult, FlowState, FlowStatus, ResumePoint};
 use super::step_context::StepContext;
+use super::step_error::StepError;
 use super::{claims, negative, steps};
-use crate::datagen::{Booking, Mutation};
-use crate::models::ProductType;
 use crate::record::{StepEvent, StepStatus};
 use crate::scenario::Step;
-
-/// One run of one flow: `lifecycle#3` is the third repeat of flow `lifecycle`.
-#[derive(Debug, Clone)]
-pub struct FlowInstance {
-    pub label: String,
-    pub flow: String,
-    pub ordinal: u32,
-    /// Global booking index, unique within the run.
-    pub index: u64,
-    pub steps: Vec<Step>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct QuoteRef {
-    pub id: String,
-    pub reference: String,
-}
-
-/// What a flow's steps hand each other; saved after every step so `--resume` can continue.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FlowState {
-    pub booking: Option<Booking>,
-    /// Quotes made and not yet used by a subscription or update.
-    pub open_quotes: Vec<QuoteRef>,
-    /// Quotes the booking's contract currently rests on.
-    pub quotes: Vec<QuoteRef>,
-    /// Every quote this flow made, for the evidence.
-    pub made_quotes: Vec<QuoteRef>,
-    pub subscribed_at: Option<String>,
-    /// Contract id by product type.
-    pub contracts: BTreeMap<ProductType, String>,
-    /// (product type, contract id) of the claim made.
-    pub claimed: Option<(ProductType, String)>,
-    pub claim_status: Option<crate::models::ClaimStatus>,
-    pub price_delta: Option<f64>,
-    pub mutation: Option<Mutation>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlowStatus {
-    Completed,
-    Failed,
-    Interrupted,
-    NotRun,
-}
-
-impl FlowStatus {
-    /// As evidence.json spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FlowStatus::Completed => "completed",
-            FlowStatus::Failed => "failed",
-            FlowStatus::Interrupted => "interrupted",
-            FlowStatus::NotRun => "not_run",
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct FlowResult {
-    pub label: String,
-    pub flow: String,
-    pub state: FlowState,
-    pub status: FlowStatus,
-    pub reason: Option<String>,
-}
-
-impl FlowResult {
-    /// A finished flow as the run keeps it until the evidence is built, which reads its booking
-    /// number, the quotes made, the contracts, the claim and the price delta. The generated
-    /// trip and the working quote lists go: a scale-1000 run holds thirteen thousand results.
-    pub fn settled(mut self) -> FlowResult {
-        let state = &mut self.state;
-        if let Some(booking) = state.booking.as_mut() {
-            booking.plans = Vec::new();
-            booking.product_types = Vec::new();
-        }
-        state.open_quotes = Vec::new();
-        state.quotes = Vec::new();
-        self
-    }
-}
-
-/// Where a resumed flow picks up.
-#[derive(Debug, Clone, Default)]
-pub struct ResumePoint {
-    pub next_step: usize,
-    pub state: Option<FlowState>,
-    /// The next step had started (its exchanges are in the journal) but not finished.
-    pub mid_step: bool,
-    /// The counted exchanges that interrupted step already made.
-    pub done_in_step: Vec<crate::record::Exchange>,
-}
 
 /// Runs one flow instance's steps in order: the gate and cancellation before each, the events
 /// of each, and the rest skipped once one fails. What a step does is its function's (see
@@ -294,23 +197,6 @@ impl<'a> FlowRunner<'a> {
             Step::ExpectError { case, status } => {
                 negative::expect_error(cx, *case, status.clone()).await
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::FlowStatus;
-
-    #[test]
-    fn a_flow_status_reads_as_evidence_json_spells_it() {
-        for status in [
-            FlowStatus::Completed,
-            FlowStatus::Failed,
-            FlowStatus::Interrupted,
-            FlowStatus::NotRun,
-        ] {
-            assert_eq!(serde_json::json!(status), status.as_str());
         }
     }
 }

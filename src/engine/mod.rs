@@ -13,6 +13,8 @@ mod negative;
 mod read_step;
 pub(crate) mod reading;
 mod resume;
+mod shared;
+pub(crate) mod state;
 mod step_context;
 mod step_error;
 mod steps;
@@ -25,29 +27,16 @@ use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use tokio::sync::Semaphore;
 
-use crate::datagen::Generator;
-use crate::environment::Environment;
 use crate::scenario::Scenario;
 pub use cancel::Cancel;
 pub use claims::claim_day;
 pub use client::ApiClient;
 pub use events::{EventStream, RunEvent, Subscriber};
-pub use flow::{FlowInstance, FlowResult, FlowState, FlowStatus, ResumePoint};
 pub use gate::{Gate, GateState};
 pub use resume::resume_points;
+pub use shared::Shared;
+pub use state::{FlowInstance, FlowResult, FlowState, FlowStatus, QuoteRef, ResumePoint};
 pub use step_error::StepError;
-
-/// What every flow of a run shares.
-pub struct Shared {
-    pub client: ApiClient,
-    pub endpoints: crate::endpoints::Endpoints,
-    pub generator: Generator,
-    pub environment: Environment,
-    pub events: Arc<EventStream>,
-    pub cancel: Cancel,
-    pub gate: Gate,
-    pub concurrency: std::num::NonZeroUsize,
-}
 
 /// The flow instances of a scenario, in order: flow by flow, repeat by repeat.
 pub fn plan(

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::flow::{FlowInstance, ResumePoint};
+use super::state::{FlowInstance, ResumePoint};
 use crate::record::{Exchange, StepEvent, StepStatus};
 
 /// The resume point of every flow that had begun; a flow absent from the map starts afresh.

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::Shared;
 use super::caller::{CallSpec, Caller, Expect, Pending};
-use super::flow::{FlowInstance, FlowState, QuoteRef};
+use super::shared::Shared;
+use super::state::{FlowInstance, FlowState, QuoteRef};
 use super::step_error::StepError;
 use crate::datagen::Booking;
 use crate::models::Operation;
@@ -22,7 +22,7 @@ pub(crate) struct StepContext<'a> {
     pub caller: Caller<'a>,
     pub resumed_mid_step: bool,
     /// What the step interrupted in an earlier run already got done (see
-    /// [`ResumePoint`](super::flow::ResumePoint)).
+    /// [`ResumePoint`](super::state::ResumePoint)).
     pub done_in_step: Vec<crate::record::Exchange>,
     /// The running step's name, from [`Step::name`](crate::scenario::Step::name): the only
     /// place step names come from.

@@ -5,8 +5,8 @@ use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
 use super::caller::{Expect, Pending};
-use super::flow::QuoteRef;
 use super::reading::{Need, as_text};
+use super::state::QuoteRef;
 use super::step_context::StepContext;
 use super::tolerant;
 use crate::datagen::{Mutation, Sign};

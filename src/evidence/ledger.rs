@@ -1,9 +1,23 @@
 //! The provider's ledger: what a requirement's counts are, from the exchanges recorded.
 
-use super::RequirementResult;
+use serde::{Deserialize, Serialize};
+
 use crate::models::Operation;
 use crate::record::Exchange;
 use crate::scenario::Requirement;
+
+/// One requirement as the provider would count it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequirementResult {
+    pub operation: Operation,
+    pub required: u32,
+    pub succeeded: u32,
+    pub failed: u32,
+    /// Requests whose answer was lost and could not be confirmed either way: the provider may
+    /// have counted them.
+    pub unconfirmed: u32,
+    pub met: bool,
+}
 
 /// The provider's ledger: successes counted once, lost-and-unreconciled requests apart.
 pub fn ledger(

@@ -6,13 +6,13 @@ mod ledger;
 pub mod stream;
 pub mod webhooks;
 
-pub use ledger::ledger;
+pub use ledger::{RequirementResult, ledger};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::flow::QuoteRef;
+use crate::engine::QuoteRef;
 use crate::engine::{FlowResult, FlowStatus};
-use crate::models::{Operation, ProductType};
+use crate::models::ProductType;
 use crate::record::{Exchange, StepEvent, StepStatus};
 use crate::scenario::Requirement;
 
@@ -124,18 +124,6 @@ pub enum Verdict {
     Passed,
     Failed,
     Incomplete,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequirementResult {
-    pub operation: Operation,
-    pub required: u32,
-    pub succeeded: u32,
-    pub failed: u32,
-    /// Requests whose answer was lost and could not be confirmed either way: the provider may
-    /// have counted them.
-    pub unconfirmed: u32,
-    pub met: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -284,7 +272,7 @@ mod tests {
     #[test]
     fn the_verdict_passes_only_a_complete_run_with_everything_met_and_passed() {
         let requirement = |met| RequirementResult {
-            operation: Operation::Quote,
+            operation: crate::models::Operation::Quote,
             required: 1,
             succeeded: u32::from(met),
             failed: 0,
@@ -333,7 +321,7 @@ mod tests {
     fn a_settled_flow_gives_the_same_booking_record() {
         let start = chrono::Utc::now();
         let booking = crate::datagen::Generator::new(7, "R", start, Default::default()).booking(3);
-        let quote = |id: &str| crate::engine::flow::QuoteRef {
+        let quote = |id: &str| crate::engine::QuoteRef {
             id: id.into(),
             reference: format!("ref-{id}"),
         };

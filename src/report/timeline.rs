@@ -1,11 +1,24 @@
 //! The report's timeline: each listed flow's exchanges as bars on one time axis, so stalls,
 //! retries and concurrency show at a glance.
 
+use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
-use super::view::{FlowView, parse};
 use crate::evidence::Evidence;
-use crate::record::Outcome;
+
+/// One exchange as the timeline draws it.
+pub struct Mark<'a> {
+    pub started_at: &'a str,
+    pub duration_ms: u64,
+    pub passed: bool,
+    /// Shown on hover.
+    pub title: String,
+}
+
+/// An RFC 3339 instant as recorded, or nothing for one that is not.
+pub fn parse(at: &str) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(at).ok()
+}
 
 /// Flows drawn in the timeline; a larger run says how many were left out.
 const TIMELINE_ROWS: usize = 150;
@@ -35,7 +48,13 @@ pub struct Bar {
     pub title: String,
 }
 
-pub(super) fn timeline(evidence: &Evidence, flows: &[FlowView<'_>]) -> Timeline {
+/// The timeline of the flows listed (`listed` of them, each a label and its marks, built only
+/// for the rows drawn), on the time axis of every exchange of the run.
+pub fn timeline<'a>(
+    evidence: &Evidence,
+    listed: usize,
+    flows: impl Iterator<Item = (String, Vec<Mark<'a>>)>,
+) -> Timeline {
     let starts: Vec<(i64, u64)> = evidence
         .exchanges
         .iter()
@@ -51,30 +70,22 @@ pub(super) fn timeline(evidence: &Evidence, flows: &[FlowView<'_>]) -> Timeline 
         .unwrap_or(origin);
     let span = (end - origin).max(1) as f64;
     let mut rows = Vec::new();
-    for (i, flow) in flows.iter().take(TIMELINE_ROWS).enumerate() {
-        let bars = flow
-            .exchanges
-            .iter()
-            .filter_map(|x| {
-                let start = parse(&x.started_at)?.timestamp_millis() - origin;
+    for (i, (label, marks)) in flows.take(TIMELINE_ROWS).enumerate() {
+        let bars = marks
+            .into_iter()
+            .filter_map(|mark| {
+                let start = parse(mark.started_at)?.timestamp_millis() - origin;
                 Some(Bar {
                     x: (start as f64 / span * TIMELINE_WIDTH * 10.0).round() / 10.0,
-                    w: ((x.duration_ms as f64 / span * TIMELINE_WIDTH).max(1.5) * 10.0).round()
+                    w: ((mark.duration_ms as f64 / span * TIMELINE_WIDTH).max(1.5) * 10.0).round()
                         / 10.0,
-                    class: if x.outcome == Outcome::Passed {
-                        "ok"
-                    } else {
-                        "bad"
-                    },
-                    title: format!(
-                        "#{} {} {} → {} ({} ms)",
-                        x.seq, x.step, x.method, x.status, x.duration_ms
-                    ),
+                    class: if mark.passed { "ok" } else { "bad" },
+                    title: mark.title,
                 })
             })
             .collect();
         rows.push(TimelineRow {
-            label: flow.label.clone(),
+            label,
             y: i as f64 * 16.0,
             bars,
         });
@@ -84,6 +95,6 @@ pub(super) fn timeline(evidence: &Evidence, flows: &[FlowView<'_>]) -> Timeline 
         height: rows.len() as f64 * 16.0 + 4.0,
         span_ms: span as u64,
         rows,
-        left_out: flows.len().saturating_sub(TIMELINE_ROWS),
+        left_out: listed.saturating_sub(TIMELINE_ROWS),
     }
 }

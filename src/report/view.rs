@@ -3,11 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::timeline::Timeline;
+use super::timeline::{self, Mark, Timeline, parse};
 use crate::engine::FlowStatus;
 use crate::evidence::{Evidence, Verdict};
 use crate::record::{Body, Exchange, Outcome};
@@ -285,10 +284,6 @@ fn latency(evidence: &Evidence) -> Vec<Latency> {
         .collect()
 }
 
-pub(super) fn parse(at: &str) -> Option<DateTime<FixedOffset>> {
-    DateTime::parse_from_rfc3339(at).ok()
-}
-
 fn duration(evidence: &Evidence) -> String {
     match (
         parse(&evidence.run.started_at),
@@ -348,6 +343,24 @@ fn banners(evidence: &Evidence) -> Vec<String> {
     banners
 }
 
+/// A listed flow's label and its exchanges as the timeline marks them.
+fn marks<'a>(flow: &'a FlowView<'_>) -> (String, Vec<Mark<'a>>) {
+    let marks = flow
+        .exchanges
+        .iter()
+        .map(|x| Mark {
+            started_at: &x.started_at,
+            duration_ms: x.duration_ms,
+            passed: x.outcome == Outcome::Passed,
+            title: format!(
+                "#{} {} {} → {} ({} ms)",
+                x.seq, x.step, x.method, x.status, x.duration_ms
+            ),
+        })
+        .collect();
+    (flow.label.clone(), marks)
+}
+
 /// `exchanges: false` leaves the flows' exchanges and the timeline empty, for a summary that
 /// shows neither (report.md) and should not pay for thousands of exchange views.
 pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
@@ -357,7 +370,7 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
         Verdict::Failed => "FAILED",
         Verdict::Incomplete => "INCOMPLETE",
     };
-    let timeline = super::timeline::timeline(evidence, &flows);
+    let timeline = timeline::timeline(evidence, flows.len(), flows.iter().map(marks));
     View {
         e: Headline {
             schema_version: evidence.schema_version,

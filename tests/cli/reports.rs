@@ -105,6 +105,11 @@ async fn html_is_valid_html5_opening_on_the_verdict_and_the_ledger() {
         "ppcert's sandbox, even reached by URL, gets the sandbox banner"
     );
     assert!(html.contains("<svg") && html.contains("@media print"));
+    // The timeline draws one bar per exchange listed, green for each that passed.
+    let listed = html.matches("<details class=\"exchange\"").count();
+    assert!(listed > 0);
+    assert_eq!(html.matches("<rect class=\"ok\"").count(), listed);
+    assert_eq!(html.matches("<rect class=\"bad\"").count(), 0);
 }
 
 async fn hostile(_: axum::http::Request<axum::body::Body>) -> impl IntoResponse {

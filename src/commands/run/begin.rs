@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use super::usage;
 use crate::commands::resume::Previous;
 use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
@@ -120,7 +119,7 @@ fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(id));
     if dir.join(journal::FILE_NAME).exists() {
-        return Err(usage(format!(
+        return Err(Failure::usage(format!(
             "{} already holds a run; pass --resume {0} to continue it, or another --out",
             dir.display()
         )));
@@ -129,7 +128,7 @@ fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
         .map(|mut entries| entries.next().is_some())
         .unwrap_or(false);
     if foreign {
-        return Err(usage(format!(
+        return Err(Failure::usage(format!(
             "--out {}: the directory is not empty, and a bundle would overwrite what is there; give a new or empty directory",
             dir.display()
         )));
@@ -213,7 +212,7 @@ fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, token: &Sec
 /// Opens the journal and writes its first line: the run itself, or where a resumed run picked up.
 pub(crate) fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal, Failure> {
     let cannot_write = |path: &Path, e: std::io::Error| {
-        usage(format!("{}: cannot write the journal: {e}", path.display()))
+        Failure::usage(format!("{}: cannot write the journal: {e}", path.display()))
     };
     let mut journal = Journal::open(dir, resumed).map_err(|e| cannot_write(dir, e))?;
     let header = if resumed {
@@ -252,7 +251,7 @@ fn shared_state(
             config.backoff,
             config.cacert.as_deref(),
         )
-        .map_err(usage)?,
+        .map_err(Failure::usage)?,
         endpoints: config.endpoints.clone(),
         generator: Generator::new(
             run.seed,
