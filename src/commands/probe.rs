@@ -13,18 +13,7 @@ use crate::probe::Stop;
 use crate::probe::{Prober, write};
 
 pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
-    let run_args = RunArgs {
-        target: args.target.clone(),
-        scenario: Some("smoke".into()),
-        ..RunArgs::default()
-    };
-    let config = RunConfig::from_args(&run_args, None).map_err(Failure::usage)?;
-    if config.environment() == Environment::Production {
-        return Err(Failure::new(
-            exit_codes::PRODUCTION_GUARD,
-            "refused by the production guard: probe creates quotes, contracts and claims; point it at staging",
-        ));
-    }
+    let config = configure(&args)?;
     let file = config::load_file(args.target.config.as_deref()).map_err(Failure::usage)?;
     let chosen = config::dialect_choice(&args.target, &file);
     let opened = super::target::open(
@@ -33,15 +22,7 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
         super::target::sandbox_dialect(&config.dialect),
     )
     .await?;
-    let client = ApiClient::new(
-        &opened.base_url,
-        opened.token.clone(),
-        config.timeout,
-        config.retries.min(1),
-        config.backoff,
-        config.cacert.as_deref(),
-    )
-    .map_err(Failure::usage)?;
+    let client = client(&config, &opened)?;
     let start = Utc::now();
     let seed: u64 = rand::random();
     let generator = Generator::new(seed, run_id(start, seed), start, DataProfile::default());
@@ -73,6 +54,36 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
         )?;
     }
     Ok(verdict(&prober))
+}
+
+/// Configured as a run of the read-mostly `smoke` scenario would be; never production.
+fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
+    let run_args = RunArgs {
+        target: args.target.clone(),
+        scenario: Some("smoke".into()),
+        ..RunArgs::default()
+    };
+    let config = RunConfig::from_args(&run_args, None).map_err(Failure::usage)?;
+    if config.environment() == Environment::Production {
+        return Err(Failure::new(
+            exit_codes::PRODUCTION_GUARD,
+            "refused by the production guard: probe creates quotes, contracts and claims; point it at staging",
+        ));
+    }
+    Ok(config)
+}
+
+/// The probe's client retries once at most: it is finding out how the server behaves.
+fn client(config: &RunConfig, opened: &super::target::Opened) -> Result<ApiClient, Failure> {
+    ApiClient::new(
+        &opened.base_url,
+        opened.token.clone(),
+        config.timeout,
+        config.retries.min(1),
+        config.backoff,
+        config.cacert.as_deref(),
+    )
+    .map_err(Failure::usage)
 }
 
 /// Writes what the probe proved, and says how to use it.

@@ -5,12 +5,13 @@ use std::path::Path;
 
 use std::num::NonZeroU32;
 
-use crate::config::{Environment, Recorded};
+use crate::config::Recorded;
 use crate::error::Failure;
 use crate::evidence::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
 use crate::models::Operation;
 use crate::record::{Exchange, Outcome, RequestRecord, StepEvent};
+use crate::scenario::ScenarioSource;
 use crate::secret::Secret;
 
 /// A journal to continue: what was recorded and who the run was.
@@ -141,6 +142,12 @@ pub fn read_previous(dir: &Path) -> Result<Previous, Failure> {
         ))
     })?;
     previous.in_flight = in_flight.lost_quotes();
+    if previous.run.scenario_source == super::proxy::SOURCE {
+        return Err(Failure::usage(format!(
+            "--resume: {} holds partner traffic recorded by ppcert proxy, not a run ppcert can continue; start the proxy again for a new session",
+            dir.display()
+        )));
+    }
     if previous.run.target.embedded {
         return Err(Failure::usage(
             "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead",
@@ -157,16 +164,15 @@ impl Previous {
             Failure::usage(format!("{}: the run line records scale 0", dir.display()))
         })?;
         Ok(Recorded {
-            scenario_source: run.scenario_source.clone(),
+            scenario_source: ScenarioSource::parse(&run.scenario_source),
             scenario_sha256: run.scenario_sha256.clone(),
             base_url: run.target.base_url.clone(),
-            environment: if run.target.environment == "production" {
-                Environment::Production
-            } else {
-                Environment::Staging
-            },
+            environment: run.target.environment,
             token_fingerprint: run.token_fingerprint.clone(),
             scale,
+            flight_seller: run.partner.flight_seller,
+            dialect: run.dialect.clone(),
+            seed: run.seed,
         })
     }
 }

@@ -1,70 +1,32 @@
 //! `ppcert.toml` and the validated run configuration: flags beat the file, which beats defaults.
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
+mod file;
 mod resumed;
 mod target;
 
-use std::collections::BTreeMap;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::bounds;
 use crate::cli::{RunArgs, TargetArgs};
-use crate::dialect::{self, EndpointOverride};
+use crate::dialect;
 use crate::endpoints::Endpoints;
-use crate::scenario::{self, FileError, LoadedScenario};
+use crate::scenario::{self, LoadedScenario};
 
+pub use file::{
+    DEFAULT_CONFIG, FileConfig, PartnerSection, RunSection, TargetSection, load_file, parse_file,
+};
 pub use resumed::Recorded;
 pub use target::{
     Environment, TOKEN_WITHOUT_TARGET, Target, Upstream, parse_base_url, read_token, target,
     upstream, with_token,
 };
 
-pub const DEFAULT_CONFIG: &str = "ppcert.toml";
-
 /// The scenario a run takes when `--scenario` is left out: the provider's validation batch.
 pub const DEFAULT_SCENARIO: &str = "certification";
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct FileConfig {
-    #[serde(default)]
-    pub target: TargetSection,
-    #[serde(default)]
-    pub partner: PartnerSection,
-    #[serde(default)]
-    pub run: RunSection,
-    #[serde(default)]
-    pub endpoints: BTreeMap<String, EndpointOverride>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct TargetSection {
-    pub base_url: Option<String>,
-    pub environment: Option<Environment>,
-    /// `spec` (default), `provider-docs`, or a path to a dialect file.
-    pub dialect: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct PartnerSection {
-    pub name: Option<String>,
-    pub flight_seller: Option<bool>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct RunSection {
-    pub concurrency: Option<u32>,
-    pub timeout_secs: Option<u64>,
-    pub retries: Option<u32>,
-}
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
@@ -130,7 +92,6 @@ fn webhook_run(
     }
 }
 
-/// Reads a config file; a missing default file is no error, a missing named one is.
 /// The partner the bundle names: the flag, else `[partner] name`, else a placeholder.
 pub fn partner_name(flag: Option<&String>, file: &FileConfig) -> String {
     flag.or(file.partner.name.as_ref())
@@ -143,76 +104,10 @@ pub fn flight_seller(no_flight_cancellations: bool, file: &FileConfig) -> bool {
     !no_flight_cancellations && file.partner.flight_seller.unwrap_or(true)
 }
 
-pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileError> {
-    let path = match explicit {
-        Some(path) => path.to_path_buf(),
-        None if Path::new(DEFAULT_CONFIG).is_file() => PathBuf::from(DEFAULT_CONFIG),
-        None => return Ok(FileConfig::default()),
-    };
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| FileError {
-        file: shown.clone(),
-        line: None,
-        message: format!("cannot read: {e}"),
-    })?;
-    parse_file(&shown, &text)
-}
-
-pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
-    let config: FileConfig =
-        toml::from_str(text).map_err(|e| scenario::toml_error(file, text, &e))?;
-    if config.target.environment == Some(Environment::Sandbox) {
-        return Err(FileError { file: file.into(), line: line_with(text, "environment"), message: "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into() });
-    }
-    check_run_bounds(&config.run).map_err(|(key, message)| FileError {
-        file: file.into(),
-        line: line_with(text, key),
-        message,
-    })?;
-    let chosen = config.target.dialect.as_deref().unwrap_or(dialect::DEFAULT);
-    let dialect = dialect::resolve(chosen).map_err(|e| FileError {
-        file: file.into(),
-        line: line_with(text, "dialect"),
-        message: format!("target.dialect: {e}"),
-    })?;
-    dialect::check_endpoints(
-        file,
-        text,
-        &dialect::definitions(&dialect, &config.endpoints),
-    )?;
-    Ok(config)
-}
-
-/// `[run]` values within the bounds the flags have; the key at fault and why.
-fn check_run_bounds(run: &RunSection) -> Result<(), (&'static str, String)> {
-    let checks = [
-        (
-            "concurrency",
-            run.concurrency.map(i64::from),
-            &bounds::CONCURRENCY,
-        ),
-        ("retries", run.retries.map(i64::from), &bounds::RETRIES),
-    ];
-    for (key, value, range) in checks {
-        if let Some(value) = value {
-            bounds::check(&format!("run.{key}"), value, range).map_err(|e| (key, e))?;
-        }
-    }
-    if let Some(timeout) = run.timeout_secs {
-        bounds::check("run.timeout_secs", timeout, &bounds::TIMEOUT_SECS)
-            .map_err(|e| ("timeout_secs", e))?;
-    }
-    Ok(())
-}
-
 /// A count within its bounds, which start at one.
 fn positive(key: &str, value: u32, range: &RangeInclusive<i64>) -> Result<NonZeroU32, String> {
     bounds::check(key, i64::from(value), range)?;
     NonZeroU32::new(value).ok_or_else(|| format!("{key} = 0 is out of bounds"))
-}
-
-fn line_with(text: &str, needle: &str) -> Option<usize> {
-    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
 }
 
 /// The dialect asked for: `--dialect`, else `[target] dialect`, else the spec.
@@ -242,14 +137,14 @@ fn fresh(args: &RunArgs, file: &FileConfig) -> Result<Chosen, String> {
 
 /// The same, with the interrupted run's record filling what the invocation leaves out.
 fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, String> {
-    let given = upstream(&args.target, file)?;
-    let environment = target::environment_choice(&args.target, file);
-    let upstream = resumed::upstream(given, environment, run)?;
+    // Only the flag contradicts the record: a config file's environment (probe writes
+    // "staging") gives way to the environment the run was recorded in.
+    let upstream = resumed::upstream(upstream(&args.target, file)?, args.target.environment, run)?;
     let token = read_token(&args.target)?;
     resumed::check_token(token.as_ref(), run)?;
     Ok((
         with_token(upstream, token)?,
-        resumed::scenario(run, args.scenario.as_deref())?,
+        resumed::scenario(run, args.scenario.as_deref(), Path::new("."))?,
         resumed::scale(args.scale, run)?.get(),
     ))
 }
@@ -291,11 +186,15 @@ impl RunConfig {
         let retries = args.retries.or(file.run.retries).unwrap_or(3);
         bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
         let (dialect, endpoints) = endpoints(&args.target, &file)?;
+        let flight_seller = flight_seller(args.no_flight_cancellations, &file);
+        if let Some(run) = recorded {
+            resumed::check_shape(run, flight_seller, &dialect, args.seed)?;
+        }
         let webhooks = webhook_run(&args.webhooks, &target)?;
         Ok(RunConfig {
             target,
             partner_name: partner_name(args.partner_name.as_ref(), &file),
-            flight_seller: flight_seller(args.no_flight_cancellations, &file),
+            flight_seller,
             scenario,
             out: args.out.clone(),
             seed: args.seed,
@@ -346,27 +245,5 @@ mod tests {
         assert!(flight_seller(false, &empty));
         assert!(!flight_seller(false, &named));
         assert!(!flight_seller(true, &empty));
-    }
-
-    #[test]
-    fn file_values_get_the_flags_bounds_naming_file_line_and_key() {
-        for (text, key, line) in [
-            (
-                "[run]\nconcurrency = 4\nretries = 1000\n",
-                "run.retries = 1000",
-                3,
-            ),
-            ("[run]\nconcurrency = 0\n", "run.concurrency = 0", 2),
-            (
-                "\n[run]\ntimeout_secs = 999999\n",
-                "run.timeout_secs = 999999",
-                3,
-            ),
-        ] {
-            let error = parse_file("ppcert.toml", text).unwrap_err();
-            assert_eq!(error.line, Some(line), "{text}");
-            assert!(error.message.starts_with(key), "{}", error.message);
-        }
-        assert!(parse_file("ppcert.toml", "[run]\nretries = 20\nconcurrency = 1024\n").is_ok());
     }
 }

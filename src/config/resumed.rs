@@ -12,24 +12,35 @@ use crate::secret::Secret;
 /// What an interrupted run's journal says it was.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
-    pub scenario_source: String,
+    pub scenario_source: ScenarioSource,
     pub scenario_sha256: String,
     pub base_url: String,
     pub environment: Environment,
     pub token_fingerprint: String,
     pub scale: NonZeroU32,
+    pub flight_seller: bool,
+    /// The dialect's name, as its file says.
+    pub dialect: String,
+    pub seed: u64,
 }
 
-/// The recorded scenario, loaded again and unchanged; `--scenario` may only name it again.
-pub fn scenario(recorded: &Recorded, asked: Option<&str>) -> Result<LoadedScenario, String> {
-    let source = ScenarioSource::parse(&recorded.scenario_source);
-    let name = source.name_or_path();
-    if let Some(asked) = asked.filter(|asked| *asked != name) {
-        return Err(format!(
-            "--resume: the run ran scenario `{name}`, not `{asked}`; leave --scenario out"
-        ));
+/// The recorded scenario, loaded again (scenarios are looked up from `dir`) and unchanged.
+/// `--scenario` may only name it again, however spelled: judged by its text, not its name.
+pub fn scenario(
+    recorded: &Recorded,
+    asked: Option<&str>,
+    dir: &Path,
+) -> Result<LoadedScenario, String> {
+    let name = recorded.scenario_source.name_or_path();
+    if let Some(asked) = asked {
+        let other = scenario::resolve(asked, dir).map_err(|e| e.to_string())?;
+        if other.sha256 != recorded.scenario_sha256 {
+            return Err(format!(
+                "--resume: the run ran scenario `{name}`, not `{asked}`; leave --scenario out"
+            ));
+        }
     }
-    let scenario = scenario::resolve(name, Path::new(".")).map_err(|e| e.to_string())?;
+    let scenario = scenario::resolve(name, dir).map_err(|e| e.to_string())?;
     if scenario.sha256 != recorded.scenario_sha256 {
         return Err(format!(
             "--resume: scenario `{name}` changed since the run started (SHA-256 {} then, {} now)",
@@ -40,7 +51,7 @@ pub fn scenario(recorded: &Recorded, asked: Option<&str>) -> Result<LoadedScenar
 }
 
 /// The recorded target when none is given; another one is refused, as is another environment
-/// given explicitly.
+/// given by `--environment` (a config file's environment gives way to the recorded one).
 pub fn upstream(
     given: Upstream,
     explicit_environment: Option<Environment>,
@@ -53,7 +64,7 @@ pub fn upstream(
                 base_url.as_str().trim_end_matches('/') == recorded.base_url.trim_end_matches('/');
             if !same {
                 return Err(format!(
-                    "--resume: the run was against {}, not {base_url}; resume it against its own target (leave --base-url out)",
+                    "--resume: the run was against {}, not {base_url}; resume it against its own target (leave out --base-url, PPCERT_BASE_URL and [target] base_url, or give that URL)",
                     recorded.base_url
                 ));
             }
@@ -103,18 +114,57 @@ pub fn scale(asked: Option<u32>, recorded: &Recorded) -> Result<NonZeroU32, Stri
     }
 }
 
+/// What else shapes the requests: the flows planned (flight seller or not), the dialect they
+/// are spelled in, and the data they carry (the seed). The merged values must be the
+/// recorded ones, or the flows not yet run would send something else.
+pub fn check_shape(
+    recorded: &Recorded,
+    flight_seller: bool,
+    dialect: &str,
+    seed: Option<u64>,
+) -> Result<(), String> {
+    if flight_seller != recorded.flight_seller {
+        let was = if recorded.flight_seller { "" } else { "not " };
+        return Err(format!(
+            "--resume: the run was for a partner that does {was}sell flights; keep --no-flight-cancellations and [partner] flight_seller as they were"
+        ));
+    }
+    if dialect != recorded.dialect {
+        return Err(format!(
+            "--resume: the run spoke dialect `{}`, not `{dialect}`; keep --dialect and [target] dialect as they were",
+            recorded.dialect
+        ));
+    }
+    match seed {
+        Some(seed) if seed != recorded.seed => Err(format!(
+            "--resume: the run's seed is {}, not {seed}; leave --seed out",
+            recorded.seed
+        )),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// An empty directory: scenarios resolve to the built-in ones, whatever the working
+    /// directory holds.
+    fn nowhere() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
     fn recorded() -> Recorded {
         Recorded {
-            scenario_source: "<built-in smoke>".into(),
-            scenario_sha256: scenario::resolve("smoke", Path::new(".")).unwrap().sha256,
+            scenario_source: ScenarioSource::BuiltIn("smoke"),
+            scenario_sha256: scenario::resolve("smoke", nowhere().path()).unwrap().sha256,
             base_url: "https://staging.example/api".into(),
             environment: Environment::Staging,
             token_fingerprint: Secret::new("tok").fingerprint(),
             scale: NonZeroU32::new(3).unwrap(),
+            flight_seller: true,
+            dialect: "spec".into(),
+            seed: 7,
         }
     }
 
@@ -138,6 +188,13 @@ mod tests {
         assert!(other.contains("not https://other.example/"), "{other}");
         let production = upstream(Target::Embedded, Some(Environment::Production), &run);
         assert!(production.unwrap_err().contains("not production"));
+        // The URL given again keeps the recorded environment, production included.
+        let in_production = Recorded {
+            environment: Environment::Production,
+            ..recorded()
+        };
+        let kept = upstream(remote("https://staging.example/api"), None, &in_production);
+        assert_eq!(kept.unwrap().environment(), Environment::Production);
     }
 
     #[test]
@@ -162,20 +219,43 @@ mod tests {
     }
 
     #[test]
-    fn the_scenario_is_the_recorded_one_unchanged() {
+    fn the_scenario_is_the_recorded_one_unchanged_however_named() {
         let run = recorded();
-        assert_eq!(scenario(&run, None).unwrap().scenario.name, "smoke");
-        assert!(scenario(&run, Some("smoke")).is_ok());
-        let other = scenario(&run, Some("certification")).unwrap_err();
+        let dir = nowhere();
+        assert_eq!(
+            scenario(&run, None, dir.path()).unwrap().scenario.name,
+            "smoke"
+        );
+        assert!(scenario(&run, Some("smoke"), dir.path()).is_ok());
+        // The same text by its path is the same scenario.
+        let copy = dir.path().join("copy.toml");
+        let text = crate::scenario::BUILTIN
+            .iter()
+            .find(|(name, _)| *name == "smoke")
+            .unwrap()
+            .1;
+        std::fs::write(&copy, text).unwrap();
+        assert!(scenario(&run, copy.to_str(), dir.path()).is_ok());
+        let other = scenario(&run, Some("certification"), dir.path()).unwrap_err();
         assert!(other.contains("not `certification`"), "{other}");
         let changed = Recorded {
             scenario_sha256: "0".repeat(64),
             ..run
         };
-        assert!(
-            scenario(&changed, None)
-                .unwrap_err()
-                .contains("changed since")
-        );
+        let error = scenario(&changed, None, dir.path()).unwrap_err();
+        assert!(error.contains("changed since"), "{error}");
+    }
+
+    #[test]
+    fn flights_dialect_and_seed_must_be_the_recorded_ones() {
+        let run = recorded();
+        assert!(check_shape(&run, true, "spec", None).is_ok());
+        assert!(check_shape(&run, true, "spec", Some(7)).is_ok());
+        let seller = check_shape(&run, false, "spec", None).unwrap_err();
+        assert!(seller.contains("does sell flights"), "{seller}");
+        let dialect = check_shape(&run, true, "provider-docs", None).unwrap_err();
+        assert!(dialect.contains("`spec`, not `provider-docs`"), "{dialect}");
+        let seed = check_shape(&run, true, "spec", Some(8)).unwrap_err();
+        assert!(seed.contains("seed is 7, not 8"), "{seed}");
     }
 }

@@ -3,7 +3,7 @@
 
 use reqwest::Url;
 
-use super::FileConfig;
+use super::file::FileConfig;
 use crate::cli::TargetArgs;
 pub use crate::environment::Environment;
 use crate::secret::Secret;

@@ -56,18 +56,6 @@ pub enum FlowStatus {
     NotRun,
 }
 
-impl FlowStatus {
-    /// As evidence.json spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FlowStatus::Completed => "completed",
-            FlowStatus::Failed => "failed",
-            FlowStatus::Interrupted => "interrupted",
-            FlowStatus::NotRun => "not_run",
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct FlowResult {
     pub label: String,
@@ -102,21 +90,4 @@ pub struct ResumePoint {
     pub mid_step: bool,
     /// The counted exchanges that interrupted step already made.
     pub done_in_step: Vec<crate::record::Exchange>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::FlowStatus;
-
-    #[test]
-    fn a_flow_status_reads_as_evidence_json_spells_it() {
-        for status in [
-            FlowStatus::Completed,
-            FlowStatus::Failed,
-            FlowStatus::Interrupted,
-            FlowStatus::NotRun,
-        ] {
-            assert_eq!(serde_json::json!(status), status.as_str());
-        }
-    }
 }

@@ -95,7 +95,7 @@ pub struct Partner {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub base_url: String,
-    pub environment: String,
+    pub environment: crate::environment::Environment,
     pub embedded: bool,
     /// An answer named itself ppcert's sandbox: whatever the URL, this was not staging.
     #[serde(default)]
@@ -111,7 +111,7 @@ impl TargetInfo {
     ) -> TargetInfo {
         TargetInfo {
             base_url: base_url.to_string(),
-            environment: environment.as_str().into(),
+            environment,
             embedded,
             sandbox: embedded,
         }

@@ -115,7 +115,7 @@ pub struct Latency {
 #[derive(Serialize)]
 pub struct FlowView<'a> {
     pub label: String,
-    pub status: String,
+    pub status: FlowStatus,
     pub reason: Option<String>,
     pub ok: bool,
     pub exchanges: Vec<ExchangeView<'a>>,
@@ -323,7 +323,7 @@ fn flow_views(evidence: &Evidence, exchanges: bool) -> (Vec<FlowView<'_>>, usize
         .map(|f| FlowView {
             ok: f.status == FlowStatus::Completed,
             label: f.label.clone(),
-            status: f.status.as_str().to_string(),
+            status: f.status,
             reason: f.reason.clone(),
             exchanges: grouped.remove(f.label.as_str()).unwrap_or_default(),
         })

@@ -165,7 +165,7 @@ async fn the_production_guard_judges_the_requests_overrides_and_probes_would_sen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resume_keeps_the_recorded_target_token_and_scale() {
+async fn resume_keeps_what_the_run_recorded_and_refuses_what_contradicts_it() {
     let sandbox = sandbox_with(SandboxOptions {
         claim_step: std::time::Duration::from_millis(20),
         ..SandboxOptions::default()
@@ -173,10 +173,18 @@ async fn resume_keeps_the_recorded_target_token_and_scale() {
     .await;
     let other = crate::common::sandbox().await;
     let dir = tempfile::tempdir().unwrap();
+    // A local scenario, recorded by its path: naming it again on resume is the same scenario.
+    let smoke = ppcert::scenario::BUILTIN
+        .iter()
+        .find(|(name, _)| *name == "smoke")
+        .unwrap()
+        .1;
+    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    std::fs::write(dir.path().join("scenarios/mine.toml"), smoke).unwrap();
     let base = sandbox.base_url();
     let first = ppcert(
         dir.path(),
-        &run_args(&base, "b", &["--scenario", "smoke"]),
+        &run_args(&base, "b", &["--scenario", "mine", "--seed", "5"]),
         Some(sandbox.token()),
     )
     .await;
@@ -199,7 +207,18 @@ async fn resume_keeps_the_recorded_target_token_and_scale() {
         (
             vec!["--scenario", "certification"],
             sandbox.token(),
-            "ran scenario `smoke`, not `certification`",
+            "not `certification`; leave --scenario out",
+        ),
+        (vec!["--seed", "6"], sandbox.token(), "seed is 5, not 6"),
+        (
+            vec!["--no-flight-cancellations"],
+            sandbox.token(),
+            "does sell flights",
+        ),
+        (
+            vec!["--dialect", "provider-docs"],
+            sandbox.token(),
+            "dialect `spec`, not `provider-docs`",
         ),
         (
             vec!["--environment", "production"],
@@ -224,4 +243,13 @@ async fn resume_keeps_the_recorded_target_token_and_scale() {
         "the recorded target is used: {}",
         said(&resumed)
     );
+    // A config file's environment (probe writes one) gives way to the recorded one.
+    std::fs::write(
+        dir.path().join("ppcert.toml"),
+        "[target]\nenvironment = \"production\"\n",
+    )
+    .unwrap();
+    let args = ["run", "--resume", "b", "--scenario", "mine", "--seed", "5"];
+    let again = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+    assert_eq!(again.code, 0, "{}", said(&again));
 }

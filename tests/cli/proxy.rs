@@ -194,6 +194,16 @@ async fn a_partner_certified_through_the_proxy_gets_the_sandboxs_own_counts() {
     assert!(journal.contains("fingerprint"), "only its fingerprint");
     let verified = ppcert(dir.path(), &["verify", "b"], None).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
+    // A proxy session is nothing `run --resume` can continue, and it says so plainly.
+    let resumed = ppcert(dir.path(), &["run", "--resume", "b"], Some(sandbox.token())).await;
+    assert_eq!(resumed.code, 2);
+    assert!(
+        resumed
+            .stderr
+            .contains("partner traffic recorded by ppcert proxy"),
+        "{}",
+        resumed.stderr
+    );
 }
 
 type Hits = Arc<Mutex<Vec<(String, String)>>>;

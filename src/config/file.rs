@@ -1,0 +1,145 @@
+//! `ppcert.toml`: its sections, read and checked with the same bounds as the flags, each
+//! error naming the file, the line and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::bounds;
+use crate::dialect::{self, EndpointOverride};
+use crate::environment::Environment;
+use crate::scenario::{self, FileError};
+
+pub const DEFAULT_CONFIG: &str = "ppcert.toml";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub target: TargetSection,
+    #[serde(default)]
+    pub partner: PartnerSection,
+    #[serde(default)]
+    pub run: RunSection,
+    #[serde(default)]
+    pub endpoints: BTreeMap<String, EndpointOverride>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSection {
+    pub base_url: Option<String>,
+    pub environment: Option<Environment>,
+    /// `spec` (default), `provider-docs`, or a path to a dialect file.
+    pub dialect: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartnerSection {
+    pub name: Option<String>,
+    pub flight_seller: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    pub concurrency: Option<u32>,
+    pub timeout_secs: Option<u64>,
+    pub retries: Option<u32>,
+}
+
+/// Reads a config file; a missing default file is no error, a missing named one is.
+pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileError> {
+    let path = match explicit {
+        Some(path) => path.to_path_buf(),
+        None if Path::new(DEFAULT_CONFIG).is_file() => PathBuf::from(DEFAULT_CONFIG),
+        None => return Ok(FileConfig::default()),
+    };
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| FileError {
+        file: shown.clone(),
+        line: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse_file(&shown, &text)
+}
+
+pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
+    let config: FileConfig =
+        toml::from_str(text).map_err(|e| scenario::toml_error(file, text, &e))?;
+    if config.target.environment == Some(Environment::Sandbox) {
+        return Err(FileError { file: file.into(), line: line_with(text, "environment"), message: "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into() });
+    }
+    check_run_bounds(&config.run).map_err(|(key, message)| FileError {
+        file: file.into(),
+        line: line_with(text, key),
+        message,
+    })?;
+    let chosen = config.target.dialect.as_deref().unwrap_or(dialect::DEFAULT);
+    let dialect = dialect::resolve(chosen).map_err(|e| FileError {
+        file: file.into(),
+        line: line_with(text, "dialect"),
+        message: format!("target.dialect: {e}"),
+    })?;
+    dialect::check_endpoints(
+        file,
+        text,
+        &dialect::definitions(&dialect, &config.endpoints),
+    )?;
+    Ok(config)
+}
+
+/// `[run]` values within the bounds the flags have; the key at fault and why.
+fn check_run_bounds(run: &RunSection) -> Result<(), (&'static str, String)> {
+    let checks = [
+        (
+            "concurrency",
+            run.concurrency.map(i64::from),
+            &bounds::CONCURRENCY,
+        ),
+        ("retries", run.retries.map(i64::from), &bounds::RETRIES),
+    ];
+    for (key, value, range) in checks {
+        if let Some(value) = value {
+            bounds::check(&format!("run.{key}"), value, range).map_err(|e| (key, e))?;
+        }
+    }
+    if let Some(timeout) = run.timeout_secs {
+        bounds::check("run.timeout_secs", timeout, &bounds::TIMEOUT_SECS)
+            .map_err(|e| ("timeout_secs", e))?;
+    }
+    Ok(())
+}
+
+fn line_with(text: &str, needle: &str) -> Option<usize> {
+    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_values_get_the_flags_bounds_naming_file_line_and_key() {
+        for (text, key, line) in [
+            (
+                "[run]\nconcurrency = 4\nretries = 1000\n",
+                "run.retries = 1000",
+                3,
+            ),
+            ("[run]\nconcurrency = 0\n", "run.concurrency = 0", 2),
+            (
+                "\n[run]\ntimeout_secs = 999999\n",
+                "run.timeout_secs = 999999",
+                3,
+            ),
+        ] {
+            let error = parse_file("ppcert.toml", text).unwrap_err();
+            assert_eq!(error.line, Some(line), "{text}");
+            assert!(error.message.starts_with(key), "{}", error.message);
+        }
+        assert!(parse_file("ppcert.toml", "[run]\nretries = 20\nconcurrency = 1024\n").is_ok());
+    }
+}
