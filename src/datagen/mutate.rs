@@ -4,7 +4,8 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{Booking, first_departure_date, flights, people, round_cents};
+use super::booking::{Booking, first_departure_date, round_cents};
+use super::{flights, people};
 
 /// A change to a booking that an update sends in full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use crate::engine::{EventStream, RunEvent, Subscriber};
-use crate::journal::{Archive, Journal, JournalWriter, Line};
+use crate::journal::writer::JournalWriter;
+use crate::journal::{Archive, Journal, Line};
 use crate::record::{Exchange, StepEvent};
 
 /// Everything recorded, for the evidence.

@@ -10,8 +10,7 @@ use serde_json::Value;
 
 use crate::record::{Exchange, StepEvent};
 
-mod writer;
-pub use writer::JournalWriter;
+pub mod writer;
 
 pub const FILE_NAME: &str = "journal.jsonl";
 

@@ -6,7 +6,6 @@
 
 mod candidates;
 mod steps;
-pub use steps::Stop;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -19,6 +18,20 @@ use crate::engine::client::{Attempt, Request};
 use crate::engine::reading::{self, Reading};
 use crate::engine::{ApiClient, Cancel};
 use crate::models::Operation;
+
+/// Why a probe stopped before its calls were done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    TokenRejected(String),
+    Unreachable(String),
+    Broken(String),
+}
+
+impl From<String> for Stop {
+    fn from(error: String) -> Stop {
+        Stop::Broken(error)
+    }
+}
 
 /// One call as the probe saw it.
 #[derive(Debug, Clone, Default)]

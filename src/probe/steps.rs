@@ -4,26 +4,12 @@
 
 use serde_json::{Value, json};
 
-use super::{Answer, CallReport, Prober, report, with_product_type};
+use super::{Answer, CallReport, Prober, Stop, report, with_product_type};
 use crate::datagen::{Booking, Generator, Mutation, Sign};
 use crate::endpoints::context::booking_context;
 use crate::engine::reading::as_text;
 use crate::engine::tolerant;
 use crate::models::{ClaimRequest, Envelope, Operation, WITHDRAWAL};
-
-/// Why a probe stopped before its calls were done.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stop {
-    TokenRejected(String),
-    Unreachable(String),
-    Broken(String),
-}
-
-impl From<String> for Stop {
-    fn from(error: String) -> Stop {
-        Stop::Broken(error)
-    }
-}
 
 /// A value as read, or the candidates to try, each with the capture that would read it.
 type Tries = Vec<(Option<String>, Value)>;

@@ -1,7 +1,7 @@
 //! Scenario checks TOML cannot express: the data profile is usable, and each step of a flow has
 //! what it needs from the steps before it.
 
-use super::{ErrorCase, ExpectedStatus, FlowSpec, Scenario, Step};
+use super::model::{ErrorCase, ExpectedStatus, FlowSpec, Scenario, Step};
 use crate::bounds;
 use crate::datagen::DataProfile;
 use crate::models::{CHANGE_FOR_ANY_REASON, ClaimStatus, WITHDRAWAL};
