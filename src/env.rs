@@ -34,8 +34,9 @@ pub fn webhook_secret() -> Option<String> {
         .filter(|s| !s.trim().is_empty())
 }
 
-/// Test-only failpoints (hidden): `PPCERT_TEST_PANIC_IN_FLOW=<flow label>` and
-/// `PPCERT_TEST_FAIL_BUNDLE=1` cause what no outside input can, for the tests of those paths.
+/// Test-only failpoints (hidden): `PPCERT_TEST_PANIC_IN_FLOW=<flow label>`,
+/// `PPCERT_TEST_DIE_BEFORE_STEP_LINE=<flow label>:<step index>` and `PPCERT_TEST_FAIL_BUNDLE=1`
+/// cause what no outside input can (or only by luck), for the tests of those paths.
 pub fn failpoint(name: &str) -> Option<OsString> {
     std::env::var_os(name)
 }

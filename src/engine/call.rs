@@ -21,6 +21,11 @@ impl StepContext<'_> {
     /// Sends the call (see [`Caller::send`]) and returns the final attempt pending.
     /// A conflict that follows a lost answer is reconciled before it is returned.
     pub async fn send(&mut self, spec: CallSpec) -> Pending {
+        // Resumed inside a step: a write the interrupted run already got answered and recorded
+        // is not sent again (its step line was lost, not its exchange); its answer is reused.
+        if let Some(done) = self.take_done(&spec) {
+            return Pending::replayed(&done, spec);
+        }
         let (mut pending, lost_before) = self.caller.send(spec, self.booking_number()).await;
         let conflict = matches!(
             (pending.spec.operation, pending.attempt.status()),
@@ -34,6 +39,17 @@ impl StepContext<'_> {
         }
         pending.checks.extend(error_body_check(&pending));
         pending
+    }
+
+    /// The first recorded, counted write of this operation the interrupted step already made.
+    fn take_done(&mut self, spec: &CallSpec) -> Option<crate::record::Exchange> {
+        if !self.resumed_mid_step || spec.method == reqwest::Method::GET {
+            return None;
+        }
+        let i = self.done_in_step.iter().position(|x| {
+            x.operation == spec.operation && x.step == spec.step && x.counts_as_success()
+        })?;
+        Some(self.done_in_step.remove(i))
     }
 
     /// A conflict after an answer was lost: was it our own earlier attempt that succeeded?

@@ -61,9 +61,36 @@ pub struct Pending {
     pub reconciled: bool,
     pub layout: Option<String>,
     pub reads: Vec<crate::record::ValueRead>,
+    /// Not sent: the answer an interrupted run already recorded (and counted) for this call,
+    /// given back to the resumed step. Finishing it records nothing new.
+    pub replayed: bool,
 }
 
 impl Pending {
+    /// The recorded, counted exchange of an interrupted step, as the answer to `spec`: the
+    /// resumed step reads it as if it had just come, and nothing is sent or counted again.
+    pub fn replayed(exchange: &Exchange, spec: CallSpec) -> Pending {
+        Pending {
+            attempt: Attempt {
+                number: exchange.attempt,
+                url: exchange.url.clone(),
+                started_at: exchange.started_at.clone(),
+                duration: std::time::Duration::from_millis(exchange.duration_ms),
+                request: exchange.request.clone(),
+                response: exchange.response.clone(),
+                error: exchange.error.clone(),
+                maybe_processed: exchange.maybe_processed,
+                unreachable: false,
+            },
+            spec,
+            checks: Vec::new(),
+            reconciled: exchange.reconciled,
+            layout: None,
+            reads: Vec::new(),
+            replayed: true,
+        }
+    }
+
     /// The payload of the answer (unwrapped from `data`), when the status was the expected one.
     pub fn payload(&mut self) -> Option<Value> {
         let response = self.attempt.response.as_ref()?;
@@ -181,6 +208,7 @@ impl Caller<'_> {
                 reconciled: false,
                 layout: None,
                 reads: Vec::new(),
+                replayed: false,
             },
             lost_before,
         )
@@ -207,6 +235,10 @@ impl Caller<'_> {
         let mut checks: Vec<Check> = status_check.into_iter().collect();
         checks.append(&mut pending.checks);
         let passed = checks.iter().all(|c| c.passed || c.warning);
+        if pending.replayed {
+            // Already on the record (and in the ledger) from the interrupted run.
+            return passed;
+        }
         let mut exchange = self.exchange(&pending.attempt, &pending.spec, booking);
         exchange.outcome = match (
             passed,

@@ -23,6 +23,9 @@ pub(crate) struct FlowRunner<'a> {
     shared: &'a Arc<Shared>,
     instance: &'a FlowInstance,
     cx: StepContext<'a>,
+    /// Failpoint for the test of a run killed after a step's last exchange line but before its
+    /// step line (hidden, tests only): `PPCERT_TEST_DIE_BEFORE_STEP_LINE=<flow label>:<index>`.
+    die_before_step_line: Option<usize>,
 }
 
 fn now() -> String {
@@ -56,6 +59,7 @@ impl<'a> FlowRunner<'a> {
                 done_in_step: resume.done_in_step,
                 step_name: String::new(),
             },
+            die_before_step_line: die_before_step_line(&instance.label),
         }
     }
 
@@ -139,6 +143,9 @@ impl<'a> FlowRunner<'a> {
         self.cx.done_in_step.clear();
         let reason = match result {
             Ok(()) => {
+                if self.die_before_step_line == Some(index) {
+                    std::process::abort();
+                }
                 self.record_step(index, StepStatus::Passed, None, started);
                 return None;
             }
@@ -199,4 +206,10 @@ impl<'a> FlowRunner<'a> {
             }
         }
     }
+}
+
+fn die_before_step_line(label: &str) -> Option<usize> {
+    let at = crate::env::failpoint("PPCERT_TEST_DIE_BEFORE_STEP_LINE")?;
+    let (flow, index) = at.to_str()?.rsplit_once(':')?;
+    (flow == label).then(|| index.parse().ok()).flatten()
 }

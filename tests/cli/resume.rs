@@ -121,3 +121,37 @@ async fn stopped_at_random_moments_and_resumed_every_run_ends_met_and_true() {
         assert_ledger_is_the_servers(&evidence, &sandbox, &name);
     }
 }
+
+/// A run killed in the narrow window after a step's write was answered and journaled but
+/// before the step's own line: the resumed step must not send that write again, nor count the
+/// server's 409/404 to the repeat as a second success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_between_a_writes_exchange_line_and_its_step_line_counts_the_write_once() {
+    // (flow label, step index): quote, subscribe, update, claim, delete_quote, report.
+    let points = [
+        "lifecycle#1:0",
+        "lifecycle#1:1",
+        "lifecycle#1:2",
+        "lifecycle#1:4",
+        "quote-deletion#1:1",
+        "flight-cancellation#1:2",
+    ];
+    for point in points {
+        let sandbox = sandbox_with(slow_enough()).await;
+        let dir = tempfile::tempdir().unwrap();
+        let base = sandbox.base_url();
+        let args = run_args(&base, "b", &["--concurrency", "1"]);
+        let died = ppcert_command(dir.path(), &args, Some(sandbox.token()))
+            .env("PPCERT_TEST_DIE_BEFORE_STEP_LINE", point)
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            !died.status.success(),
+            "{point}: the failpoint ended the run"
+        );
+        let (finished, evidence) = resume(&sandbox, dir.path()).await;
+        assert_eq!(finished.code, 0, "{point}: {}", finished.stdout);
+        assert_ledger_is_the_servers(&evidence, &sandbox, point);
+    }
+}
