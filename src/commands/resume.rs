@@ -17,11 +17,40 @@ use crate::secret::Secret;
 /// A journal to continue: what was recorded and who the run was.
 pub struct Previous {
     pub run: RunInfo,
+    pub journaled: Journaled,
+}
+
+/// What an interrupted run's journal holds, for the run that continues it.
+#[derive(Default)]
+pub struct Journaled {
     pub exchanges: Vec<Exchange>,
     pub steps: Vec<StepEvent>,
     pub started: Vec<(String, usize)>,
     /// Quotes that were in flight when the run died: the server may have made them.
     pub in_flight: Vec<Exchange>,
+    /// Exchanges recorded after their flow's last step line: those of the step the run was
+    /// in when it died (across earlier resumes too), never those of an earlier step.
+    pub unsettled: Vec<Exchange>,
+}
+
+/// Each flow's exchanges since its last step line, by their place in the journal.
+#[derive(Default)]
+struct Unsettled(std::collections::HashMap<String, Vec<usize>>);
+
+impl Unsettled {
+    fn exchange(&mut self, flow: &str, index: usize) {
+        self.0.entry(flow.to_string()).or_default().push(index);
+    }
+
+    fn step(&mut self, flow: &str) {
+        self.0.remove(flow);
+    }
+
+    fn collect(self, exchanges: &[Exchange]) -> Vec<Exchange> {
+        let mut indexes: Vec<usize> = self.0.into_values().flatten().collect();
+        indexes.sort_unstable();
+        indexes.into_iter().map(|i| exchanges[i].clone()).collect()
+    }
 }
 
 /// Writes sent (their `sending` lines) whose exchange never reached the journal.
@@ -108,6 +137,7 @@ pub fn read_previous(dir: &Path) -> Result<Previous, Failure> {
     let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(Failure::usage)?;
     let mut previous: Option<Previous> = None;
     let mut in_flight = InFlight::default();
+    let mut unsettled = Unsettled::default();
     for line in lines {
         match (line, previous.as_mut()) {
             (Line::Run { run }, None) => {
@@ -119,19 +149,22 @@ pub fn read_previous(dir: &Path) -> Result<Previous, Failure> {
                 })?;
                 previous = Some(Previous {
                     run,
-                    exchanges: Vec::new(),
-                    steps: Vec::new(),
-                    started: Vec::new(),
-                    in_flight: Vec::new(),
+                    journaled: Journaled::default(),
                 });
             }
             (Line::Exchange(exchange), Some(p)) => {
                 in_flight.retain_first_not(&exchange);
-                p.exchanges.push(*exchange)
+                unsettled.exchange(&exchange.flow, p.journaled.exchanges.len());
+                p.journaled.exchanges.push(*exchange)
             }
             (sent @ Line::Sending { .. }, Some(_)) => in_flight.0.push(sent),
-            (Line::Step(step), Some(p)) => p.steps.push(step),
-            (Line::StepStarted { flow, step_index }, Some(p)) => p.started.push((flow, step_index)),
+            (Line::Step(step), Some(p)) => {
+                unsettled.step(&step.flow);
+                p.journaled.steps.push(step)
+            }
+            (Line::StepStarted { flow, step_index }, Some(p)) => {
+                p.journaled.started.push((flow, step_index))
+            }
             _ => {}
         }
     }
@@ -141,7 +174,8 @@ pub fn read_previous(dir: &Path) -> Result<Previous, Failure> {
             dir.display()
         ))
     })?;
-    previous.in_flight = in_flight.lost_quotes();
+    previous.journaled.in_flight = in_flight.lost_quotes();
+    previous.journaled.unsettled = unsettled.collect(&previous.journaled.exchanges);
     if previous.run.scenario_source == super::proxy::SOURCE {
         return Err(Failure::usage(format!(
             "--resume: {} holds partner traffic recorded by ppcert proxy, not a run ppcert can continue; start the proxy again for a new session",
@@ -174,5 +208,38 @@ impl Previous {
             dialect: run.dialect.clone(),
             seed: run.seed,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(flow: &str, seq: u64) -> Exchange {
+        serde_json::from_value(serde_json::json!({
+            "seq": seq, "flow": flow, "step": "claim", "operation": "claim",
+            "booking_number": null, "attempt": 1, "method": "POST", "url": "u",
+            "started_at": "", "duration_ms": 1, "request": {"headers": {}, "body": null},
+            "response": null, "outcome": "passed", "checks": [], "error": null,
+        }))
+        .unwrap()
+    }
+
+    /// Two steps of one name in a flow (a withdrawal claim, then a CFAR claim): the second,
+    /// interrupted, must not take the first one's answer for its own.
+    #[test]
+    fn only_exchanges_after_the_flows_last_step_line_are_unsettled() {
+        let exchanges = vec![exchange("a#1", 1), exchange("b#1", 2), exchange("a#1", 3)];
+        let mut unsettled = Unsettled::default();
+        unsettled.exchange("a#1", 0);
+        unsettled.step("a#1");
+        unsettled.exchange("b#1", 1);
+        unsettled.exchange("a#1", 2);
+        let seqs: Vec<u64> = unsettled
+            .collect(&exchanges)
+            .iter()
+            .map(|x| x.seq)
+            .collect();
+        assert_eq!(seqs, vec![2, 3]);
     }
 }

@@ -32,15 +32,23 @@ pub fn scenario(
     dir: &Path,
 ) -> Result<LoadedScenario, String> {
     let name = recorded.scenario_source.name_or_path();
-    if let Some(asked) = asked {
-        let other = scenario::resolve(asked, dir).map_err(|e| e.to_string())?;
-        if other.sha256 != recorded.scenario_sha256 {
-            return Err(format!(
-                "--resume: the run ran scenario `{name}`, not `{asked}`; leave --scenario out"
-            ));
+    let scenario = match asked {
+        Some(asked) => {
+            let asked_for = scenario::resolve(asked, dir).map_err(|e| e.to_string())?;
+            if asked_for.sha256 != recorded.scenario_sha256 {
+                return Err(format!(
+                    "--resume: the run ran scenario `{name}`, not `{asked}`; leave --scenario out"
+                ));
+            }
+            asked_for
         }
-    }
-    let scenario = scenario::resolve(name, dir).map_err(|e| e.to_string())?;
+        // A built-in is the one in this binary, whatever a local scenarios/ directory holds.
+        None => match &recorded.scenario_source {
+            ScenarioSource::BuiltIn(name) => scenario::builtin_named(name),
+            ScenarioSource::File(path) => scenario::resolve(path, dir),
+        }
+        .map_err(|e| e.to_string())?,
+    };
     if scenario.sha256 != recorded.scenario_sha256 {
         return Err(format!(
             "--resume: scenario `{name}` changed since the run started (SHA-256 {} then, {} now)",
@@ -236,6 +244,14 @@ mod tests {
             .1;
         std::fs::write(&copy, text).unwrap();
         assert!(scenario(&run, copy.to_str(), dir.path()).is_ok());
+        // Resumed from another directory: the recorded relative path is not found there, the
+        // same text named by another path is.
+        let elsewhere = Recorded {
+            scenario_source: ScenarioSource::File("./scenarios/mine.toml".into()),
+            ..recorded()
+        };
+        assert!(scenario(&elsewhere, None, dir.path()).is_err());
+        assert!(scenario(&elsewhere, copy.to_str(), dir.path()).is_ok());
         let other = scenario(&run, Some("certification"), dir.path()).unwrap_err();
         assert!(other.contains("not `certification`"), "{other}");
         let changed = Recorded {

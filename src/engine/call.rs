@@ -41,13 +41,20 @@ impl StepContext<'_> {
         pending
     }
 
-    /// The first recorded, counted write of this operation the interrupted step already made.
+    /// The interrupted step's recorded, counted answer to this very write (same operation,
+    /// step and URL), taken in the order the step made them.
     fn take_done(&mut self, spec: &CallSpec) -> Option<crate::record::Exchange> {
-        if !self.resumed_mid_step || spec.method == reqwest::Method::GET {
+        let write =
+            spec.operation != Operation::ReadContracts && matches!(spec.expect, Expect::Success(_));
+        if !self.resumed_mid_step || !write {
             return None;
         }
+        let url = self.shared.client.url(&spec.path);
         let i = self.done_in_step.iter().position(|x| {
-            x.operation == spec.operation && x.step == spec.step && x.counts_as_success()
+            x.operation == spec.operation
+                && x.step == spec.step
+                && x.url == url
+                && x.counts_as_success()
         })?;
         Some(self.done_in_step.remove(i))
     }

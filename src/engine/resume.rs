@@ -6,16 +6,18 @@ use super::state::{FlowInstance, ResumePoint};
 use crate::record::{Exchange, StepEvent, StepStatus};
 
 /// The resume point of every flow that had begun; a flow absent from the map starts afresh.
+/// `unsettled` are the exchanges journaled after their flow's last step line: only the step
+/// the run died in can have made them, never an earlier step of the same name.
 /// Records are grouped by flow first: a large run has tens of thousands of each, and a scan per
 /// flow would make resuming it quadratic.
 pub fn resume_points(
     instances: &[FlowInstance],
     started: &[(String, usize)],
     steps: &[StepEvent],
-    exchanges: &[Exchange],
+    unsettled: &[Exchange],
 ) -> HashMap<String, ResumePoint> {
     let steps_of = group(steps, |s| &s.flow);
-    let exchanges_of = group(exchanges, |x| &x.flow);
+    let exchanges_of = group(unsettled, |x| &x.flow);
     let mut started_at: HashMap<&str, Vec<usize>> = HashMap::new();
     for (flow, index) in started {
         started_at.entry(flow).or_default().push(*index);

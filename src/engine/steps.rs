@@ -143,83 +143,34 @@ pub(super) async fn update(
     // single-plan update has a sign to check.
     let single = update.booking.plans.len() == 1;
     let plans = update.booking.plans.len();
-    // Resumed inside this step: the update quotes made before the interruption are the
-    // ones to use (a new quote would price against an update the server may already hold).
-    let (quotes, total_delta) = match recorded_update_quotes(cx, plans) {
-        Some(recorded) => recorded,
-        None => {
-            let mut quotes = Vec::new();
-            let mut total_delta = None;
-            for plan in 0..plans {
-                let body = json!(Envelope {
-                    data: update.booking.quote_request(plan, true)
-                });
-                let (quote, delta) = quote_call(
-                    cx,
-                    &cx.step_name.clone(),
-                    body,
-                    single.then_some(update.expected_delta),
-                )
-                .await?;
-                total_delta = delta
-                    .map(|d| d + total_delta.unwrap_or(0.0))
-                    .or(total_delta);
-                quotes.push(quote);
-            }
-            (quotes, total_delta)
-        }
-    };
-    let patched = cx
-        .done_in_step
-        .iter()
-        .any(|e| e.operation == Operation::Update);
-    if !patched {
-        let ids: Vec<String> = quotes.iter().map(|q| q.id.clone()).collect();
+    // Resumed inside this step, the update quotes and the PATCH the interrupted run already
+    // got answered are replayed from its journal, not sent again (see `StepContext::send`): a
+    // new quote would price against an update the server may already hold.
+    let mut quotes = Vec::new();
+    let mut total_delta = None;
+    for plan in 0..plans {
         let body = json!(Envelope {
-            data: update.booking.update_request(&ids)
+            data: update.booking.quote_request(plan, true)
         });
-        let context = cx.context(quotes.first(), None, None);
-        write_contract(cx, Operation::Update, &context, body).await?;
+        let step = cx.step_name.clone();
+        let expected = single.then_some(update.expected_delta);
+        let (quote, delta) = quote_call(cx, &step, body, expected).await?;
+        total_delta = delta
+            .map(|d| d + total_delta.unwrap_or(0.0))
+            .or(total_delta);
+        quotes.push(quote);
     }
+    let ids: Vec<String> = quotes.iter().map(|q| q.id.clone()).collect();
+    let body = json!(Envelope {
+        data: update.booking.update_request(&ids)
+    });
+    let context = cx.context(quotes.first(), None, None);
+    write_contract(cx, Operation::Update, &context, body).await?;
     cx.state.booking = Some(update.booking);
     cx.state.quotes = quotes;
     cx.state.price_delta = total_delta;
     cx.state.mutation = Some(update.mutation);
     Ok(())
-}
-
-/// The update quotes an interrupted run of this step made, as its journal recorded them.
-fn recorded_update_quotes(
-    cx: &mut StepContext<'_>,
-    plans: usize,
-) -> Option<(Vec<QuoteRef>, Option<f64>)> {
-    let read = |e: &crate::record::Exchange, name: &str| {
-        e.reads
-            .iter()
-            .find(|r| r.name == name)
-            .and_then(|r| r.value.clone())
-    };
-    let mut quotes = Vec::new();
-    let mut delta = None;
-    for exchange in cx
-        .done_in_step
-        .iter()
-        .filter(|e| e.operation == Operation::Quote)
-    {
-        let (Some(id), Some(reference)) = (read(exchange, "id"), read(exchange, "reference"))
-        else {
-            return None;
-        };
-        quotes.push(QuoteRef { id, reference });
-        if let Some(value) = read(exchange, "price_delta").and_then(|v| v.parse::<f64>().ok()) {
-            delta = Some(delta.unwrap_or(0.0) + value);
-        }
-    }
-    if quotes.len() != plans {
-        return None;
-    }
-    cx.state.made_quotes.extend(quotes.iter().cloned());
-    Some((quotes, delta))
 }
 
 pub(super) async fn read_contracts_call(

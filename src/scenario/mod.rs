@@ -174,17 +174,22 @@ pub fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, FileErr
         })?;
         return parse(&shown, &text);
     }
+    builtin_named(name_or_path)
+}
+
+/// The scenario of that name built into this binary.
+pub fn builtin_named(wanted: &str) -> Result<LoadedScenario, FileError> {
     let (name, text) = BUILTIN
         .iter()
-        .find(|(name, _)| *name == name_or_path)
+        .find(|(name, _)| *name == wanted)
         .ok_or_else(|| FileError {
-            file: name_or_path.to_string(),
+            file: wanted.to_string(),
             line: None,
             message: format!(
                 "no scenario of that name{} (built in: {})",
                 BUILTIN
                     .iter()
-                    .map(|(n, _)| (strsim::levenshtein(n, name_or_path), *n))
+                    .map(|(n, _)| (strsim::levenshtein(n, wanted), *n))
                     .filter(|(distance, _)| *distance <= 3)
                     .min()
                     .map(|(_, n)| format!("; did you mean `{n}`?"))

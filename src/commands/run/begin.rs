@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use crate::commands::resume::Previous;
+use crate::commands::resume::{Journaled, Previous};
 use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
 use crate::config::{RunConfig, Target};
@@ -20,7 +20,6 @@ use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::journal::{self, Journal, Line};
 use crate::models::Operation;
 use crate::output::{OutputMode, Progress};
-use crate::record::{Exchange, StepEvent};
 use crate::scenario::Step;
 use crate::secret::Secret;
 
@@ -39,14 +38,6 @@ pub(super) struct Plan {
     pub points: HashMap<String, ResumePoint>,
 }
 
-/// What an interrupted run already holds: exchanges, steps, steps begun, and quotes in flight.
-type Carried = (
-    Vec<Exchange>,
-    Vec<StepEvent>,
-    Vec<(String, usize)>,
-    Vec<Exchange>,
-);
-
 /// Opens the run's record and journal and readies the engine; nothing is sent yet.
 pub(super) fn begin(
     config: &RunConfig,
@@ -56,8 +47,14 @@ pub(super) fn begin(
     receiver: Option<&RunReceiver>,
 ) -> Result<(Session, Plan), Failure> {
     let start = Utc::now();
-    let (run, (exchanges, steps, started, in_flight)) =
-        record_to_continue(config, previous, start, opened);
+    let (run, journaled) = record_to_continue(config, previous, start, opened);
+    let Journaled {
+        exchanges,
+        steps,
+        started,
+        in_flight,
+        unsettled,
+    } = journaled;
     let dir = out_dir(config, &run.id)?;
     let journal = open_journal(&dir, &run, config.resume.is_some())?;
     if let Some(receiver) = receiver {
@@ -68,7 +65,7 @@ pub(super) fn begin(
         config.flight_seller,
         config.scale,
     );
-    let points = engine::resume_points(&instances, &started, &steps, &exchanges);
+    let points = engine::resume_points(&instances, &started, &steps, &unsettled);
     let progress = Arc::new(Progress::new(
         mode,
         &planned(&instances, config),
@@ -99,13 +96,10 @@ fn record_to_continue(
     previous: Option<Previous>,
     start: DateTime<Utc>,
     opened: &Opened,
-) -> (RunInfo, Carried) {
+) -> (RunInfo, Journaled) {
     let (base_url, token) = (&opened.base_url, &opened.token);
     match previous {
-        Some(p) => (
-            p.continued_run(base_url, token),
-            (p.exchanges, p.steps, p.started, p.in_flight),
-        ),
+        Some(p) => (p.continued_run(base_url, token), p.journaled),
         None => (new_run(config, start, base_url, token), Default::default()),
     }
 }
