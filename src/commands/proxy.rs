@@ -3,7 +3,7 @@
 //! or `--until-met`, then writes the bundle with the partner's traffic as its source.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -90,23 +90,6 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
     }
 }
 
-fn out_dir(args: &ProxyArgs, id: &str) -> Result<PathBuf, Failure> {
-    let dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("reports").join(id));
-    let used = std::fs::read_dir(&dir)
-        .map(|mut e| e.next().is_some())
-        .unwrap_or(false);
-    if used {
-        return Err(Failure::usage(format!(
-            "--out {}: the directory is not empty; give a new or empty directory",
-            dir.display()
-        )));
-    }
-    Ok(dir)
-}
-
 pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
     let opened = super::target::open(
@@ -116,7 +99,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     )
     .await?;
     let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
-    let dir = out_dir(&args, &run.id)?;
+    let dir = super::run::new_bundle_dir(args.out.as_ref(), &run.id)?;
     let journal = super::run::open_journal(&dir, &run, false)?;
     let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);

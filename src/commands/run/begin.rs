@@ -105,12 +105,16 @@ fn record_to_continue(
 }
 
 fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
-    if let Some(dir) = &config.resume {
-        return Ok(dir.clone());
+    match &config.resume {
+        Some(dir) => Ok(dir.clone()),
+        None => new_bundle_dir(config.out.as_ref(), id),
     }
-    let dir = config
-        .out
-        .clone()
+}
+
+/// Where a new bundle goes: `--out`, else `reports/<id>`; never over a run or other files.
+pub(crate) fn new_bundle_dir(out: Option<&PathBuf>, id: &str) -> Result<PathBuf, Failure> {
+    let dir = out
+        .cloned()
         .unwrap_or_else(|| Path::new("reports").join(id));
     if dir.join(journal::FILE_NAME).exists() {
         return Err(Failure::usage(format!(

@@ -18,7 +18,7 @@ use crate::output::{OutputMode, ProgressMode};
 use crate::sandbox::SandboxOptions;
 use begin::{Plan, Session};
 
-pub(crate) use begin::open_journal;
+pub(crate) use begin::{new_bundle_dir, open_journal};
 pub(crate) use end::publish;
 
 /// How long a claim stays in each status in the embedded sandbox: short, so runs that await
