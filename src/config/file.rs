@@ -57,12 +57,7 @@ pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileError> {
         None if Path::new(DEFAULT_CONFIG).is_file() => PathBuf::from(DEFAULT_CONFIG),
         None => return Ok(FileConfig::default()),
     };
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| FileError {
-        file: shown.clone(),
-        line: None,
-        message: format!("cannot read: {e}"),
-    })?;
+    let (shown, text) = scenario::read_text(&path)?;
     parse_file(&shown, &text)
 }
 

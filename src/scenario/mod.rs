@@ -166,15 +166,23 @@ pub fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, FileErr
         local.is_file().then_some(local)
     };
     if let Some(file) = file {
-        let shown = file.display().to_string();
-        let text = std::fs::read_to_string(&file).map_err(|e| FileError {
-            file: shown.clone(),
-            line: None,
-            message: format!("cannot read: {e}"),
-        })?;
+        let (shown, text) = read_text(&file)?;
         return parse(&shown, &text);
     }
     builtin_named(name_or_path)
+}
+
+/// A user's file as shown in messages, and its text; unreadable is an error naming it.
+pub fn read_text(path: &Path) -> Result<(String, String), FileError> {
+    let shown = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((shown, text)),
+        Err(e) => Err(FileError {
+            file: shown,
+            line: None,
+            message: format!("cannot read: {e}"),
+        }),
+    }
 }
 
 /// The scenario of that name built into this binary.
