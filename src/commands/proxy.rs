@@ -99,7 +99,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     )
     .await?;
     let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
-    let dir = super::run::new_bundle_dir(args.out.as_ref(), &run.id)?;
+    let dir = super::run::new_bundle_dir(args.out.as_deref(), &run.id)?;
     let journal = super::run::open_journal(&dir, &run, false)?;
     let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);

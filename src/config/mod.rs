@@ -16,14 +16,10 @@ use crate::dialect;
 use crate::endpoints::Endpoints;
 use crate::scenario::{self, LoadedScenario};
 
-pub use file::{
-    DEFAULT_CONFIG, FileConfig, PartnerSection, RunSection, TargetSection, load_file, parse_file,
-};
+pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub use resumed::Recorded;
-pub use target::{
-    Environment, TOKEN_WITHOUT_TARGET, Target, Upstream, parse_base_url, read_token, target,
-    upstream, with_token,
-};
+pub use target::{Environment, Target, Upstream, target, upstream};
+use target::{read_token, with_token};
 
 /// The scenario a run takes when `--scenario` is left out: the provider's validation batch.
 pub const DEFAULT_SCENARIO: &str = "certification";
@@ -73,7 +69,7 @@ fn webhook_run(
     args: &crate::cli::RunWebhookArgs,
     target: &Target,
 ) -> Result<Option<WebhookRun>, String> {
-    let embedded = matches!(target, Target::Embedded);
+    let embedded = target.is_embedded();
     match (&args.webhook_listen, args.webhooks) {
         (None, false) => Ok(None),
         (None, true) if !embedded => Err("--webhooks has the embedded sandbox deliver webhooks; against a staging, pass --webhook-listen ADDR where it delivers them".into()),

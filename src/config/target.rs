@@ -148,11 +148,6 @@ pub fn with_token(target: Upstream, token: Option<Secret>) -> Result<Target, Str
     }
 }
 
-/// The environment asked for by flag or file, if any.
-pub fn environment_choice(args: &TargetArgs, file: &FileConfig) -> Option<Environment> {
-    args.environment.or(file.target.environment)
-}
-
 /// The target alone: flag, else file, else the embedded sandbox; staging unless told.
 pub fn upstream(args: &TargetArgs, file: &FileConfig) -> Result<Upstream, String> {
     let raw = args
@@ -164,7 +159,10 @@ pub fn upstream(args: &TargetArgs, file: &FileConfig) -> Result<Upstream, String
     };
     Ok(Target::Remote {
         base_url: parse_base_url(&raw)?,
-        environment: environment_choice(args, file).unwrap_or(Environment::Staging),
+        environment: args
+            .environment
+            .or(file.target.environment)
+            .unwrap_or(Environment::Staging),
         token: (),
     })
 }

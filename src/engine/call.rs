@@ -41,21 +41,20 @@ impl StepContext<'_> {
         pending
     }
 
-    /// The interrupted step's recorded, counted answer to this very write (same operation,
-    /// step and URL), taken in the order the step made them.
+    /// The interrupted step's recorded answer to this very write (same operation and URL),
+    /// taken in the order the step made them. `done_in_step` holds only that step's counted
+    /// exchanges (see [`ResumePoint`](super::state::ResumePoint)), and is empty otherwise.
     fn take_done(&mut self, spec: &CallSpec) -> Option<crate::record::Exchange> {
         let write =
             spec.operation != Operation::ReadContracts && matches!(spec.expect, Expect::Success(_));
-        if !self.resumed_mid_step || !write {
+        if !write {
             return None;
         }
         let url = self.shared.client.url(&spec.path);
-        let i = self.done_in_step.iter().position(|x| {
-            x.operation == spec.operation
-                && x.step == spec.step
-                && x.url == url
-                && x.counts_as_success()
-        })?;
+        let i = self
+            .done_in_step
+            .iter()
+            .position(|x| x.operation == spec.operation && x.url == url)?;
         Some(self.done_in_step.remove(i))
     }
 

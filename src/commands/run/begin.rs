@@ -11,7 +11,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use crate::commands::resume::{Journaled, Previous};
 use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
-use crate::config::{RunConfig, Target};
+use crate::config::RunConfig;
 use crate::datagen::{Generator, run_id};
 use crate::engine::{self, ApiClient, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared};
 use crate::error::Failure;
@@ -107,14 +107,14 @@ fn record_to_continue(
 fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
     match &config.resume {
         Some(dir) => Ok(dir.clone()),
-        None => new_bundle_dir(config.out.as_ref(), id),
+        None => new_bundle_dir(config.out.as_deref(), id),
     }
 }
 
 /// Where a new bundle goes: `--out`, else `reports/<id>`; never over a run or other files.
-pub(crate) fn new_bundle_dir(out: Option<&PathBuf>, id: &str) -> Result<PathBuf, Failure> {
+pub(crate) fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Failure> {
     let dir = out
-        .cloned()
+        .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("reports").join(id));
     if dir.join(journal::FILE_NAME).exists() {
         return Err(Failure::usage(format!(
@@ -170,7 +170,7 @@ fn run_info(
     base_url: &str,
     token: &Secret,
 ) -> RunInfo {
-    let embedded = matches!(config.target, Target::Embedded);
+    let embedded = config.target.is_embedded();
     RunInfo {
         id,
         started_at,
