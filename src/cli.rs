@@ -8,7 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::bounds;
 use crate::environment::Environment;
-use crate::sandbox::{ApiDialect, ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper};
+use crate::sandbox::{
+    ApiDialect, ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper, RateLimitHeader,
+};
 use crate::webhook::scheme::Scheme;
 
 /// Certify a travel partner's integration with the Partner Protection API on staging.
@@ -184,6 +186,9 @@ pub struct ProbeArgs {
     /// settings from --config are kept).
     #[arg(long, value_name = "PATH")]
     pub write_config: Option<std::path::PathBuf>,
+    /// Let --write-config replace an existing file (never a symbolic link).
+    #[arg(long, requires = "write_config")]
+    pub force: bool,
 }
 
 /// Options of `ppcert run`.
@@ -363,9 +368,23 @@ pub struct ServeArgs {
     /// ([{"productType": "WITHDRAWAL", ...}]).
     #[arg(long, default_value = "by-type", value_parser = clap::builder::PossibleValuesParser::new(["by-type", "nested", "list"]).map(|s| match s.as_str() { "nested" => ContractsLayout::Nested, "list" => ContractsLayout::List, _ => ContractsLayout::ByType }))]
     pub contracts_layout: ContractsLayout,
-    /// Success status of PATCH /subscriptions/{bookingNumber}.
-    #[arg(long, default_value_t = 201, value_parser = clap::builder::PossibleValuesParser::new(["200", "201"]).map(|s| s.parse::<u16>().unwrap_or(201)))]
+    /// Success status of PATCH /subscriptions/{bookingNumber} (204: no body).
+    #[arg(long, default_value_t = 201, value_parser = clap::builder::PossibleValuesParser::new(["200", "201", "204"]).map(|s| s.parse::<u16>().unwrap_or(201)))]
     pub update_status: u16,
+    /// Success status of POST /contracts/{contractId}/claims (202: accepted for processing).
+    #[arg(long, default_value_t = 201, value_parser = clap::builder::PossibleValuesParser::new(["201", "202"]).map(|s| s.parse::<u16>().unwrap_or(201)))]
+    pub claim_status: u16,
+    /// Answer a new subscription with an empty 201 whose Location names the contract.
+    #[arg(long)]
+    pub location_ids: bool,
+    /// Require an Idempotency-Key header on subscriptions and claims; a repeated key replays
+    /// the first answer without writing again.
+    #[arg(long)]
+    pub require_idempotency_key: bool,
+    /// Where injected 429s announce their wait: `retry-after`, `ratelimit-reset` (seconds)
+    /// or `x-ratelimit-reset` (a Unix time).
+    #[arg(long, default_value = "retry-after", value_parser = clap::builder::PossibleValuesParser::new(["retry-after", "ratelimit-reset", "x-ratelimit-reset"]).map(|s| match s.as_str() { "ratelimit-reset" => RateLimitHeader::RateLimitReset, "x-ratelimit-reset" => RateLimitHeader::XRateLimitReset, _ => RateLimitHeader::RetryAfter }))]
+    pub rate_limit_header: RateLimitHeader,
     /// Success status of DELETE /quotes/{id}.
     #[arg(long, default_value_t = 204, value_parser = clap::builder::PossibleValuesParser::new(["200", "202", "204"]).map(|s| s.parse::<u16>().unwrap_or(204)))]
     pub delete_status: u16,

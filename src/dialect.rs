@@ -57,6 +57,12 @@ pub fn merge(base: &Definitions, over: &Definitions) -> Definitions {
         if table.body.is_some() {
             entry.body = table.body.clone();
         }
+        if table.expect.is_some() {
+            entry.expect = table.expect.clone();
+        }
+        entry
+            .headers
+            .extend(table.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
         entry
             .capture
             .extend(table.capture.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -134,39 +140,9 @@ pub fn spec_with(overrides: &Definitions) -> Result<Endpoints, crate::endpoints:
     Endpoints::compile(&merge(&spec().endpoints, overrides))
 }
 
-/// The context and default body each operation gets, for a generated sample booking: what a
-/// run's templates will see, so [`Endpoints::rehearse`] can render them all before a run.
+/// The context and default body each operation gets (see [`crate::endpoints::context::sample`]).
 pub fn sample(op: crate::models::Operation) -> (serde_json::Value, Option<serde_json::Value>) {
-    use crate::models::{ClaimRequest, Envelope, Operation};
-    use serde_json::json;
-    let start = chrono::Utc::now();
-    let generator = crate::datagen::Generator::new(1, "SAMPLE", start, Default::default());
-    let booking = generator.booking(0);
-    let mut context = crate::endpoints::context::booking_context(&booking);
-    context["quote"] = json!({"id": "qt_sample", "reference": "QR-SAMPLE"});
-    context["contract"] = json!({"id": "ct_sample"});
-    context["claim_date"] = json!(start.to_rfc3339());
-    context["claim_day"] = json!(start.format("%Y-%m-%d").to_string());
-    context["product_type"] = json!(crate::models::WITHDRAWAL);
-    let body = match op {
-        Operation::Quote => Some(json!(Envelope {
-            data: booking.quote_request(0, false)
-        })),
-        Operation::Subscription => Some(json!(Envelope {
-            data: booking.subscription_request(&["QR-SAMPLE".to_string()])
-        })),
-        Operation::Update => Some(json!(Envelope {
-            data: booking.update_request(&["qt_sample".to_string()])
-        })),
-        Operation::Claim => Some(json!(Envelope {
-            data: ClaimRequest {
-                beneficiary: Some(booking.beneficiary.clone()),
-                ..ClaimRequest::default()
-            }
-        })),
-        _ => None,
-    };
-    (context, body)
+    crate::endpoints::context::sample(op)
 }
 
 /// The full definitions a run uses: spec, then the dialect, then the user's tables.
@@ -277,7 +253,7 @@ mod capture_tests {
         overrides.insert(
             op.to_string(),
             EndpointOverride {
-                capture: [(name.to_string(), path.to_string())].into(),
+                capture: [(name.to_string(), path.into())].into(),
                 ..Default::default()
             },
         );
@@ -298,7 +274,10 @@ mod capture_tests {
                 Operation::ReadContracts,
                 "contract_id",
                 &json!({"product_type": "WITHDRAWAL"}),
-                &body,
+                AnswerView {
+                    body: &body,
+                    headers: &BTreeMap::new(),
+                },
             )
             .unwrap()
             .unwrap();
@@ -306,7 +285,15 @@ mod capture_tests {
         assert_eq!(read.value, Some(json!(41)));
         assert!(
             endpoints
-                .capture(Operation::ReadContracts, "claim_status", &json!({}), &body)
+                .capture(
+                    Operation::ReadContracts,
+                    "claim_status",
+                    &json!({}),
+                    AnswerView {
+                        body: &body,
+                        headers: &BTreeMap::new()
+                    }
+                )
                 .is_none(),
             "no capture configured: the built-in reading applies"
         );

@@ -1,17 +1,18 @@
-//! `ppcert check-token`: POST /quotes once; any answer but 401 means the token is valid (spec §5.3).
+//! `ppcert check-token`: POST /quotes once; any answer but 401 means the token is valid (the spec's section on authentication).
 
 use serde_json::json;
 
 use crate::cli::TargetArgs;
 use crate::config;
-use crate::engine::{ApiClient, Cancel, client::Request};
+use crate::engine::{Cancel, client::Request};
 use crate::error::Failure;
 use crate::exit_codes;
+use crate::models::Operation;
 use crate::sandbox::SandboxOptions;
 
 pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
-    let file = config::load_file(args.config.as_deref()).map_err(Failure::usage)?;
-    let target = config::target(&args, &file).map_err(Failure::usage)?;
+    let staging = config::Staging::load(&args).map_err(Failure::usage)?;
+    let target = config::target(&args, &staging.file).map_err(Failure::usage)?;
     let opened = super::target::open(
         &target,
         SandboxOptions::default().claim_step,
@@ -19,21 +20,21 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     )
     .await?;
     let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
-    let timeout = crate::config::request_timeout(&args, &file);
-    let client = ApiClient::new(
-        &base_url,
-        token.clone(),
-        timeout,
-        1,
-        std::time::Duration::from_millis(500),
-        args.cacert.as_deref(),
-    )
-    .map_err(Failure::usage)?;
+    let client = super::target::client(&staging, &base_url, token.clone(), 1)?;
     // A quote with nothing in it: a valid token gets a 400 and nothing is created; a bad one
     // gets the 401 the spec promises before any validation.
+    // The quote call as the staging's configuration defines it (path, headers), so the token
+    // is tried where a run will use it.
+    let (context, _) = crate::endpoints::context::sample(Operation::Quote);
+    let endpoints = &staging.endpoints;
     let request = Request {
-        method: reqwest::Method::POST,
-        path: "/quotes".into(),
+        method: endpoints.method(Operation::Quote),
+        path: endpoints
+            .path(Operation::Quote, &context)
+            .map_err(Failure::usage)?,
+        headers: endpoints
+            .headers(Operation::Quote, &context)
+            .map_err(Failure::usage)?,
         body: Some(json!({ "data": {} })),
         wrong_token: None,
         retry_without_answer: false,

@@ -1,12 +1,13 @@
 //! `ppcert probe`: the onboarding command for an unfamiliar staging. One of each call, what was
 //! read and from where, what is left; `--write-config` writes what it proved.
 
+use std::path::Path;
+
 use chrono::Utc;
 
 use crate::cli::{ProbeArgs, RunArgs};
 use crate::config::{self, Environment, RunConfig};
 use crate::datagen::{DataProfile, Generator, run_id};
-use crate::engine::ApiClient;
 use crate::error::Failure;
 use crate::exit_codes;
 use crate::probe::Stop;
@@ -14,25 +15,26 @@ use crate::probe::{Prober, write};
 
 pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let config = configure(&args)?;
-    let file = config::load_file(args.target.config.as_deref()).map_err(Failure::usage)?;
-    let chosen = config::dialect_choice(&args.target, &file);
+    let file = &config.staging.file;
+    let chosen = config.staging.dialect_name().to_string();
     let opened = super::target::open(
         &config.target,
         std::time::Duration::from_millis(200),
         super::target::sandbox_dialect(&config.dialect),
     )
     .await?;
-    let client = client(&config, &opened)?;
+    // The probe retries once at most: it is finding out how the server behaves.
+    let client = super::target::client_with_backoff(
+        &config.staging,
+        &opened.base_url,
+        opened.token.clone(),
+        config.retries.min(1),
+        config.backoff,
+    )?;
     let start = Utc::now();
     let seed: u64 = rand::random();
     let generator = Generator::new(seed, run_id(start, seed), start, DataProfile::default());
-    let mut prober = Prober::new(
-        client,
-        &chosen,
-        file.endpoints.clone(),
-        config.flight_seller,
-    )
-    .map_err(Failure::usage)?;
+    let mut prober = Prober::new(client, &config.staging, config.flight_seller);
     crate::say!(
         "ppcert probe against {} (dialect {chosen})\n",
         opened.base_url
@@ -49,8 +51,9 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
         let when = start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         write_config(
             path,
-            &write::config_text(&file, &prober, remote, &when),
+            &write::config_text(file, &prober, remote, &when),
             &prober,
+            args.force,
         )?;
     }
     Ok(verdict(&prober))
@@ -73,26 +76,38 @@ fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
     Ok(config)
 }
 
-/// The probe's client retries once at most: it is finding out how the server behaves.
-fn client(config: &RunConfig, opened: &super::target::Opened) -> Result<ApiClient, Failure> {
-    ApiClient::new(
-        &opened.base_url,
-        opened.token.clone(),
-        config.timeout,
-        config.retries.min(1),
-        config.backoff,
-        config.cacert.as_deref(),
-    )
-    .map_err(Failure::usage)
-}
-
-/// Writes what the probe proved, and says how to use it.
-fn write_config(path: &std::path::Path, text: &str, prober: &Prober) -> Result<(), Failure> {
-    std::fs::write(path, text).map_err(|e| {
-        Failure::usage(format!(
-            "--write-config {}: cannot write: {e}",
-            path.display()
-        ))
+/// Writes what the probe proved, and says how to use it. The text is loaded back first: a
+/// file `run` could not read is never written. Nothing is overwritten without `--force`, and
+/// a symbolic link is never followed.
+fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result<(), Failure> {
+    let shown = path.display();
+    config::parse_file(&shown.to_string(), text).map_err(|e| {
+        Failure::new(
+            exit_codes::REQUIREMENT_NOT_MET,
+            format!("--write-config {shown}: not written: the proven configuration does not load ({e}); this is a ppcert bug, please report it"),
+        )
+    })?;
+    let existing = std::fs::symlink_metadata(path).ok();
+    if existing
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_symlink())
+    {
+        return Err(Failure::new(
+            exit_codes::REQUIREMENT_NOT_MET,
+            format!("--write-config {shown}: is a symbolic link; not followed, nothing written"),
+        ));
+    }
+    if existing.is_some() && !force {
+        return Err(Failure::new(
+            exit_codes::REQUIREMENT_NOT_MET,
+            format!("--write-config {shown}: already exists; pass --force to replace it"),
+        ));
+    }
+    write_new(path, text, force).map_err(|e| {
+        Failure::new(
+            exit_codes::REQUIREMENT_NOT_MET,
+            format!("--write-config {shown}: cannot write: {e}"),
+        )
     })?;
     crate::say!(
         "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",
@@ -106,6 +121,38 @@ fn write_config(path: &std::path::Path, text: &str, prober: &Prober) -> Result<(
         }
     );
     Ok(())
+}
+
+/// Writes beside `path` then renames over it, so a failed write leaves no half file and a
+/// link planted meanwhile is replaced, not followed.
+fn write_new(path: &Path, text: &str, replace: bool) -> std::io::Result<()> {
+    use std::io::Write as _;
+    if !replace {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        return file.write_all(text.as_bytes());
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let partial = dir.join(format!(".{name}.{}.partial", std::process::id()));
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&partial)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .and_then(|()| std::fs::rename(&partial, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    result
 }
 
 /// Ready when every call worked and every value was read; else what is left, exit 1.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{SecondsFormat, Utc};
 
 use crate::cli::ProxyArgs;
-use crate::config::{Target, Upstream, dialect_choice, load_file, request_timeout, upstream};
+use crate::config::{Staging, Target, Upstream, upstream};
 use crate::endpoints::Endpoints;
 use crate::engine::{FlowResult, FlowState, FlowStatus};
 use crate::environment::Environment;
@@ -35,13 +35,9 @@ struct ProxyConfig {
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
-    let file =
-        load_file(args.target.config.as_deref()).map_err(|e| Failure::usage(e.to_string()))?;
-    let target = upstream(&args.target, &file).map_err(Failure::usage)?;
-    let dialect = crate::dialect::resolve(&dialect_choice(&args.target, &file))
-        .map_err(|e| Failure::usage(format!("dialect: {e}")))?;
-    let endpoints = Endpoints::compile(&crate::dialect::definitions(&dialect, &file.endpoints))
-        .map_err(|e| Failure::usage(format!("endpoints.{}: {}", e.endpoint, e.message)))?;
+    let staging = Staging::load(&args.target).map_err(Failure::usage)?;
+    let file = &staging.file;
+    let target = upstream(&args.target, file).map_err(Failure::usage)?;
     let certification = crate::scenario::resolve("certification", Path::new("."))
         .map_err(|e| Failure::usage(e.to_string()))?;
     let production = matches!(
@@ -53,14 +49,14 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
     );
     Ok(ProxyConfig {
         target,
-        endpoints,
-        dialect: dialect.name,
+        endpoints: staging.endpoints.clone(),
+        dialect: staging.dialect_name().to_string(),
         requirements: certification.scenario.requirements,
-        flight_seller: crate::config::flight_seller(args.no_flight_cancellations, &file),
-        partner_name: crate::config::partner_name(args.partner_name.as_ref(), &file),
+        flight_seller: crate::config::flight_seller(args.no_flight_cancellations, file),
+        partner_name: crate::config::partner_name(args.partner_name.as_ref(), file),
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
-        timeout: request_timeout(&args.target, &file),
+        timeout: staging.timeout,
     })
 }
 
@@ -125,7 +121,8 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         .map(|r| (r.operation, r.required))
         .collect();
     let environment = config.target.environment();
-    let rules = Rules::new(super::target::sandbox_dialect(&config.dialect), environment);
+    let rules = Rules::new(super::target::sandbox_dialect(&config.dialect), environment)
+        .with_definitions(&config.endpoints);
     Proxy::new(
         base_url,
         Routes::new(&config.endpoints),

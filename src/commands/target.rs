@@ -80,3 +80,37 @@ pub async fn open_with<Token: Credential>(
         }),
     }
 }
+
+/// The API client every command talks to a staging with: the staging's timeout and TLS roots.
+pub fn client(
+    staging: &crate::config::Staging,
+    base_url: &str,
+    token: Secret,
+    retries: u32,
+) -> Result<crate::engine::ApiClient, Failure> {
+    client_with_backoff(
+        staging,
+        base_url,
+        token,
+        retries,
+        Duration::from_millis(500),
+    )
+}
+
+pub fn client_with_backoff(
+    staging: &crate::config::Staging,
+    base_url: &str,
+    token: Secret,
+    retries: u32,
+    backoff: Duration,
+) -> Result<crate::engine::ApiClient, Failure> {
+    crate::engine::ApiClient::new(
+        base_url,
+        token,
+        staging.timeout,
+        retries,
+        backoff,
+        staging.cacert.as_deref(),
+    )
+    .map_err(Failure::usage)
+}

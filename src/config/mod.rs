@@ -3,6 +3,7 @@
 
 mod file;
 mod resumed;
+mod staging;
 mod target;
 
 use std::num::{NonZeroU32, NonZeroUsize};
@@ -18,6 +19,7 @@ use crate::scenario::{self, LoadedScenario};
 
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub use resumed::Recorded;
+pub use staging::Staging;
 pub use target::{Environment, Target, Upstream, target, upstream};
 use target::{read_token, with_token};
 
@@ -49,6 +51,8 @@ pub struct RunConfig {
     /// Extra root certificate (PEM) for the target's TLS.
     pub cacert: Option<PathBuf>,
     pub webhooks: Option<WebhookRun>,
+    /// The staging as every command resolves it (the file read once).
+    pub staging: Staging,
 }
 
 /// How a run receives webhooks.
@@ -145,26 +149,16 @@ fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, 
     ))
 }
 
-/// The dialect's name and its endpoints with `[endpoints.*]` applied, every template
-/// rehearsed against a sample booking so a typo fails before any request.
-fn endpoints(args: &TargetArgs, file: &FileConfig) -> Result<(String, Endpoints), String> {
-    let dialect =
-        dialect::resolve(&dialect_choice(args, file)).map_err(|e| format!("dialect: {e}"))?;
-    let endpoints = Endpoints::compile(&dialect::definitions(&dialect, &file.endpoints))
-        .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
-        .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
-    Ok((dialect.name, endpoints))
-}
-
 impl RunConfig {
     /// Merges defaults < `ppcert.toml` < environment < flags, with an interrupted run's
     /// recorded values (`--resume`) filling what the invocation leaves out, then validates the
     /// whole once.
     pub fn from_args(args: &RunArgs, recorded: Option<&Recorded>) -> Result<RunConfig, String> {
-        let file = load_file(args.target.config.as_deref()).map_err(|e| e.to_string())?;
+        let staging = Staging::load(&args.target)?;
+        let file = &staging.file;
         let (target, scenario, scale) = match recorded {
-            None => fresh(args, &file)?,
-            Some(run) => resumed(args, &file, run)?,
+            None => fresh(args, file)?,
+            Some(run) => resumed(args, file, run)?,
         };
         let scale = positive("--scale", scale, &bounds::SCALE)?;
         let flows: u64 = scenario
@@ -181,15 +175,15 @@ impl RunConfig {
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
         let retries = args.retries.or(file.run.retries).unwrap_or(3);
         bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
-        let (dialect, endpoints) = endpoints(&args.target, &file)?;
-        let flight_seller = flight_seller(args.no_flight_cancellations, &file);
+        let dialect = staging.dialect_name().to_string();
+        let flight_seller = flight_seller(args.no_flight_cancellations, file);
         if let Some(run) = recorded {
             resumed::check_shape(run, flight_seller, &dialect, args.seed)?;
         }
         let webhooks = webhook_run(&args.webhooks, &target)?;
         Ok(RunConfig {
             target,
-            partner_name: partner_name(args.partner_name.as_ref(), &file),
+            partner_name: partner_name(args.partner_name.as_ref(), file),
             flight_seller,
             scenario,
             out: args.out.clone(),
@@ -200,20 +194,21 @@ impl RunConfig {
                 &bounds::CONCURRENCY,
             )?)
             .map_err(|e| e.to_string())?,
-            timeout: request_timeout(&args.target, &file),
+            timeout: staging.timeout,
             retries,
             scale,
             resume: args.resume.clone(),
-            endpoints,
+            endpoints: staging.endpoints.clone(),
             dialect,
             formats: if args.format.is_empty() {
                 crate::report::Format::ALL.to_vec()
             } else {
                 args.format.iter().flatten().copied().collect()
             },
-            cacert: args.target.cacert.clone(),
+            cacert: staging.cacert.clone(),
             backoff: Duration::from_millis(args.backoff_ms),
             webhooks,
+            staging,
         })
     }
 

@@ -41,8 +41,9 @@ pub(crate) fn first_departure_date(journeys: &[Journey]) -> Option<chrono::Naive
         .map(|at| at.date_naive())
 }
 
-pub fn round_cents(value: f64) -> f64 {
-    (value * 100.0).round() / 100.0
+/// An amount rounded to `currency`'s minor units (0 for JPY, 3 for KWD).
+pub fn round_money(value: f64, currency: &str) -> f64 {
+    crate::models::money::round(value, currency)
 }
 
 impl Booking {
@@ -119,7 +120,7 @@ impl Booking {
     }
 
     pub fn trip_price(&self) -> f64 {
-        round_cents(self.plans.iter().map(|p| p.price).sum())
+        round_money(self.plans.iter().map(|p| p.price).sum(), &self.currency)
     }
 
     /// The deliberately invalid variant: the first flight left two days before `now`.

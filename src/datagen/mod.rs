@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use booking::first_departure_date;
-pub use booking::{Booking, FlightPlan, round_cents};
+pub use booking::{Booking, FlightPlan, round_money};
 pub use flights::{flight_duration, local_iso};
 pub use mutate::{Mutation, Sign, Update};
 
@@ -119,10 +119,13 @@ impl Generator {
             let planned = flights::plan_trip(&mut rng, date + Duration::days(plans.len() as i64));
             let first_departure = first_departure_date(&planned.journeys).unwrap_or(date);
             let travelers: Vec<Traveler> = (0..rng.random_range(1..=profile.max_travelers.max(1)))
-                .map(|_| people::adult(&mut rng, first_departure))
+                .map(|_| {
+                    let on = people::age_reference_day(self.start.date_naive(), first_departure);
+                    people::adult(&mut rng, on)
+                })
                 .collect();
             let per_traveler = (40.0 + 0.11 * planned.distance_km) * rng.random_range(0.8..1.3);
-            let price = round_cents(per_traveler * travelers.len() as f64);
+            let price = round_money(per_traveler * travelers.len() as f64, &profile.currency);
             plans.push(FlightPlan {
                 price,
                 journeys: planned.journeys,

@@ -4,7 +4,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::booking::{Booking, first_departure_date, round_cents};
+use super::booking::{Booking, first_departure_date, round_money};
 use super::{flights, people};
 
 /// A change to a booking that an update sends in full.
@@ -74,28 +74,32 @@ pub fn apply(rng: &mut ChaCha8Rng, booking: &Booking, mutation: Mutation) -> Upd
         Mutation::RemoveTraveler if booking.plans[0].travelers.len() < 2 => Mutation::PriceDown,
         other => other,
     };
+    let currency = booking.currency.clone();
     let plan = &mut booking.plans[0];
     let expected_delta = match mutation {
         Mutation::PriceUp => {
-            plan.price = round_cents(plan.price * rng.random_range(1.1..1.5));
+            plan.price = round_money(plan.price * rng.random_range(1.1..1.5), &currency);
             Sign::Positive
         }
         Mutation::PriceDown => {
-            plan.price = round_cents(plan.price * rng.random_range(0.6..0.9));
+            plan.price = round_money(plan.price * rng.random_range(0.6..0.9), &currency);
             Sign::Negative
         }
         Mutation::AddTraveler => {
             let per_traveler = plan.price / plan.travelers.len() as f64;
-            let date = first_departure_date(&plan.journeys)
-                .unwrap_or_else(|| chrono::Utc::now().date_naive());
-            plan.travelers.push(people::adult(rng, date));
-            plan.price = round_cents(plan.price + per_traveler);
+            let today = chrono::Utc::now().date_naive();
+            let departure = first_departure_date(&plan.journeys).unwrap_or(today);
+            plan.travelers.push(people::adult(
+                rng,
+                people::age_reference_day(today, departure),
+            ));
+            plan.price = round_money(plan.price + per_traveler, &currency);
             Sign::Positive
         }
         Mutation::RemoveTraveler => {
             let per_traveler = plan.price / plan.travelers.len() as f64;
             plan.travelers.pop();
-            plan.price = round_cents(plan.price - per_traveler);
+            plan.price = round_money(plan.price - per_traveler, &currency);
             Sign::Negative
         }
         Mutation::MoveFlights => {

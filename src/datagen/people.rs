@@ -11,13 +11,21 @@ use crate::models::{ADULT, Beneficiary, Client, Traveler};
 /// Reserved for documentation (RFC 2606): no real mailbox is ever written to.
 const EMAIL_DOMAINS: [&str; 3] = ["example.com", "example.org", "example.net"];
 
-/// An adult who is 18 to 85 years old on the departure date.
-pub fn adult(rng: &mut ChaCha8Rng, departure: NaiveDate) -> Traveler {
+/// The day a traveler's age is reckoned on so that it holds under every reading: the
+/// earlier of the departure and the day before `today` (UTC), since a staging may check age
+/// on the request day in a time zone up to a day behind UTC, or on the departure. Ages only
+/// grow, so 18 on that day is 18 on every later request day and departure.
+pub fn age_reference_day(today: NaiveDate, departure: NaiveDate) -> NaiveDate {
+    departure.min(today.pred_opt().unwrap_or(today))
+}
+
+/// An adult who is 18 to 85 years old on `on` (see [`age_reference_day`]).
+pub fn adult(rng: &mut ChaCha8Rng, on: NaiveDate) -> Traveler {
     let age: u32 = rng.random_range(18..=84);
-    let birthday = departure
+    let birthday = on
         .checked_sub_months(Months::new(12 * age))
         .expect("date in range");
-    // Up to 360 days before the birthday keeps the age at departure within [age, age + 1).
+    // Up to 360 days before the birthday keeps the age on `on` within [age, age + 1).
     let birthdate = birthday - chrono::Duration::days(rng.random_range(0..=360));
     Traveler {
         age_range: ADULT.to_string(),

@@ -1,37 +1,29 @@
-//! Endpoint definitions: method, path, body and captures per operation, overridable in
-//! `ppcert.toml` (the spec does not show every call, nor any answer's layout). Paths, bodies and
-//! captures are minijinja templates rendered with strict undefined behaviour; values inserted
-//! into a path are percent-encoded; a rendered capture is an RFC 9535 JSONPath.
+//! Endpoint definitions: method, path, body, headers, the statuses that mean success and
+//! captures per operation, overridable in `ppcert.toml` (the spec does not show every call, nor
+//! any answer's layout). Paths, bodies, headers and captures are minijinja templates rendered
+//! with strict undefined behaviour; values inserted into a path are percent-encoded; a rendered
+//! capture is an RFC 9535 JSONPath, or a capture reads a header.
 
+pub mod capture;
 pub mod context;
+mod success;
+mod template;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use minijinja::{Environment, UndefinedBehavior, Value as Context};
-use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use minijinja::{Environment, Value as Context};
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::models::Operation;
+pub use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture, capture_names};
+pub use success::SuccessRule;
 
-/// Characters escaped in a path segment (RFC 3986 pchar complement).
-const SEGMENT: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'/')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}')
-    .add(b'\\')
-    .add(b'^')
-    .add(b'|');
+/// Headers a definition may not set: ppcert sends them itself, and a second `Authorization`
+/// would put a token into the configuration.
+const RESERVED_HEADERS: [&str; 3] = ["authorization", "content-type", "host"];
 
 /// An `[endpoints.NAME]` table: every field optional, so a table overrides only what it names.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -40,9 +32,15 @@ pub struct EndpointOverride {
     pub method: Option<String>,
     pub path: Option<String>,
     pub body: Option<String>,
-    /// `[endpoints.NAME.capture]`: value name → JSONPath template.
+    /// `[endpoints.NAME.headers]`: extra request headers, each value a template.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub capture: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, String>,
+    /// The statuses that mean success; default any 2xx.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Vec<u16>>,
+    /// `[endpoints.NAME.capture]`: value name → JSONPath template or header capture.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capture: BTreeMap<String, CaptureSpec>,
 }
 
 /// Why an endpoint definition was refused: the endpoint, the message, and the key at fault
@@ -54,71 +52,14 @@ pub struct EndpointError {
     pub key: Option<String>,
 }
 
-/// What a configured capture read from an answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Captured {
-    /// The rendered JSONPath.
-    pub path: String,
-    /// The first match; `None` when nothing matched.
-    pub value: Option<Value>,
-}
-
 #[derive(Debug, Clone)]
 struct Endpoint {
     method: Method,
     has_body_template: bool,
-    captures: std::collections::BTreeSet<String>,
-}
-
-/// The values each operation's answer may be read for (docs/design.md, `ppcert.toml`).
-pub fn capture_names(op: Operation) -> &'static [&'static str] {
-    match op {
-        Operation::Quote => &["id", "reference", "price_delta"],
-        Operation::Subscription | Operation::Update => &["contract_id", "price_delta"],
-        Operation::ReadContracts => &["contract_id", "claim_status"],
-        Operation::Claim => &["claim_id", "claim_status"],
-        Operation::QuoteDeletion | Operation::FlightCancellation => &[],
-    }
-}
-
-/// Checks a capture's name and, rendered against a sample context, its JSONPath syntax.
-fn compile_capture(
-    env: &mut Environment<'static>,
-    op: Operation,
-    name: &str,
-    template: &str,
-) -> Result<(), EndpointError> {
-    let fail = |message: String| EndpointError {
-        endpoint: op.as_str().to_string(),
-        message,
-        key: Some(name.to_string()),
-    };
-    let known = capture_names(op);
-    if !known.contains(&name) {
-        let known = if known.is_empty() {
-            "none: nothing is read from this answer".to_string()
-        } else {
-            known.join(", ")
-        };
-        return Err(fail(format!(
-            "capture.{name}: unknown value for {op} (known: {known})"
-        )));
-    }
-    let key = format!("endpoints.{op}.capture.{name}");
-    env.add_template_owned(key.clone(), template.to_string())
-        .map_err(|e| fail(format!("capture.{name}: template: {e}")))?;
-    let mut lenient = Environment::new();
-    lenient.set_undefined_behavior(UndefinedBehavior::Lenient);
-    lenient.set_fuel(Some(TEMPLATE_FUEL));
-    let sample = lenient
-        .render_str(
-            template,
-            minijinja::context! { product_type => "WITHDRAWAL" },
-        )
-        .map_err(|e| fail(format!("capture.{name}: template: {e}")))?;
-    serde_json_path::JsonPath::parse(sample.trim())
-        .map_err(|e| fail(format!("capture.{name}: `{sample}` is not a JSONPath: {e}")))?;
-    Ok(())
+    captures: BTreeMap<String, capture::Compiled>,
+    /// Header names as configured, in order; their templates are in `Endpoints::headers`.
+    headers: Vec<String>,
+    success: SuccessRule,
 }
 
 /// The compiled endpoints of a run.
@@ -127,6 +68,7 @@ pub struct Endpoints {
     endpoints: BTreeMap<Operation, Endpoint>,
     paths: Arc<Environment<'static>>,
     bodies: Arc<Environment<'static>>,
+    headers: Arc<Environment<'static>>,
     captures: Arc<Environment<'static>>,
 }
 
@@ -138,33 +80,98 @@ impl std::fmt::Debug for Endpoints {
     }
 }
 
-/// Instructions one rendering may run: far more than any real body needs, few enough that a
-/// runaway loop in a template ends in an error in milliseconds instead of hanging the run.
-const TEMPLATE_FUEL: u64 = 1_000_000;
+fn header_key(op: Operation, name: &str) -> String {
+    format!("{op}/{name}")
+}
 
-fn environment(encode_values: bool) -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_fuel(Some(TEMPLATE_FUEL));
-    if encode_values {
-        env.set_formatter(|out, _state, value| {
-            let text = value
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| value.to_string());
-            // A value of `.` or `..` would be a dot segment the URL resolves away, escaping
-            // its place in the path: encoded, it stays one segment.
-            let encoded = match text.as_str() {
-                "." => "%2E".to_string(),
-                ".." => "%2E%2E".to_string(),
-                _ => utf8_percent_encode(&text, SEGMENT).to_string(),
-            };
-            out.write_str(&encoded).map_err(|_| {
-                minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "write failed")
-            })
-        });
+/// The template environments being filled while definitions compile.
+struct Templates {
+    paths: Environment<'static>,
+    bodies: Environment<'static>,
+    headers: Environment<'static>,
+    captures: Environment<'static>,
+}
+
+fn check_operation_names(
+    definitions: &BTreeMap<String, EndpointOverride>,
+) -> Result<(), EndpointError> {
+    for name in definitions.keys() {
+        if Operation::parse(name).is_none() {
+            let known: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
+            return Err(EndpointError {
+                endpoint: name.clone(),
+                message: format!("unknown operation (known: {})", known.join(", ")),
+                key: None,
+            });
+        }
     }
-    env
+    Ok(())
+}
+
+/// Compiles one operation's definition into `templates`.
+fn compile_one(
+    op: Operation,
+    custom: EndpointOverride,
+    templates: &mut Templates,
+) -> Result<Endpoint, EndpointError> {
+    let fail = |key: &str, message: String| EndpointError {
+        endpoint: op.as_str().to_string(),
+        message,
+        key: Some(key.to_string()),
+    };
+    let method = custom
+        .method
+        .ok_or_else(|| fail("method", "method: missing".into()))?;
+    let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+        .map_err(|e| fail("method", format!("method: {e}")))?;
+    let path = custom
+        .path
+        .ok_or_else(|| fail("path", "path: missing".into()))?;
+    if !path.starts_with('/') {
+        return Err(fail("path", "path: must start with /".into()));
+    }
+    (templates.paths)
+        .add_template_owned(op.as_str().to_string(), path)
+        .map_err(|e| fail("path", format!("path template: {e}")))?;
+    let has_body_template = custom.body.is_some();
+    if let Some(body) = custom.body {
+        (templates.bodies)
+            .add_template_owned(op.as_str().to_string(), body)
+            .map_err(|e| fail("body", format!("body template: {e}")))?;
+    }
+    let mut headers = Vec::new();
+    for (name, value) in custom.headers {
+        check_header_name(&name).map_err(|message| fail(&name, message))?;
+        (templates.headers)
+            .add_template_owned(header_key(op, &name), value)
+            .map_err(|e| fail(&name, format!("headers.{name}: template: {e}")))?;
+        headers.push(name);
+    }
+    let success = SuccessRule::new(op, custom.expect).map_err(|m| fail("expect", m))?;
+    let mut captures = BTreeMap::new();
+    for (name, spec) in &custom.capture {
+        let compiled =
+            capture::compile(&mut templates.captures, op, name, spec).map_err(|m| fail(name, m))?;
+        captures.insert(name.clone(), compiled);
+    }
+    Ok(Endpoint {
+        method,
+        has_body_template,
+        captures,
+        headers,
+        success,
+    })
+}
+
+fn check_header_name(name: &str) -> Result<(), String> {
+    if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        return Err(format!(
+            "headers.{name}: ppcert sets {name} itself; it cannot be configured"
+        ));
+    }
+    reqwest::header::HeaderName::from_bytes(name.as_bytes())
+        .map(|_| ())
+        .map_err(|_| format!("headers.{name}: not a valid header name"))
 }
 
 impl Endpoints {
@@ -172,93 +179,50 @@ impl Endpoints {
     pub fn compile(
         definitions: &BTreeMap<String, EndpointOverride>,
     ) -> Result<Endpoints, EndpointError> {
-        for name in definitions.keys() {
-            if Operation::parse(name).is_none() {
-                let known: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
-                return Err(EndpointError {
-                    endpoint: name.clone(),
-                    message: format!("unknown operation (known: {})", known.join(", ")),
-                    key: None,
-                });
-            }
-        }
-        let (mut paths, mut bodies) = (environment(true), environment(false));
-        let mut captures = environment(false);
+        check_operation_names(definitions)?;
+        let mut templates = Templates {
+            paths: template::environment(true),
+            bodies: template::environment(false),
+            headers: template::environment(false),
+            captures: template::environment(false),
+        };
         let mut endpoints = BTreeMap::new();
         for op in Operation::ALL {
             let custom = definitions.get(op.as_str()).cloned().unwrap_or_default();
-            let fail = |what: &str, e: &dyn std::fmt::Display| EndpointError {
-                endpoint: op.as_str().to_string(),
-                message: format!("{what}: {e}"),
-                key: what.split_whitespace().next().map(str::to_string),
-            };
-            let method = custom.method.ok_or_else(|| fail("method", &"missing"))?;
-            let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes())
-                .map_err(|e| fail("method", &e))?;
-            let path = custom.path.ok_or_else(|| fail("path", &"missing"))?;
-            if !path.starts_with('/') {
-                return Err(fail("path", &"must start with /"));
-            }
-            paths
-                .add_template_owned(op.as_str().to_string(), path)
-                .map_err(|e| fail("path template", &e))?;
-            let body = custom.body;
-            let has_body_template = body.is_some();
-            if let Some(body) = body {
-                bodies
-                    .add_template_owned(op.as_str().to_string(), body)
-                    .map_err(|e| fail("body template", &e))?;
-            }
-            for (name, template) in &custom.capture {
-                compile_capture(&mut captures, op, name, template)?;
-            }
-            endpoints.insert(
-                op,
-                Endpoint {
-                    method,
-                    has_body_template,
-                    captures: custom.capture.keys().cloned().collect(),
-                },
-            );
+            endpoints.insert(op, compile_one(op, custom, &mut templates)?);
         }
         Ok(Endpoints {
             endpoints,
-            paths: Arc::new(paths),
-            bodies: Arc::new(bodies),
-            captures: Arc::new(captures),
+            paths: Arc::new(templates.paths),
+            bodies: Arc::new(templates.bodies),
+            headers: Arc::new(templates.headers),
+            captures: Arc::new(templates.captures),
         })
     }
 
-    /// Reads `name` from an answer's JSON body with the configured capture; `None` when no
-    /// capture is configured for it (the built-in reading applies).
+    /// Reads `name` from an answer with the configured capture; `None` when no capture is
+    /// configured for it (the built-in reading applies).
     pub fn capture(
         &self,
         op: Operation,
         name: &str,
         context: &Value,
-        body: &Value,
+        answer: AnswerView<'_>,
     ) -> Option<Result<Captured, String>> {
-        if !self.endpoints[&op].captures.contains(name) {
-            return None;
-        }
+        let compiled = self.endpoints[&op].captures.get(name)?;
         let key = format!("endpoints.{op}.capture.{name}");
-        let rendered = self
-            .captures
-            .get_template(&key)
-            .and_then(|t| t.render(Context::from(minijinja::value::Serde(context))));
-        Some(match rendered {
-            Err(e) => Err(format!("{key}: {e:#}")),
-            Ok(path) => serde_json_path::JsonPath::parse(path.trim())
-                .map_err(|e| format!("{key} rendered to `{path}`, not a JSONPath: {e}"))
-                .map(|query| Captured {
-                    value: query.query(body).first().cloned(),
-                    path: path.trim().to_string(),
-                }),
-        })
+        Some(capture::read(
+            &self.captures,
+            compiled,
+            &key,
+            context,
+            answer,
+        ))
     }
 
-    /// Renders every path, body and capture of every operation against `sample` (a context
-    /// and the default body per operation), so a typo such as `{{ quote.idd }}` is an error
+    /// Renders every path, body, header and capture of every operation against `sample` (the
+    /// context each operation gets and its default body), and checks that every attribute a
+    /// template names is in that context, so a typo such as `{{ quote.idd }}` is an error
     /// before the first request instead of a failure after some writes.
     pub fn rehearse(
         &self,
@@ -272,18 +236,64 @@ impl Endpoints {
                 key: Some(what.to_string()),
             };
             self.path(op, &context).map_err(|e| fail("path", e))?;
+            self.headers(op, &context).map_err(|e| fail("headers", e))?;
+            self.strict_names(op, &context)?;
             if let Some(body) = &default_body {
                 context["request"] = body.clone();
             }
             self.body(op, &context, default_body)
                 .map_err(|e| fail("body", e))?;
-            for name in &self.endpoints[&op].captures {
-                if let Some(Err(e)) = self.capture(op, name, &context, &Value::Null) {
+            let endpoint = &self.endpoints[&op];
+            if endpoint.has_body_template {
+                self.unknown_in(&self.bodies, op.as_str(), "body", op, &context)?;
+            }
+            let empty = BTreeMap::new();
+            let answer = AnswerView {
+                body: &Value::Null,
+                headers: &empty,
+            };
+            for name in endpoint.captures.keys() {
+                if let Some(Err(e)) = self.capture(op, name, &context, answer) {
                     return Err(fail(name, e));
                 }
             }
         }
         Ok(())
+    }
+
+    /// Paths, headers and captures name only attributes the operation's context holds.
+    fn strict_names(&self, op: Operation, context: &Value) -> Result<(), EndpointError> {
+        self.unknown_in(&self.paths, op.as_str(), "path", op, context)?;
+        for name in &self.endpoints[&op].headers {
+            self.unknown_in(&self.headers, &header_key(op, name), name, op, context)?;
+        }
+        for (name, compiled) in &self.endpoints[&op].captures {
+            if matches!(compiled, capture::Compiled::Path) {
+                let key = format!("endpoints.{op}.capture.{name}");
+                self.unknown_in(&self.captures, &key, name, op, context)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn unknown_in(
+        &self,
+        env: &Environment<'static>,
+        template: &str,
+        key: &str,
+        op: Operation,
+        context: &Value,
+    ) -> Result<(), EndpointError> {
+        match template::unknown_attribute(env, template, context) {
+            None => Ok(()),
+            Some(attribute) => Err(EndpointError {
+                endpoint: op.as_str().to_string(),
+                message: format!(
+                    "{key}: `{attribute}` is not in the template context of {op} (README: \"Template context\")"
+                ),
+                key: Some(key.to_string()),
+            }),
+        }
     }
 
     /// The operation's path template as written.
@@ -303,6 +313,21 @@ impl Endpoints {
         self.endpoints[&op].method.clone()
     }
 
+    /// The statuses that mean the operation succeeded.
+    pub fn success(&self, op: Operation) -> SuccessRule {
+        self.endpoints[&op].success.clone()
+    }
+
+    /// Whether the operation's headers carry the write's idempotency key, so a staging can
+    /// recognise a retried write as the same one.
+    pub fn sends_idempotency_key(&self, op: Operation) -> bool {
+        self.endpoints[&op].headers.iter().any(|name| {
+            self.headers
+                .get_template(&header_key(op, name))
+                .is_ok_and(|t| t.source().contains("idempotency_key"))
+        })
+    }
+
     pub fn path(&self, op: Operation, context: &Value) -> Result<String, String> {
         let template = self
             .paths
@@ -311,6 +336,23 @@ impl Endpoints {
         template
             .render(Context::from(minijinja::value::Serde(context)))
             .map_err(|e| format!("endpoints.{op}.path: {e:#}"))
+    }
+
+    /// The configured extra headers, rendered.
+    pub fn headers(&self, op: Operation, context: &Value) -> Result<Vec<(String, String)>, String> {
+        let mut out = Vec::new();
+        for name in &self.endpoints[&op].headers {
+            let value = self
+                .headers
+                .get_template(&header_key(op, name))
+                .and_then(|t| t.render(Context::from(minijinja::value::Serde(context))))
+                .map_err(|e| format!("endpoints.{op}.headers.{name}: {e:#}"))?;
+            reqwest::header::HeaderValue::from_str(&value).map_err(|_| {
+                format!("endpoints.{op}.headers.{name} rendered to a value no header can hold")
+            })?;
+            out.push((name.clone(), value));
+        }
+        Ok(out)
     }
 
     /// The body template's JSON if one is set, else `default` (built from the API models).

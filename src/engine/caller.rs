@@ -12,6 +12,7 @@ use super::events::RunEvent;
 use super::gate::GateState;
 use super::shared::Shared;
 use super::tolerant;
+use crate::endpoints::SuccessRule;
 use crate::models::Operation;
 use crate::record::{Check, Exchange, Outcome};
 use crate::scenario::ExpectedStatus;
@@ -23,32 +24,41 @@ pub struct CallSpec {
     pub method: Method,
     pub path: String,
     pub body: Option<Value>,
+    /// The endpoint's configured headers, rendered.
+    pub headers: Vec<(String, String)>,
     pub expect: Expect,
     pub wrong_token: Option<String>,
 }
 
 /// The statuses that count as the expected answer.
 pub enum Expect {
-    Success(&'static [u16]),
+    /// The endpoint's success rule (any 2xx unless `expect` says otherwise).
+    Success(SuccessRule),
     Refusal(ExpectedStatus),
 }
 
 impl Expect {
     pub(super) fn matches(&self, status: u16) -> bool {
         match self {
-            Expect::Success(codes) => codes.contains(&status),
+            Expect::Success(rule) => rule.accepts(status),
             Expect::Refusal(expected) => expected.matches(status),
         }
     }
 
     fn describe(&self) -> String {
         match self {
-            Expect::Success(codes) => codes
-                .iter()
-                .map(u16::to_string)
-                .collect::<Vec<_>>()
-                .join(" or "),
+            Expect::Success(rule) => rule.describe(),
             Expect::Refusal(expected) => expected.to_string(),
+        }
+    }
+
+    /// A success the spec states with another status: noted, never failed.
+    fn deviation(&self, status: u16) -> Option<Check> {
+        match self {
+            Expect::Success(rule) => rule
+                .deviation(status)
+                .map(|detail| Check::fail("spec_status", detail).warning()),
+            Expect::Refusal(_) => None,
         }
     }
 }
@@ -162,6 +172,7 @@ impl Caller<'_> {
             method: spec.method.clone(),
             path: spec.path.clone(),
             body: spec.body.clone(),
+            headers: spec.headers.clone(),
             wrong_token: spec.wrong_token.clone(),
             // The first call of a run is not retried without an answer: a dead or hanging
             // target ends the run after one request (exit 4).
@@ -232,7 +243,10 @@ impl Caller<'_> {
                     .unwrap_or_else(|| "no answer".into()),
             )),
         };
-        let mut checks: Vec<Check> = status_check.into_iter().collect();
+        let deviation = (pending.attempt.status())
+            .filter(|_| !pending.reconciled)
+            .and_then(|status| pending.spec.expect.deviation(status));
+        let mut checks: Vec<Check> = status_check.into_iter().chain(deviation).collect();
         checks.append(&mut pending.checks);
         let passed = checks.iter().all(|c| c.passed || c.warning);
         if pending.replayed {

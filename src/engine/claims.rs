@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 use chrono::{SecondsFormat, Utc};
 use serde_json::json;
 
-use super::caller::Expect;
 use super::reading::{Need, as_text, claimed_contract_status};
 use super::step_context::StepContext;
-use super::steps::{CREATED, read_contracts_call};
+use super::steps::read_contracts_call;
 use crate::environment::Environment;
 use crate::models::{ClaimRequest, ClaimStatus, Envelope, Operation, ProductType};
 use crate::record::Check;
@@ -54,26 +53,22 @@ pub(super) async fn claim(
     let booking = cx.booking();
     let cfar = product_type == ProductType::ChangeForAnyReason;
     let request = ClaimRequest {
-        modification_cost: cfar
-            .then(|| json!(crate::datagen::round_cents(booking.trip_price() * 0.2))),
+        modification_cost: cfar.then(|| {
+            json!(crate::datagen::round_money(
+                booking.trip_price() * 0.2,
+                &booking.currency
+            ))
+        }),
         product_type: cfar.then(|| product_type.as_str().to_string()),
         // The spec types claimDate as a date: the day form is what the API is sure to read.
         claim_date: dates.as_ref().map(|(_, day)| day.clone()),
         beneficiary: Some(booking.beneficiary.clone()),
     };
-    let mut context = cx.context(None, Some(&contract), None);
-    if let Some((date, day)) = &dates {
-        context["claim_date"] = json!(date);
-        context["claim_day"] = json!(day);
-    }
+    let mut context = cx.context(None, Some(&contract), dates);
     context["product_type"] = json!(product_type);
-    let spec = cx.spec(
-        Operation::Claim,
-        &cx.step_name,
-        &context,
-        Some(json!(Envelope { data: request })),
-        Expect::Success(CREATED),
-    )?;
+    let (step, expect) = (cx.step_name.clone(), cx.success(Operation::Claim));
+    let body = Some(json!(Envelope { data: request }));
+    let spec = cx.spec(Operation::Claim, &step, &context, body, expect)?;
     let mut pending = cx.send(spec).await;
     pending.payload();
     cx.read_builtin(&mut pending, "claim_id", &context, Need::Optional);

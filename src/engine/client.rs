@@ -35,6 +35,8 @@ pub struct Request {
     pub method: Method,
     pub path: String,
     pub body: Option<Value>,
+    /// The endpoint's configured headers (checked when the endpoints compiled).
+    pub headers: Vec<(String, String)>,
     /// Sent instead of the real token (the bad-token conformance check).
     pub wrong_token: Option<String>,
     /// Whether an attempt that got no answer (connection refused, timeout) is tried again.
@@ -65,15 +67,51 @@ impl Attempt {
     fn retry_delay(&self) -> Option<Option<Duration>> {
         match &self.response {
             None => Some(None),
-            Some(r) if r.status == 429 => Some(
-                r.headers
-                    .get("retry-after")
-                    .and_then(|v| parse_retry_after(v)),
-            ),
-            Some(r) if matches!(r.status, 502..=504) => Some(None),
+            Some(r) if matches!(r.status, 429 | 503) => Some(announced_wait(&r.headers)),
+            Some(r) if matches!(r.status, 502 | 504) => Some(None),
             Some(_) => None,
         }
     }
+}
+
+/// The wait a 429 or 503 announces: `Retry-After`, else `RateLimit-Reset` or
+/// `X-RateLimit-Reset` (delta seconds, or a Unix time when larger than now), else the `t`
+/// parameter of a structured `RateLimit` header.
+pub fn announced_wait(headers: &BTreeMap<String, String>) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    if let Some(wait) = get("retry-after").and_then(parse_retry_after) {
+        return Some(wait);
+    }
+    let reset = get("ratelimit-reset")
+        .or_else(|| get("x-ratelimit-reset"))
+        .or_else(|| {
+            get("ratelimit")?
+                .split([';', ','])
+                .find_map(|part| part.trim().strip_prefix("t="))
+        })?;
+    parse_reset(reset, Utc::now().timestamp())
+}
+
+/// A reset value: delta seconds, or a Unix time in seconds when it is larger than `now`
+/// (no delta is that long). Fractions round up, so the retry never comes early.
+fn parse_reset(value: &str, now: i64) -> Option<Duration> {
+    let seconds: f64 = value
+        .trim()
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s >= 0.0)?;
+    let seconds = seconds.ceil() as i64;
+    let delta = if seconds > now {
+        seconds - now
+    } else {
+        seconds
+    };
+    Some(Duration::from_secs(delta.max(0) as u64).min(MAX_RETRY_AFTER))
 }
 
 /// `Retry-After`: delta-seconds or an HTTP date.
@@ -187,6 +225,18 @@ impl ApiClient {
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
         recorded.insert("authorization".into(), REDACTED_BEARER.into());
+        for (name, value) in &request.headers {
+            if let (Ok(name), Ok(value)) = (
+                reqwest::header::HeaderName::from_bytes(name.as_bytes()),
+                reqwest::header::HeaderValue::from_str(value),
+            ) {
+                recorded.insert(
+                    name.as_str().to_string(),
+                    self.token.scrub(value.to_str().unwrap_or_default()),
+                );
+                headers.insert(name, value);
+            }
+        }
         let record = RequestRecord {
             headers: recorded,
             body: request.body.as_ref().map(Body::from_value),
@@ -326,4 +376,44 @@ pub fn keep_body(bytes: &[u8], token: &Secret) -> (Body, bool, Option<std::sync:
         text.len() > MAX_KEPT_BODY,
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn waits_honour_retry_after_and_rate_limit_resets() {
+        let now = Utc::now().timestamp();
+        let in_5 = (now + 5).to_string();
+        for (pairs, expected) in [
+            (vec![("retry-after", "2")], Some(2)),
+            (vec![("RateLimit-Reset", "1")], Some(1)),
+            (vec![("x-ratelimit-reset", "3")], Some(3)),
+            (vec![("x-ratelimit-reset", in_5.as_str())], Some(5)),
+            (vec![("ratelimit", "\"default\";r=0;t=4")], Some(4)),
+            (
+                vec![("retry-after", "1"), ("ratelimit-reset", "9")],
+                Some(1),
+            ),
+            (vec![("ratelimit-reset", "0.2")], Some(1)),
+            (vec![("ratelimit-reset", "soon")], None),
+            (vec![], None),
+        ] {
+            let wait = announced_wait(&headers(&pairs)).map(|d| d.as_secs());
+            // A Unix time is read against the clock; a second may pass in between.
+            let ok = match (wait, expected) {
+                (Some(w), Some(e)) => w == e || (e == 5 && w == 4),
+                (w, e) => w.is_none() && e.is_none(),
+            };
+            assert!(ok, "{pairs:?}: {wait:?}");
+        }
+    }
 }

@@ -58,6 +58,8 @@ impl<'a> FlowRunner<'a> {
                 resumed_mid_step: resume.mid_step,
                 done_in_step: resume.done_in_step,
                 step_name: String::new(),
+                step_index: 0,
+                writes_in_step: 0,
             },
             die_before_step_line: die_before_step_line(&instance.label),
         }
@@ -138,6 +140,8 @@ impl<'a> FlowRunner<'a> {
             flow: self.instance.label.clone(),
             step_index: index,
         });
+        self.cx.step_index = index;
+        self.cx.writes_in_step = 0;
         let result = self.step(step).await;
         self.cx.resumed_mid_step = false;
         self.cx.done_in_step.clear();

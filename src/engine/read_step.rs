@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::caller::Pending;
 use super::reading::{Found, Need, as_text, builtin, read};
 use super::step_context::StepContext;
+use crate::endpoints::AnswerView;
 use crate::record::{Check, ValueRead};
 
 impl StepContext<'_> {
@@ -21,7 +22,14 @@ impl StepContext<'_> {
     ) -> Option<Value> {
         let body = pending.success_body()?;
         let op = pending.spec.operation;
-        let reading = match read(&self.shared.endpoints, op, name, context, &body, fallback) {
+        let headers = (pending.attempt.response.as_ref())
+            .map(|r| r.headers.clone())
+            .unwrap_or_default();
+        let answer = AnswerView {
+            body: &body,
+            headers: &headers,
+        };
+        let reading = match read(&self.shared.endpoints, op, name, context, answer, fallback) {
             Ok(reading) => reading,
             Err(error) => {
                 pending

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::tolerant;
-use crate::endpoints::Endpoints;
+use crate::endpoints::{AnswerView, Endpoints};
 use crate::models::Operation;
 
 /// Whether the flow cannot go on without the value.
@@ -74,17 +74,17 @@ pub fn read(
     op: Operation,
     name: &str,
     context: &Value,
-    body: &Value,
+    answer: AnswerView<'_>,
     fallback: impl FnOnce(&Value) -> Found,
 ) -> Result<Reading, String> {
-    match endpoints.capture(op, name, context, body) {
+    match endpoints.capture(op, name, context, answer) {
         Some(Ok(captured)) => Ok(Reading {
             value: captured.value,
             from: captured.path,
             configured: true,
         }),
         Some(Err(error)) => Err(error),
-        None => Ok(match fallback(body) {
+        None => Ok(match fallback(answer.body) {
             Some((value, path)) => Reading {
                 value: Some(value),
                 from: format!("built-in: {path}"),

@@ -12,6 +12,7 @@ use super::shared::Shared;
 use super::state::{FlowInstance, FlowState, QuoteRef};
 use super::step_error::StepError;
 use crate::datagen::Booking;
+use crate::endpoints::context::{Known, call_context, idempotency_key};
 use crate::models::Operation;
 
 pub(crate) struct StepContext<'a> {
@@ -27,6 +28,10 @@ pub(crate) struct StepContext<'a> {
     /// The running step's name, from [`Step::name`](crate::scenario::Step::name): the only
     /// place step names come from.
     pub step_name: String,
+    /// The running step's place in its flow, and how many writes it has built so far: with
+    /// the booking and the flow they name each write's idempotency key.
+    pub step_index: usize,
+    pub writes_in_step: u32,
 }
 
 impl StepContext<'_> {
@@ -42,30 +47,50 @@ impl StepContext<'_> {
         &self,
         quote: Option<&QuoteRef>,
         contract: Option<&str>,
-        claim_date: Option<&str>,
+        claim_dates: Option<(String, String)>,
     ) -> Value {
-        let mut context = crate::endpoints::context::booking_context(self.booking());
-        if let Some(quote) = quote {
-            context["quote"] = json!(quote);
-        }
-        if let Some(id) = contract {
-            context["contract"] = json!({ "id": id });
-        }
-        if let Some(date) = claim_date {
-            context["claim_date"] = json!(date);
-        }
-        context
+        let known = Known {
+            quote: quote.map(|q| (q.id.as_str(), q.reference.as_str())),
+            contract,
+            claim_dates,
+            ..Known::default()
+        };
+        call_context(self.booking(), &known)
+    }
+
+    /// The success rule of an operation's endpoint.
+    pub fn success(&self, operation: Operation) -> Expect {
+        Expect::Success(self.shared.endpoints.success(operation))
+    }
+
+    /// The next write's idempotency key: the same for this write on every retry and resume.
+    fn next_idempotency_key(&mut self, operation: Operation) -> String {
+        let nth = self.writes_in_step;
+        self.writes_in_step += 1;
+        let step = format!("{}:{}", self.step_index, self.step_name);
+        idempotency_key(
+            &self.booking().number,
+            &self.instance.label,
+            &step,
+            operation,
+            nth,
+        )
     }
 
     /// Builds a call from the operation's endpoint: its method, rendered path and body.
     pub fn spec(
-        &self,
+        &mut self,
         operation: Operation,
         step: &str,
         context: &Value,
         default_body: Option<Value>,
         expect: Expect,
     ) -> Result<CallSpec, StepError> {
+        let mut context = context.clone();
+        if operation != Operation::ReadContracts {
+            context["idempotency_key"] = json!(self.next_idempotency_key(operation));
+        }
+        let context = &context;
         let endpoints = &self.shared.endpoints;
         // A dialect's body template re-spells the body the spec would send, given as `request`.
         let body = match &default_body {
@@ -88,6 +113,9 @@ impl StepContext<'_> {
                 .path(operation, context)
                 .map_err(StepError::Template)?,
             body,
+            headers: endpoints
+                .headers(operation, context)
+                .map_err(StepError::Template)?,
             expect,
             wrong_token: None,
         })

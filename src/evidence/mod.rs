@@ -134,6 +134,9 @@ pub struct BookingRecord {
     pub contract_id: Option<String>,
     pub claim_status: Option<String>,
     pub price_delta: Option<f64>,
+    /// The booking's currency, so amounts are shown in its minor units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,6 +164,7 @@ fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {
             .cloned(),
         claim_status: state.claim_status.as_ref().map(ToString::to_string),
         price_delta: state.price_delta,
+        currency: Some(booking.currency.clone()),
     })
 }
 

@@ -9,11 +9,14 @@ mod steps;
 pub mod write;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
 
+use crate::config::Staging;
 use crate::dialect::{self, Definitions};
-use crate::endpoints::Endpoints;
+use crate::endpoints::context::idempotency_key;
+use crate::endpoints::{AnswerView, CaptureSpec, Endpoints, SuccessRule};
 use crate::engine::client::{Attempt, Request};
 use crate::engine::reading::{self, Reading};
 use crate::engine::{ApiClient, Cancel};
@@ -47,41 +50,55 @@ pub struct CallReport {
 /// A capture the probe proved, with what it was inferred from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Proven {
-    pub path: String,
+    pub path: CaptureSpec,
     pub inferred_from: String,
 }
 
-/// An answer: status and JSON body (`Null` when empty or not JSON).
+/// An answer: status, JSON body (`Null` when empty or not JSON) and headers, judged by the
+/// same success and error-body rules a run uses.
 #[derive(Debug, Clone)]
 pub struct Answer {
     pub status: Option<u16>,
     pub body: Value,
+    pub headers: BTreeMap<String, String>,
     pub error: Option<String>,
     pub words: String,
     pub unreachable: bool,
+    /// A success by the endpoint's rule whose body states no error: what `run` counts.
+    ok: bool,
 }
 
 impl Answer {
     pub fn accepted(&self) -> bool {
-        self.status.is_some_and(|s| (200..300).contains(&s))
+        self.ok
     }
 
-    fn of(attempt: &Attempt) -> Answer {
-        let body = attempt
-            .response
-            .as_ref()
-            .map(|r| r.body.to_value())
-            .unwrap_or(Value::Null);
+    pub fn view(&self) -> AnswerView<'_> {
+        AnswerView {
+            body: &self.body,
+            headers: &self.headers,
+        }
+    }
+
+    fn of(attempt: &Attempt, rule: &SuccessRule) -> Answer {
+        let response = attempt.response.as_ref();
+        let error_words = response.and_then(|r| r.error_words());
+        let ok = response.is_some_and(|r| rule.accepts(r.status)) && error_words.is_none();
+        let words = match (&error_words, response) {
+            (Some(words), Some(r)) if rule.accepts(r.status) => {
+                format!("a success status whose body states an error: {words}")
+            }
+            (_, Some(r)) => r.describe(),
+            (_, None) => String::new(),
+        };
         Answer {
             status: attempt.status(),
-            words: attempt
-                .response
-                .as_ref()
-                .map(|r| r.describe())
-                .unwrap_or_default(),
+            body: response.map(|r| r.json()).unwrap_or(Value::Null),
+            headers: response.map(|r| r.headers.clone()).unwrap_or_default(),
             error: attempt.error.clone(),
             unreachable: attempt.unreachable,
-            body,
+            words,
+            ok,
         }
     }
 }
@@ -104,32 +121,34 @@ pub struct Prober {
     pub flight_seller: bool,
     /// Where each unread value's candidates were found: the call and the answer's shape.
     found_in: BTreeMap<(Operation, String), String>,
+    /// Names this probe's writes' idempotency keys: one key per write sent.
+    probe_id: String,
+    writes: AtomicU32,
+    /// Paths learned by trying another spelling (deletion by reference).
+    pub proven_paths: BTreeMap<Operation, Proven>,
 }
 
 impl Prober {
-    pub fn new(
-        client: ApiClient,
-        dialect_name: &str,
-        user: Definitions,
-        flight_seller: bool,
-    ) -> Result<Prober, String> {
-        let chosen = dialect::resolve(dialect_name).map_err(|e| e.to_string())?;
-        let definitions = dialect::definitions(&chosen, &user);
-        let endpoints = compile(&definitions)?;
-        Ok(Prober {
+    /// A prober of the staging as `staging` resolves it: the same dialect, definitions and
+    /// rehearsed endpoints a run of that configuration uses.
+    pub fn new(client: ApiClient, staging: &Staging, flight_seller: bool) -> Prober {
+        Prober {
             client,
             cancel: Cancel::default(),
-            dialect: dialect_name.to_string(),
-            user,
-            definitions,
-            endpoints,
+            dialect: staging.dialect_name().to_string(),
+            user: staging.file.endpoints.clone(),
+            definitions: staging.definitions.clone(),
+            endpoints: staging.endpoints.clone(),
             dialect_reason: None,
             proven: BTreeMap::new(),
             calls: Vec::new(),
             left: Vec::new(),
             flight_seller,
             found_in: BTreeMap::new(),
-        })
+            probe_id: format!("probe-{}", rand::random::<u64>()),
+            writes: AtomicU32::new(0),
+            proven_paths: BTreeMap::new(),
+        }
     }
 
     /// Sends `op` as the endpoints in force (or `endpoints`) define it.
@@ -141,19 +160,26 @@ impl Prober {
         default_body: Option<Value>,
     ) -> Result<(String, Answer), String> {
         let mut context = context.clone();
+        if op != Operation::ReadContracts {
+            let nth = self.writes.fetch_add(1, Ordering::Relaxed);
+            context["idempotency_key"] =
+                json!(idempotency_key(&self.probe_id, "probe", "probe", op, nth));
+        }
         if let Some(body) = &default_body {
             context["request"] = body.clone();
         }
         let request = Request {
             method: endpoints.method(op),
             path: endpoints.path(op, &context)?,
+            headers: endpoints.headers(op, &context)?,
             body: endpoints.body(op, &context, default_body)?,
             wrong_token: None,
             retry_without_answer: true,
         };
         let attempts = self.client.execute(&request, &self.cancel).await;
         let last = attempts.last().ok_or("no attempt was made")?;
-        Ok((format!("{} {}", request.method, last.url), Answer::of(last)))
+        let answer = Answer::of(last, &endpoints.success(op));
+        Ok((format!("{} {}", request.method, last.url), answer))
     }
 
     /// Sends `op`; when the request shape is refused and another dialect spells the call
@@ -225,6 +251,11 @@ impl Prober {
                 .capture
                 .insert(name.clone(), proven.path.clone());
         }
+        for (op, proven) in &self.proven_paths {
+            if let CaptureSpec::Path(path) = &proven.path {
+                definitions.entry(op.as_str().to_string()).or_default().path = Some(path.clone());
+            }
+        }
         definitions
     }
 
@@ -236,9 +267,9 @@ impl Prober {
         name: &str,
         context: &Value,
         answer: &Answer,
-    ) -> Result<Value, Vec<(String, Value)>> {
+    ) -> Result<Value, Vec<(CaptureSpec, Value)>> {
         let product_type = context["product_type"].as_str().unwrap_or("");
-        let reading = reading::read(&self.endpoints, op, name, context, &answer.body, |b| {
+        let reading = reading::read(&self.endpoints, op, name, context, answer.view(), |b| {
             reading::builtin(op, name, product_type, b)
         });
         match reading {
@@ -253,7 +284,7 @@ impl Prober {
                 Ok(value)
             }
             Ok(Reading { from, .. }) => {
-                let found = candidates::candidates(&answer.body, name, product_type);
+                let found = candidates::candidates(answer.view(), name, product_type);
                 self.found_in.insert(
                     (op, name.to_string()),
                     format!(
@@ -263,7 +294,7 @@ impl Prober {
                         candidates::shape(&answer.body)
                     ),
                 );
-                let listed: Vec<&str> = found.iter().take(5).map(|(p, _)| p.as_str()).collect();
+                let listed: Vec<String> = found.iter().take(5).map(|(p, _)| p.describe()).collect();
                 report.lines.push(format!(
                     "could not read {name} ({from}); candidates: {}",
                     if listed.is_empty() {
@@ -286,7 +317,7 @@ impl Prober {
         &mut self,
         op: Operation,
         name: &str,
-        path: &str,
+        path: &CaptureSpec,
         inferred_from: String,
     ) -> Result<(), String> {
         let found = self
@@ -297,11 +328,45 @@ impl Prober {
         self.proven.insert(
             (op, name.to_string()),
             Proven {
-                path: path.to_string(),
+                path: path.clone(),
                 inferred_from: format!("{found}proven: {inferred_from}"),
             },
         );
         self.definitions = self.with_learned(self.definitions.clone());
+        self.endpoints = compile(&self.definitions)?;
+        Ok(())
+    }
+
+    /// Puts `path` in force for `op` for the next calls; what was in force before comes back.
+    pub fn try_path(&mut self, op: Operation, path: &str) -> Result<Definitions, String> {
+        let before = self.definitions.clone();
+        self.definitions
+            .entry(op.as_str().to_string())
+            .or_default()
+            .path = Some(path.to_string());
+        self.endpoints = compile(&self.definitions)?;
+        Ok(before)
+    }
+
+    /// Keeps a path that worked, to be written with what proved it.
+    pub fn keep_path(&mut self, op: Operation, before: Definitions, proof: String) {
+        let path = self.definitions[op.as_str()]
+            .path
+            .clone()
+            .unwrap_or_default();
+        drop(before);
+        self.proven_paths.insert(
+            op,
+            Proven {
+                path: CaptureSpec::Path(path),
+                inferred_from: format!("proven: {proof}"),
+            },
+        );
+    }
+
+    /// Puts back the definitions in force before [`Prober::try_path`].
+    pub fn restore_path(&mut self, before: Definitions) -> Result<(), String> {
+        self.definitions = before;
         self.endpoints = compile(&self.definitions)?;
         Ok(())
     }

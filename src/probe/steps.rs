@@ -6,15 +6,16 @@ use serde_json::{Value, json};
 
 use super::{Answer, CallReport, Prober, Stop, report, with_product_type};
 use crate::datagen::{Booking, Generator, Mutation, Sign};
-use crate::endpoints::context::booking_context;
+use crate::endpoints::CaptureSpec;
+use crate::endpoints::context::{Known, call_context};
 use crate::engine::reading::as_text;
 use crate::engine::tolerant;
 use crate::models::{ClaimRequest, Envelope, Operation, WITHDRAWAL};
 
 /// A value as read, or the candidates to try, each with the capture that would read it.
-type Tries = Vec<(Option<String>, Value)>;
+type Tries = Vec<(Option<CaptureSpec>, Value)>;
 
-fn tries(read: Result<Value, Vec<(String, Value)>>) -> Tries {
+fn tries(read: Result<Value, Vec<(CaptureSpec, Value)>>) -> Tries {
     match read {
         Ok(value) => vec![(None, value)],
         Err(candidates) => candidates
@@ -32,22 +33,24 @@ fn text(value: &Value) -> String {
 impl Prober {
     pub async fn run(&mut self, generator: &Generator) -> Result<(), Stop> {
         let deletable = generator.booking(0);
-        let (ids, _) = self.quote(&deletable, "quote (to delete)", true).await?;
-        self.delete_quote(&deletable, ids).await?;
+        let (ids, references) = self.quote(&deletable, "quote (to delete)", true).await?;
+        self.delete_quote(&deletable, ids, references).await?;
         let booking = generator.booking(1);
-        let (_, references) = self.quote(&booking, "quote", false).await?;
-        if !self.subscribe(&booking, references).await? {
+        let (ids, references) = self.quote(&booking, "quote", false).await?;
+        let id = ids.first().map(|(_, v)| text(v)).unwrap_or_default();
+        if !self.subscribe(&booking, &id, references).await? {
             self.left
                 .push("the calls after the subscription need a subscription".into());
             return Ok(());
         }
         let contracts = self.read_contracts(&booking, "read contracts").await?;
+        let contract = contracts.first().map(|(_, v)| text(v));
         self.update(generator, &booking).await?;
         self.claim(&booking, contracts).await?;
         self.read_contracts(&booking, "read contracts (after the claim)")
             .await?;
         if self.flight_seller {
-            self.report_flight(&booking).await?;
+            self.report_flight(&booking, contract).await?;
         }
         Ok(())
     }
@@ -59,7 +62,7 @@ impl Prober {
         label: &str,
         first: bool,
     ) -> Result<(Tries, Tries), Stop> {
-        let context = booking_context(booking);
+        let context = call_context(booking, &Known::default());
         let body = json!(Envelope {
             data: booking.quote_request(0, false)
         });
@@ -77,20 +80,74 @@ impl Prober {
         Ok((ids, references))
     }
 
-    async fn delete_quote(&mut self, booking: &Booking, ids: Tries) -> Result<(), Stop> {
+    /// Deletes the quote by the configured path; when every id is refused and the path names
+    /// the quote's id, tries the same path by the quote's reference.
+    async fn delete_quote(
+        &mut self,
+        booking: &Booking,
+        ids: Tries,
+        references: Tries,
+    ) -> Result<(), Stop> {
         let mut call = report("delete the quote");
+        let reference = references.first().map(|(_, v)| text(v)).unwrap_or_default();
+        let context_for = |id: &str, reference: &str| {
+            call_context(
+                booking,
+                &Known {
+                    quote: Some((id, reference)),
+                    ..Known::default()
+                },
+            )
+        };
         let outcome = self
-            .first_accepted(&mut call, Operation::QuoteDeletion, ids, |id| {
-                let mut context = booking_context(booking);
-                context["quote"] = json!({ "id": id });
-                (context, None)
+            .first_accepted(&mut call, Operation::QuoteDeletion, ids.clone(), |id| {
+                (context_for(id, &reference), None)
             })
             .await?;
-        self.settle(call, outcome, (Operation::Quote, "id"), "the quote's id")?;
+        let by_id = self.endpoints.path_template(Operation::QuoteDeletion);
+        if outcome.is_ok() || !by_id.contains("quote.id") {
+            self.settle(call, outcome, (Operation::Quote, "id"), "the quote's id")?;
+            return Ok(());
+        }
+        let by_reference = by_id.replace("quote.id", "quote.reference");
+        call.lines.push(format!(
+            "refused by id; trying `{by_reference}` (by the quote's reference)"
+        ));
+        let learned = self.try_path(Operation::QuoteDeletion, &by_reference)?;
+        let id = ids.first().map(|(_, v)| text(v)).unwrap_or_default();
+        let outcome = self
+            .first_accepted(
+                &mut call,
+                Operation::QuoteDeletion,
+                references,
+                |reference| (context_for(&id, reference), None),
+            )
+            .await?;
+        if let Ok((_, answer)) = &outcome {
+            let proof = format!(
+                "{} accepted it (HTTP {})",
+                call.request,
+                answer.status.unwrap_or(0)
+            );
+            self.keep_path(Operation::QuoteDeletion, learned, proof);
+        } else {
+            self.restore_path(learned)?;
+        }
+        self.settle(
+            call,
+            outcome,
+            (Operation::Quote, "reference"),
+            "the quote's reference",
+        )?;
         Ok(())
     }
 
-    async fn subscribe(&mut self, booking: &Booking, references: Tries) -> Result<bool, Stop> {
+    async fn subscribe(
+        &mut self,
+        booking: &Booking,
+        id: &str,
+        references: Tries,
+    ) -> Result<bool, Stop> {
         let mut call = report("subscribe");
         let outcome = self
             .first_accepted(
@@ -101,7 +158,11 @@ impl Prober {
                     let body = json!(Envelope {
                         data: booking.subscription_request(&[reference.to_string()])
                     });
-                    (booking_context(booking), Some(body))
+                    let known = Known {
+                        quote: Some((id, reference)),
+                        ..Known::default()
+                    };
+                    (call_context(booking, &known), Some(body))
                 },
             )
             .await?;
@@ -114,7 +175,7 @@ impl Prober {
     }
 
     async fn read_contracts(&mut self, booking: &Booking, label: &str) -> Result<Tries, Stop> {
-        let context = with_product_type(booking_context(booking), WITHDRAWAL);
+        let context = with_product_type(call_context(booking, &Known::default()), WITHDRAWAL);
         let mut call = report(label);
         let answer = self
             .send(&mut call, Operation::ReadContracts, &context, None)
@@ -152,7 +213,7 @@ impl Prober {
 
     async fn update(&mut self, generator: &Generator, booking: &Booking) -> Result<(), Stop> {
         let update = generator.update(booking, Mutation::PriceUp, 1);
-        let context = booking_context(&update.booking);
+        let context = call_context(&update.booking, &Known::default());
         let body = json!(Envelope {
             data: update.booking.quote_request(0, true)
         });
@@ -161,6 +222,10 @@ impl Prober {
             .send(&mut call, Operation::Quote, &context, Some(body))
             .await?;
         let ids = tries(self.read(&mut call, Operation::Quote, "id", &context, &answer));
+        let reference = self
+            .read(&mut call, Operation::Quote, "reference", &context, &answer)
+            .map(|v| text(&v))
+            .unwrap_or_default();
         match self.read(
             &mut call,
             Operation::Quote,
@@ -175,8 +240,11 @@ impl Prober {
         let mut call = report("update (PATCH)");
         let outcome = self
             .first_accepted(&mut call, Operation::Update, ids, |id| {
-                let mut context = booking_context(&update.booking);
-                context["quote"] = json!({ "id": id });
+                let known = Known {
+                    quote: Some((id, &reference)),
+                    ..Known::default()
+                };
+                let context = call_context(&update.booking, &known);
                 let body = json!(Envelope {
                     data: update.booking.update_request(&[id.to_string()])
                 });
@@ -196,7 +264,7 @@ impl Prober {
     fn prove_delta(
         &mut self,
         call: &mut CallReport,
-        candidates: Vec<(String, Value)>,
+        candidates: Vec<(CaptureSpec, Value)>,
         expected: Sign,
     ) -> Result<(), Stop> {
         for (path, value) in candidates {
@@ -205,8 +273,10 @@ impl Prober {
             {
                 let proof = format!("{amount} has the sign of the price change ({expected})");
                 self.learn(Operation::Quote, "price_delta", &path, proof.clone())?;
-                call.lines
-                    .push(format!("proved price_delta = {path} ({proof})"));
+                call.lines.push(format!(
+                    "proved price_delta = {} ({proof})",
+                    path.describe()
+                ));
                 return Ok(());
             }
         }
@@ -218,14 +288,18 @@ impl Prober {
 
     async fn claim(&mut self, booking: &Booking, contracts: Tries) -> Result<(), Stop> {
         let mut call = report("claim");
-        let day = crate::engine::claim_day(chrono::Utc::now() + chrono::Duration::hours(25))
-            .format("%Y-%m-%d")
-            .to_string();
+        let at = chrono::Utc::now() + chrono::Duration::hours(25);
+        let date = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let day = crate::engine::claim_day(at).format("%Y-%m-%d").to_string();
         let outcome = self
             .first_accepted(&mut call, Operation::Claim, contracts, |id| {
-                let mut context = with_product_type(booking_context(booking), WITHDRAWAL);
-                context["contract"] = json!({ "id": id });
-                context["claim_day"] = json!(day);
+                let known = Known {
+                    contract: Some(id),
+                    claim_dates: Some((date.clone(), day.clone())),
+                    product_type: Some(WITHDRAWAL),
+                    ..Known::default()
+                };
+                let context = call_context(booking, &known);
                 let body = json!(Envelope {
                     data: ClaimRequest {
                         claim_date: Some(day.clone()),
@@ -237,7 +311,7 @@ impl Prober {
             })
             .await?;
         if let Ok((_, answer)) = &outcome {
-            let context = with_product_type(booking_context(booking), WITHDRAWAL);
+            let context = with_product_type(call_context(booking, &Known::default()), WITHDRAWAL);
             let _ = self.read(
                 &mut call,
                 Operation::Claim,
@@ -251,8 +325,17 @@ impl Prober {
         Ok(())
     }
 
-    async fn report_flight(&mut self, booking: &Booking) -> Result<(), Stop> {
-        let context = booking_context(booking);
+    async fn report_flight(
+        &mut self,
+        booking: &Booking,
+        contract: Option<String>,
+    ) -> Result<(), Stop> {
+        let known = Known {
+            quote: Some(("qt_probe", "QR-PROBE")),
+            contract: contract.as_deref(),
+            ..Known::default()
+        };
+        let context = call_context(booking, &known);
         let mut call = report("flight-cancellation report");
         let answer = self
             .send(&mut call, Operation::FlightCancellation, &context, None)
@@ -269,7 +352,7 @@ impl Prober {
         op: Operation,
         tries: Tries,
         build: impl Fn(&str) -> (Value, Option<Value>),
-    ) -> Result<Result<(Option<String>, Answer), Option<Answer>>, Stop> {
+    ) -> Result<Result<(Option<CaptureSpec>, Answer), Option<Answer>>, Stop> {
         let mut last = None;
         for (path, value) in tries {
             let (context, body) = build(&text(&value));
@@ -286,7 +369,7 @@ impl Prober {
     fn settle(
         &mut self,
         mut call: CallReport,
-        outcome: Result<(Option<String>, Answer), Option<Answer>>,
+        outcome: Result<(Option<CaptureSpec>, Answer), Option<Answer>>,
         proves: (Operation, &str),
         what: &str,
     ) -> Result<bool, Stop> {
@@ -309,7 +392,7 @@ impl Prober {
         call: &mut CallReport,
         op: Operation,
         name: &str,
-        path: Option<String>,
+        path: Option<CaptureSpec>,
         answer: &Answer,
     ) -> Result<(), Stop> {
         if let Some(path) = path {
@@ -319,7 +402,8 @@ impl Prober {
                 answer.status.unwrap_or(0)
             );
             self.learn(op, name, &path, proof.clone())?;
-            call.lines.push(format!("proved {name} = {path} ({proof})"));
+            call.lines
+                .push(format!("proved {name} = {} ({proof})", path.describe()));
         }
         Ok(())
     }

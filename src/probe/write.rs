@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::config::FileConfig;
 use crate::dialect;
+use crate::endpoints::EndpointOverride;
 
 use super::Prober;
 
@@ -67,21 +68,16 @@ pub fn config_text(file: &FileConfig, prober: &Prober, remote: Option<&str>, whe
 fn write_endpoints(out: &mut String, file: &FileConfig, prober: &Prober) {
     let mut names: Vec<String> = file.endpoints.keys().cloned().collect();
     names.extend(prober.proven.keys().map(|(op, _)| op.as_str().to_string()));
+    names.extend(prober.proven_paths.keys().map(|op| op.as_str().to_string()));
     names.sort();
     names.dedup();
     for name in names {
         let own = file.endpoints.get(&name).cloned().unwrap_or_default();
-        let fields = [
-            ("method", &own.method),
-            ("path", &own.path),
-            ("body", &own.body),
-        ];
-        if fields.iter().any(|(_, v)| v.is_some()) {
-            let _ = writeln!(out, "\n[endpoints.{name}]");
-            for (key, value) in fields {
-                if let Some(value) = value {
-                    let _ = writeln!(out, "{key} = {}", quoted(value));
-                }
+        write_definition(out, &name, &own, prober);
+        if !own.headers.is_empty() {
+            let _ = writeln!(out, "\n[endpoints.{name}.headers]");
+            for (key, value) in &own.headers {
+                let _ = writeln!(out, "{} = {}", quoted(key), quoted(value));
             }
         }
         let learned: Vec<_> = prober
@@ -93,14 +89,47 @@ fn write_endpoints(out: &mut String, file: &FileConfig, prober: &Prober) {
             continue;
         }
         let _ = writeln!(out, "\n[endpoints.{name}.capture]");
-        for (key, path) in &own.capture {
+        for (key, capture) in &own.capture {
             if !learned.iter().any(|((_, k), _)| k == key) {
-                let _ = writeln!(out, "{key} = {}", quoted(path));
+                let _ = writeln!(out, "{key} = {}", capture.to_toml());
             }
         }
         for ((_, key), proven) in learned {
             let _ = writeln!(out, "# inferred: {}", proven.inferred_from);
-            let _ = writeln!(out, "{key} = {}", quoted(&proven.path));
+            let _ = writeln!(out, "{key} = {}", proven.path.to_toml());
         }
+    }
+}
+
+/// The table's own fields: the user's, with a path the probe proved in place of theirs.
+fn write_definition(out: &mut String, name: &str, own: &EndpointOverride, prober: &Prober) {
+    let proven_path = prober
+        .proven_paths
+        .iter()
+        .find(|(op, _)| op.as_str() == name)
+        .map(|(_, p)| p);
+    let path = proven_path.map(|p| p.path.to_string()).or(own.path.clone());
+    let fields = [
+        ("method", &own.method),
+        ("path", &path),
+        ("body", &own.body),
+    ];
+    if fields.iter().all(|(_, v)| v.is_none()) && own.expect.is_none() {
+        return;
+    }
+    let _ = writeln!(out, "\n[endpoints.{name}]");
+    for (key, value) in fields {
+        if key == "path"
+            && let Some(proven) = proven_path
+        {
+            let _ = writeln!(out, "# inferred: {}", proven.inferred_from);
+        }
+        if let Some(value) = value {
+            let _ = writeln!(out, "{key} = {}", quoted(value));
+        }
+    }
+    if let Some(expect) = &own.expect {
+        let codes: Vec<String> = expect.iter().map(u16::to_string).collect();
+        let _ = writeln!(out, "expect = [{}]", codes.join(", "));
     }
 }

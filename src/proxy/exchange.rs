@@ -72,12 +72,17 @@ pub struct Forwarded {
     pub response: Option<ResponseRecord>,
     pub error: Option<String>,
     pub checks: Vec<Check>,
+    /// The operation's success rule, as `run` counts it.
+    pub success: crate::endpoints::SuccessRule,
 }
 
 impl Forwarded {
     pub fn into_exchange(self, token: &Secret) -> Exchange {
         let (body, _, _) = keep_body(&self.request_body, token);
-        let accepted = self.response.as_ref().is_some_and(ResponseRecord::accepted);
+        let accepted = self
+            .response
+            .as_ref()
+            .is_some_and(|r| self.success.accepts(r.status) && r.error_words().is_none());
         let mut checks = self.checks;
         if let Some(response) = &self.response {
             let detail = if accepted {
@@ -86,6 +91,9 @@ impl Forwarded {
                 format!("HTTP {}: {}", response.status, response.describe())
             };
             checks.push(Check::new("the server accepted it", accepted, detail));
+            if let Some(note) = self.success.deviation(response.status) {
+                checks.push(Check::fail("spec_status", note).warning());
+            }
         }
         let violated = checks.iter().any(|c| !c.passed && !c.warning);
         Exchange {

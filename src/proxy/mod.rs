@@ -274,6 +274,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         response: None,
         error: None,
         checks: judged.checks,
+        success: proxy.routes.success(recognised.operation),
     };
     let violated = forwarded.checks.iter().any(|c| !c.passed && !c.warning);
     let response = if proxy.strict && violated {

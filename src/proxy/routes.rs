@@ -32,6 +32,8 @@ pub struct Recognised {
 #[derive(Debug, Clone)]
 pub struct Routes {
     routes: Vec<Route>,
+    /// Each operation's success rule: the proxy counts as `run` does.
+    success: BTreeMap<Operation, crate::endpoints::SuccessRule>,
 }
 
 fn segments(template: &str) -> Vec<Segment> {
@@ -56,8 +58,20 @@ fn segments(template: &str) -> Vec<Segment> {
 }
 
 impl Routes {
+    /// The success rule of `op`'s endpoint.
+    pub fn success(&self, op: Operation) -> crate::endpoints::SuccessRule {
+        self.success
+            .get(&op)
+            .cloned()
+            .unwrap_or_else(|| crate::endpoints::SuccessRule::any_2xx(op))
+    }
+
     pub fn new(endpoints: &Endpoints) -> Routes {
         Routes {
+            success: Operation::ALL
+                .iter()
+                .map(|op| (*op, endpoints.success(*op)))
+                .collect(),
             routes: Operation::ALL
                 .iter()
                 .map(|&operation| Route {

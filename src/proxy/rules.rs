@@ -54,6 +54,70 @@ pub struct Rules {
     dialect: ApiDialect,
     environment: Environment,
     known: Mutex<Known>,
+    /// Per operation, the fields the configured body template sends (sample rendering).
+    configured_fields: HashMap<Operation, Vec<String>>,
+}
+
+pub const CONFIGURED_SHAPE: &str = "request has the configured definition's fields";
+
+/// The sandbox's validators hold a body to the spec's stated rules and to choices of the
+/// sandbox's own; only the first may fail a partner. Missing fields, wrong types, malformed
+/// JSON, past dates and `claimDate` in production are the spec's; a closed list or format the
+/// spec does not state is only a warning.
+fn spec_rules(result: Result<(), crate::sandbox::validate::ApiFailure>) -> Check {
+    let Err(failure) = result else {
+        return Check::pass(SPEC_RULES, "every field as the spec and the dialect say");
+    };
+    let detail = format!(
+        "$.{}: {} ({})",
+        failure.field.as_deref().unwrap_or("data"),
+        failure.message,
+        failure.code
+    );
+    let message = failure.message.as_str();
+    let stated = matches!(
+        failure.code,
+        "INVALID_JSON" | "PAST_DATE" | "CLAIM_DATE_UNAVAILABLE"
+    ) || [
+        "missing field",
+        "invalid type",
+        "invalid value",
+        "`data` must be",
+    ]
+    .iter()
+    .any(|start| message.starts_with(start))
+        || message.contains("is not a YYYY-MM-DD date")
+        || message.contains("is not an ISO 8601 date-time");
+    if stated {
+        Check::fail(SPEC_RULES, detail)
+    } else {
+        Check::fail(
+            SPEC_RULES,
+            format!("{detail}; ppcert's sandbox refuses this, but the spec states no such rule: not failed"),
+        )
+        .warning()
+    }
+}
+
+/// The object keys of a JSON value as paths (`data.status`), leaves and branches alike.
+fn field_paths(value: &Value, prefix: &str, into: &mut Vec<String>) {
+    if let Value::Object(map) = value {
+        for (key, inner) in map {
+            let path = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            into.push(path.clone());
+            field_paths(inner, &path, into);
+        }
+    }
+}
+
+fn has_path(value: &Value, path: &str) -> bool {
+    path.split('.')
+        .try_fold(value, |here, key| here.get(key))
+        .is_some()
 }
 
 /// A request's verdict before it is forwarded: the booking it concerns and every check made.
@@ -121,7 +185,47 @@ impl Rules {
             dialect,
             environment,
             known: Mutex::new(Known::default()),
+            configured_fields: HashMap::new(),
         }
+    }
+
+    /// Holds the calls the spec does not show to the body their definition in force sends.
+    pub fn with_definitions(mut self, endpoints: &crate::endpoints::Endpoints) -> Rules {
+        for op in [Operation::QuoteDeletion, Operation::FlightCancellation] {
+            let (context, default) = crate::endpoints::context::sample(op);
+            if let Ok(Some(body)) = endpoints.body(op, &context, default) {
+                let mut fields = Vec::new();
+                field_paths(&body, "", &mut fields);
+                self.configured_fields.insert(op, fields);
+            }
+        }
+        self
+    }
+
+    /// A request of a call the spec does not show, against its configured definition: a
+    /// field the definition sends and the request lacks is a warning (the staging decides).
+    fn configured_shape(&self, op: Operation, body: &Value) -> Option<Check> {
+        let fields = self.configured_fields.get(&op)?;
+        let missing: Vec<&str> = fields
+            .iter()
+            .filter(|path| !has_path(body, path))
+            .map(String::as_str)
+            .collect();
+        Some(if missing.is_empty() {
+            Check::pass(
+                CONFIGURED_SHAPE,
+                "every field the configured definition sends",
+            )
+        } else {
+            Check::fail(
+                CONFIGURED_SHAPE,
+                format!(
+                    "$.{}: not sent, though the configured definition sends it (the spec does not show this call: not failed)",
+                    missing.join(", $.")
+                ),
+            )
+            .warning()
+        })
     }
 
     fn known(&self) -> std::sync::MutexGuard<'_, Known> {
@@ -153,23 +257,19 @@ impl Rules {
         let op = recognised.operation;
         let production = self.environment == Environment::Production;
         let mut checks = Vec::new();
-        if !matches!(op, Operation::QuoteDeletion | Operation::ReadContracts) {
-            checks.push(
-                match check_request(self.dialect, op, body, now, production) {
-                    Ok(()) => {
-                        Check::pass(SPEC_RULES, "every field as the spec and the dialect say")
-                    }
-                    Err(failure) => Check::fail(
-                        SPEC_RULES,
-                        format!(
-                            "$.{}: {} ({})",
-                            failure.field.as_deref().unwrap_or("data"),
-                            failure.message,
-                            failure.code
-                        ),
-                    ),
-                },
-            );
+        match op {
+            Operation::ReadContracts => {}
+            // The spec does not show these calls' payloads: the definition in force is the rule.
+            Operation::QuoteDeletion | Operation::FlightCancellation => {
+                checks.extend(self.configured_shape(op, &json));
+            }
+            _ => checks.push(spec_rules(check_request(
+                self.dialect,
+                op,
+                body,
+                now,
+                production,
+            ))),
         }
         let known = self.known();
         let state = booking.as_ref().and_then(|bn| known.bookings.get(bn));
@@ -395,6 +495,55 @@ mod tests {
         assert!(!failed(&dated).contains(&CLAIM_AFTER_24H));
         let late = rules.judge(&claim, br#"{"data": {}}"#, now + Duration::hours(25));
         assert!(!failed(&late).contains(&CLAIM_AFTER_24H));
+    }
+
+    #[test]
+    fn a_call_the_spec_does_not_show_is_held_to_its_configured_definition_only() {
+        let docs = crate::dialect::resolve("provider-docs").unwrap();
+        let endpoints = crate::endpoints::Endpoints::compile(&crate::dialect::definitions(
+            &docs,
+            &crate::dialect::Definitions::new(),
+        ))
+        .unwrap();
+        let rules = Rules::new(ApiDialect::Spec, Environment::Staging).with_definitions(&endpoints);
+        let report = recognised(Operation::FlightCancellation, &[]);
+        let body = br#"{"data": {"status": "Canceled", "providedAt": "2030-01-01T00:00:00Z"}}"#;
+        let judged = rules.judge(&report, body, Utc::now());
+        assert!(failed(&judged).is_empty(), "{:?}", judged.checks);
+        let partial = rules.judge(&report, br#"{"data": {"status": "Canceled"}}"#, Utc::now());
+        assert!(
+            failed(&partial).is_empty(),
+            "a missing field is only a warning"
+        );
+        assert!(
+            partial
+                .checks
+                .iter()
+                .any(|c| c.warning && c.detail.contains("providedAt"))
+        );
+    }
+
+    #[test]
+    fn the_sandbox_s_own_choices_warn_and_the_spec_s_rules_fail() {
+        let rules = Rules::new(ApiDialect::Spec, Environment::Staging);
+        let quote = recognised(Operation::Quote, &[]);
+        let judged = rules.judge(&quote, br#"{"data": {}}"#, Utc::now());
+        assert!(
+            failed(&judged).contains(&SPEC_RULES),
+            "a missing mandatory field fails"
+        );
+        let booking =
+            crate::datagen::Generator::new(3, "T", Utc::now(), Default::default()).booking(0);
+        let mut body = serde_json::json!({"data": booking.quote_request(0, false)});
+        body["data"]["bookingNumber"] = serde_json::json!("has spaces/and slashes");
+        let judged = rules.judge(&quote, body.to_string().as_bytes(), Utc::now());
+        assert!(failed(&judged).is_empty(), "{:?}", judged.checks);
+        assert!(
+            judged
+                .checks
+                .iter()
+                .any(|c| c.warning && c.name == SPEC_RULES)
+        );
     }
 
     #[test]

@@ -66,6 +66,10 @@ fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.add_filter("md", md);
+    // Money as money: `74.90`, not `74.9`; minor units by currency (2 when unknown).
+    env.add_filter("money", |amount: f64, currency: Option<String>| {
+        crate::models::money::format(amount, currency.as_deref().unwrap_or("EUR"))
+    });
     env.add_filter("pretty_body", |json: &str| {
         view::pretty_json(json, false).0.unwrap_or_default()
     });

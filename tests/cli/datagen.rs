@@ -188,6 +188,82 @@ fn generate_command_is_stable_across_runs() {
     assert_eq!(parsed["seed"], 7);
 }
 
+/// Age in whole years on `day`.
+fn age_on(birth: chrono::NaiveDate, day: chrono::NaiveDate) -> u32 {
+    day.years_since(birth).unwrap_or(0)
+}
+
+/// A staging may check age on the request day (in a time zone up to a day behind UTC) or on
+/// each departure: every generated adult is 18 to 120 under every one of those readings.
+#[test]
+fn generate_over_many_seeds_yields_no_traveler_under_age_on_either_reading() {
+    let today = Utc::now().date_naive();
+    let yesterday = today - Duration::days(1);
+    for seed in 0..40u64 {
+        let out = Command::new(env!("CARGO_BIN_EXE_ppcert"))
+            .args(["generate", "--seed", &seed.to_string(), "--count", "200"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for booking in parsed["bookings"].as_array().unwrap() {
+            for plan in booking["plans"].as_array().unwrap() {
+                let departures: Vec<chrono::NaiveDate> = plan["journeys"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|j| j["flights"].as_array().unwrap().iter())
+                    .map(|f| {
+                        DateTime::parse_from_rfc3339(f["departureDate"].as_str().unwrap())
+                            .unwrap()
+                            .date_naive()
+                    })
+                    .collect();
+                for traveler in plan["travelers"].as_array().unwrap() {
+                    let birth = chrono::NaiveDate::parse_from_str(
+                        traveler["birthdate"].as_str().unwrap(),
+                        "%Y-%m-%d",
+                    )
+                    .unwrap();
+                    for day in departures.iter().copied().chain([today, yesterday]) {
+                        let age = age_on(birth, day);
+                        assert!(
+                            (18..=120).contains(&age),
+                            "seed {seed}: {birth} is {age} on {day}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Amounts carry exactly their currency's minor units: none for JPY, three for KWD.
+#[test]
+fn prices_are_rounded_to_the_currency_s_minor_units() {
+    for (currency, units) in [("JPY", 0), ("EUR", 2), ("KWD", 3)] {
+        let profile = DataProfile {
+            currency: currency.to_string(),
+            ..DataProfile::default()
+        };
+        for seed in 0..200 {
+            let booking = generator(seed, profile.clone()).booking(seed);
+            let scale = 10f64.powi(units);
+            for plan in &booking.plans {
+                assert_eq!(
+                    (plan.price * scale).round() / scale,
+                    plan.price,
+                    "{currency} {}",
+                    plan.price
+                );
+            }
+            let update = generator(seed, profile.clone()).update(&booking, Mutation::PriceUp, 1);
+            let price = update.booking.plans[0].price;
+            assert_eq!((price * scale).round() / scale, price, "{currency} {price}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_sandbox_accepts_generated_bookings_and_multi_planning() {
     let sandbox = sandbox().await;

@@ -28,11 +28,11 @@ pub enum Action {
 }
 
 /// Extra headers to send back.
-type Headers = Vec<(&'static str, String)>;
+pub type Headers = Vec<(&'static str, String)>;
 /// Rewrites an answer's body, given the token, and adds headers.
-type Rewriter = fn(&str, Value) -> (Headers, Value);
+pub type Rewriter = fn(&str, Value) -> (Headers, Value);
 
-type Rule = Arc<dyn Fn(&Method, &str, u64) -> Action + Send + Sync>;
+pub type Rule = Arc<dyn Fn(&Method, &str, u64) -> Action + Send + Sync>;
 
 struct Front {
     sandbox: String,
@@ -112,7 +112,7 @@ fn json_answer(status: u16, extra: Headers, body: Vec<u8>) -> Response {
 }
 
 /// Starts a front for `sandbox` with `rule`; returns its base URL.
-async fn front(sandbox: &Sandbox, rule: Rule) -> String {
+pub async fn front(sandbox: &Sandbox, rule: Rule) -> String {
     let state = Arc::new(Front {
         sandbox: sandbox.base_url(),
         token: sandbox.token().to_string(),

@@ -27,5 +27,6 @@ mod sandbox_options;
 mod sandbox_webhooks;
 mod scale;
 mod serve;
+mod staging_model;
 mod webhook_send;
 mod webhooks;

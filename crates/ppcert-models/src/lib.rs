@@ -2,6 +2,7 @@
 //! client (which sends them). Field names are spelled exactly as the spec spells them.
 
 pub mod events;
+pub mod money;
 pub mod webhook;
 
 use serde::{Deserialize, Serialize};

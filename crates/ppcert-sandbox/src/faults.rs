@@ -11,6 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rand::RngExt;
 
+use super::RateLimitHeader;
 use super::Shared;
 use super::validate::ApiFailure;
 
@@ -75,10 +76,18 @@ pub async fn inject(State(shared): State<Arc<Shared>>, request: Request, next: N
             "too many requests",
         )
         .into_response();
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(options.retry_after_secs),
-        );
+        let secs = options.retry_after_secs;
+        let (name, value) = match options.rate_limit_header {
+            RateLimitHeader::RetryAfter => (header::RETRY_AFTER.as_str(), secs),
+            RateLimitHeader::RateLimitReset => ("ratelimit-reset", secs),
+            RateLimitHeader::XRateLimitReset => (
+                "x-ratelimit-reset",
+                (chrono::Utc::now().timestamp().max(0) as u64) + secs,
+            ),
+        };
+        response
+            .headers_mut()
+            .insert(name, HeaderValue::from(value));
         return response;
     }
     if every(options.unavailable_every, count) {

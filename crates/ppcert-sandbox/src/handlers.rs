@@ -93,8 +93,24 @@ pub async fn subscribe(
 ) -> Result<Response, ApiFailure> {
     let request: SubscriptionRequest = dialect::parse_request(shared.options.dialect, &body)?;
     let now = shared.now();
+    let booking_number = request.booking_number.clone();
     let created = shared.change(|store| store.subscribe(request, now))?;
-    Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
+    let layout = &shared.options.layout;
+    if layout.location_ids {
+        // The new contract is named only by where it lives, as some REST APIs answer a POST.
+        let contract = shared.store().first_contract_id(&booking_number);
+        let location = format!(
+            "{}/contracts/{}",
+            shared.options.api_prefix(),
+            contract.unwrap_or_default()
+        );
+        return Ok((
+            StatusCode::CREATED,
+            [(axum::http::header::LOCATION, location)],
+        )
+            .into_response());
+    }
+    Ok(reply(layout, StatusCode::CREATED, created))
 }
 
 pub async fn update(
@@ -113,6 +129,9 @@ pub async fn update(
         .unwrap_or_default()
         .to_string();
     value["priceDelta"] = delta_value(layout, delta, &currency);
+    if layout.update_status == 204 {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
     Ok(reply(layout, status(layout.update_status), value))
 }
 
@@ -162,7 +181,8 @@ pub async fn claim(
     let now = shared.now();
     let rules = shared.rules();
     let created = shared.change(|store| store.claim(&contract_id, request, now, rules))?;
-    Ok(reply(&shared.options.layout, StatusCode::CREATED, created))
+    let layout = &shared.options.layout;
+    Ok(reply(layout, status(layout.claim_status), created))
 }
 
 pub async fn report_flight_cancellation(
@@ -202,6 +222,9 @@ pub async fn openapi(State(shared): State<Arc<Shared>>) -> Response {
         prefix => prefix,
     };
     document["servers"] = json!([{ "url": server }]);
+    // Every active ISO 4217 code, from the same list the validators accept.
+    document["components"]["schemas"]["Currency"]["enum"] =
+        json!(crate::models::money::currency_codes());
     let example = json!({ "data": example_quote(shared.now()) });
     document["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]["example"] =
         example;

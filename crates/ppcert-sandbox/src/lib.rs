@@ -10,6 +10,7 @@ pub use ppcert_models as models;
 mod dialect;
 mod faults;
 mod handlers;
+mod idempotency;
 mod shape;
 mod store;
 pub mod validate;
@@ -55,6 +56,10 @@ pub struct Layout {
     pub errors: ErrorShape,
     /// `claimDate` must be a date (`YYYY-MM-DD`); a date-time is refused.
     pub claim_date_day_only: bool,
+    /// Success status of POST /contracts/{id}/claims: 201, or 202 (accepted for processing).
+    pub claim_status: u16,
+    /// A new subscription's answer is an empty `201` whose `Location` names the contract.
+    pub location_ids: bool,
 }
 
 impl Default for Layout {
@@ -63,6 +68,8 @@ impl Default for Layout {
             wrap: true,
             contracts: ContractsLayout::ByType,
             update_status: 201,
+            claim_status: 201,
+            location_ids: false,
             price_delta: DeltaShape::Number,
             delete_status: 204,
             quote_wrapper: QuoteWrapper::None,
@@ -86,6 +93,17 @@ pub enum ContractsLayout {
     List,
 }
 
+/// Which header an injected 429 announces its wait in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RateLimitHeader {
+    #[default]
+    RetryAfter,
+    /// `RateLimit-Reset: SECS` (IETF draft), no `Retry-After`.
+    RateLimitReset,
+    /// `X-RateLimit-Reset: UNIX-TIME`, no `Retry-After`.
+    XRateLimitReset,
+}
+
 /// How `priceDelta` is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeltaShape {
@@ -104,8 +122,11 @@ pub struct SandboxOptions {
     pub token: String,
     pub latency: Duration,
     pub jitter: Duration,
-    /// Answer 429 (with `Retry-After`) to every Nth request.
+    /// Answer 429 to every Nth request, announcing the wait in `rate_limit_header`.
     pub rate_limit_every: Option<u64>,
+    pub rate_limit_header: RateLimitHeader,
+    /// Subscriptions and claims require `Idempotency-Key`; a repeated key replays its answer.
+    pub require_idempotency_key: bool,
     pub retry_after_secs: u64,
     /// Answer 503 to every Nth request.
     pub unavailable_every: Option<u64>,
@@ -134,6 +155,8 @@ impl Default for SandboxOptions {
             latency: Duration::ZERO,
             jitter: Duration::ZERO,
             rate_limit_every: None,
+            rate_limit_header: RateLimitHeader::RetryAfter,
+            require_idempotency_key: false,
             retry_after_secs: 1,
             unavailable_every: None,
             drop_every: None,
@@ -177,6 +200,7 @@ pub(crate) struct Shared {
     requests: AtomicU64,
     posts: AtomicU64,
     webhooks: Option<Arc<webhooks::Sender>>,
+    keys: idempotency::Keys,
 }
 
 impl Shared {
@@ -244,6 +268,7 @@ impl Sandbox {
             clock_offset: Mutex::new(chrono::Duration::zero()),
             requests: AtomicU64::new(0),
             posts: AtomicU64::new(0),
+            keys: idempotency::Keys::default(),
         });
         let app = router(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -359,6 +384,10 @@ fn router(shared: Arc<Shared>) -> Router {
         ),
     };
     let api = api
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            idempotency::enforce,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             faults::authorize,

@@ -13,7 +13,7 @@ use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
 use crate::config::RunConfig;
 use crate::datagen::{Generator, run_id};
-use crate::engine::{self, ApiClient, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared};
+use crate::engine::{self, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared};
 use crate::error::Failure;
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
@@ -241,15 +241,13 @@ fn shared_state(
         .map(|at| at.with_timezone(&Utc))
         .unwrap_or(now);
     Ok(Shared {
-        client: ApiClient::new(
+        client: crate::commands::target::client_with_backoff(
+            &config.staging,
             &opened.base_url,
             opened.token.clone(),
-            config.timeout,
             config.retries,
             config.backoff,
-            config.cacert.as_deref(),
-        )
-        .map_err(Failure::usage)?,
+        )?,
         endpoints: config.endpoints.clone(),
         generator: Generator::new(
             run.seed,

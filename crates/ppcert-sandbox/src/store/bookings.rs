@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{Booking, Contract, QuoteRecord, QuoteState, Store, conflict, round_cents};
+use super::{Booking, Contract, QuoteRecord, QuoteState, Store, conflict, round_money};
 use crate::models::{Client, Flight, Operation, SubscriptionRequest, Traveler, UpdateRequest};
 use crate::validate::{self, ApiFailure, Checked, check_client, check_traveler};
 
@@ -30,6 +30,11 @@ impl Selection<'_> {
 }
 
 impl Store {
+    /// The first contract of a booking, as a `Location` header names it.
+    pub fn first_contract_id(&self, bn: &str) -> Option<String> {
+        self.bookings.get(bn)?.contract_ids.first().cloned()
+    }
+
     pub fn subscribe(
         &mut self,
         request: SubscriptionRequest,
@@ -93,7 +98,7 @@ impl Store {
         let booking = &self.bookings[bn];
         updated.created_at = booking.created_at;
         updated.contract_ids = booking.contract_ids.clone();
-        let delta = round_cents(updated.price - booking.price);
+        let delta = round_money(updated.price - booking.price, &booking.currency);
         let created = self.attach_contracts(bn, &ids, &mut updated, now);
         self.bookings.insert(bn.to_string(), updated);
         self.announce_contracts(&created);
@@ -208,7 +213,7 @@ impl Store {
             client,
             travelers,
             quote_ids: ids.to_vec(),
-            price: round_cents(quotes.iter().map(|q| q.price).sum()),
+            price: round_money(quotes.iter().map(|q| q.price).sum(), &quotes[0].currency),
             currency: quotes[0].currency.clone(),
             flights: quotes
                 .iter()

@@ -114,8 +114,9 @@ pub struct Store {
     events: Option<Vec<Scheduled>>,
 }
 
-fn round_cents(value: f64) -> f64 {
-    (value * 100.0).round() / 100.0
+/// An amount rounded to its currency's minor units (0 for JPY, 3 for KWD).
+fn round_money(value: f64, currency: &str) -> f64 {
+    crate::models::money::round(value, currency)
 }
 
 impl Store {

@@ -1,0 +1,57 @@
+//! The staging as every command sees it: `run`, `probe`, `proxy` and `check-token` read
+//! `ppcert.toml` once and resolve the dialect, the `[endpoints.*]` definitions (rehearsed
+//! against the context each call gets), the request timeout and the TLS roots here, so they
+//! agree on what the staging is.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::file::{FileConfig, load_file};
+use crate::cli::TargetArgs;
+use crate::dialect::{self, Definitions, Dialect};
+use crate::endpoints::Endpoints;
+
+#[derive(Debug, Clone)]
+pub struct Staging {
+    /// The user's file as read (a missing default file reads as empty).
+    pub file: FileConfig,
+    /// The dialect in force, resolved (not its name).
+    pub dialect: Dialect,
+    /// Spec, then the dialect, then the user's tables.
+    pub definitions: Definitions,
+    pub endpoints: Endpoints,
+    pub timeout: Duration,
+    /// Extra root certificate (PEM) for the target's TLS.
+    pub cacert: Option<PathBuf>,
+}
+
+impl Staging {
+    /// Reads the config file named by `--config` (or `ppcert.toml`), then resolves it.
+    pub fn load(args: &TargetArgs) -> Result<Staging, String> {
+        let file = load_file(args.config.as_deref()).map_err(|e| e.to_string())?;
+        Staging::resolve(args, file)
+    }
+
+    /// The flags over `file`: dialect, endpoints with every template rehearsed, timeout.
+    pub fn resolve(args: &TargetArgs, file: FileConfig) -> Result<Staging, String> {
+        let dialect = dialect::resolve(&super::dialect_choice(args, &file))
+            .map_err(|e| format!("dialect: {e}"))?;
+        let definitions = dialect::definitions(&dialect, &file.endpoints);
+        let endpoints = Endpoints::compile(&definitions)
+            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
+            .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
+        Ok(Staging {
+            timeout: super::request_timeout(args, &file),
+            cacert: args.cacert.clone(),
+            file,
+            dialect,
+            definitions,
+            endpoints,
+        })
+    }
+
+    /// The dialect's name, as its file says.
+    pub fn dialect_name(&self) -> &str {
+        &self.dialect.name
+    }
+}

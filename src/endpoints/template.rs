@@ -1,0 +1,166 @@
+//! The template environments of endpoint paths, bodies, headers and captures, and the strict
+//! check that every attribute a template names exists in the context the call will get: a
+//! misspelt `{{ flight.airline_iata | tojson }}` is an error before anything is sent, never a
+//! `null` sent after the run's writes.
+
+use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior, Value as Context};
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use serde_json::Value;
+
+/// Instructions one rendering may run: far more than any real body needs, few enough that a
+/// runaway loop in a template ends in an error in milliseconds instead of hanging the run.
+pub const TEMPLATE_FUEL: u64 = 1_000_000;
+
+/// Characters escaped in a path segment (RFC 3986 pchar complement).
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'|');
+
+/// `tojson` that refuses an undefined value: minijinja's own writes `null` for it, even in
+/// strict mode, which would send a typo as a null field.
+fn strict_tojson(
+    value: &Context,
+    indent: Option<Context>,
+    args: minijinja::value::Kwargs,
+) -> Result<Context, Error> {
+    if value.is_undefined() {
+        return Err(Error::new(
+            ErrorKind::UndefinedError,
+            "tojson of an undefined value (a misspelt attribute?)",
+        ));
+    }
+    minijinja::filters::tojson(value, indent, args)
+}
+
+/// A strict environment; `encode_values` percent-encodes every inserted value (paths).
+pub fn environment(encode_values: bool) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_fuel(Some(TEMPLATE_FUEL));
+    env.add_filter("tojson", strict_tojson);
+    if encode_values {
+        env.set_formatter(|out, _state, value| {
+            let text = value
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| value.to_string());
+            // A value of `.` or `..` would be a dot segment the URL resolves away, escaping
+            // its place in the path: encoded, it stays one segment.
+            let encoded = match text.as_str() {
+                "." => "%2E".to_string(),
+                ".." => "%2E%2E".to_string(),
+                _ => utf8_percent_encode(&text, SEGMENT).to_string(),
+            };
+            out.write_str(&encoded)
+                .map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))
+        });
+    }
+    env
+}
+
+/// Renders a capture template with only `product_type` known, to check its JSONPath syntax.
+pub fn lenient_render(template: &str, product_type: &str) -> Result<String, Error> {
+    let mut lenient = Environment::new();
+    lenient.set_undefined_behavior(UndefinedBehavior::Lenient);
+    lenient.set_fuel(Some(TEMPLATE_FUEL));
+    lenient.render_str(
+        template,
+        minijinja::context! { product_type => product_type },
+    )
+}
+
+/// The first variable or attribute `template` names that `context` does not hold, as written
+/// (`flight.airline_iata`). Attributes below a list or a scalar are not followed: their
+/// shape is the data's, not the context's.
+pub fn unknown_attribute(
+    env: &Environment<'static>,
+    name: &str,
+    context: &Value,
+) -> Option<String> {
+    let template = env.get_template(name).ok()?;
+    let mut names: Vec<String> = template.undeclared_variables(true).into_iter().collect();
+    names.sort();
+    // `request` is the body the spec would send, shaped by the data (a refusal case leaves a
+    // field out on purpose, and templates test for it with `is defined`): not the context's.
+    names
+        .into_iter()
+        .filter(|dotted| dotted.split('.').next() != Some("request"))
+        .find(|dotted| !resolves(context, dotted))
+}
+
+fn resolves(context: &Value, dotted: &str) -> bool {
+    let mut here = context;
+    for part in dotted.split('.') {
+        match here {
+            Value::Object(map) => match map.get(part) {
+                Some(next) => here = next,
+                None => return false,
+            },
+            _ => return true,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_misspelt_attribute_is_found_in_any_position() {
+        let mut env = environment(false);
+        let context = json!({"flight": {"airlineIata": "AF"}, "booking": {"travelers": [{}]}});
+        for (template, unknown) in [
+            (
+                "{{ flight.airline_iata | tojson }}",
+                Some("flight.airline_iata"),
+            ),
+            ("{% if flight.number %}x{% endif %}", Some("flight.number")),
+            ("{{ fligth.airlineIata }}", Some("fligth.airlineIata")),
+            (
+                "{% if request.data.x is defined %}{{ request.data.x }}{% endif %}",
+                None,
+            ),
+            ("{{ flight.airlineIata | lower }}", None),
+            (
+                "{% for t in booking.travelers %}{{ t.anything }}{% endfor %}",
+                None,
+            ),
+        ] {
+            env.add_template_owned("t", template.to_string()).unwrap();
+            assert_eq!(
+                unknown_attribute(&env, "t", &context).as_deref(),
+                unknown,
+                "{template}"
+            );
+        }
+    }
+
+    #[test]
+    fn tojson_of_undefined_is_an_error_not_null() {
+        let env = environment(false);
+        let rendered = env.render_str(
+            "{{ flight.nope | tojson }}",
+            minijinja::Value::from(minijinja::value::Serde(json!({"flight": {}}))),
+        );
+        assert!(rendered.is_err(), "{rendered:?}");
+        let rendered = env.render_str(
+            "{{ flight | tojson }}",
+            minijinja::Value::from(minijinja::value::Serde(json!({"flight": {"a": 1}}))),
+        );
+        assert_eq!(rendered.unwrap(), r#"{"a": 1}"#);
+    }
+}
