@@ -206,6 +206,65 @@ async fn a_partner_certified_through_the_proxy_gets_the_sandboxs_own_counts() {
     );
 }
 
+/// A partner whose staging documents its own flight-cancellation report (configured in
+/// `[endpoints.flight_cancellation]`, a shape our sandbox would refuse) and who prices in
+/// Kenyan shillings: the staging accepts all of it, so the proxy must pass it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partner_whose_traffic_the_staging_accepted_in_full_passes() {
+    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions {
+        claim_step: Duration::from_millis(50),
+        ..Default::default()
+    })
+    .await;
+    let rule: crate::hostile::Rule = Arc::new(|method, path, _| match (method.as_str(), path) {
+        ("POST", "/flight-reports") => crate::hostile::Action::Answer(
+            201,
+            vec![],
+            r#"{"data": {"status": "RECEIVED"}}"#.to_string(),
+        ),
+        _ => crate::hostile::Action::Forward,
+    });
+    let staging = crate::hostile::front(&sandbox, rule).await;
+    let dir = dir_with_config(concat!(
+        "[endpoints.flight_cancellation]\n",
+        "method = \"POST\"\n",
+        "path = \"/flight-reports\"\n",
+        "body = '{\"data\": {\"flight\": {{ flight.number | tojson }}, \"status\": \"CANCELLED\"}}'\n",
+    ));
+    let (mut proxy, url) = start_proxy(dir.path(), &staging, &["--until-met"]).await;
+    let partner = Partner {
+        base: url,
+        token: sandbox.token().to_string(),
+        http: http_client(),
+    };
+    let mut quote = quote_body(1, 35000.0, 40);
+    quote["data"]["currency"] = json!("KES");
+    quote["data"]["trips"][0]["price"]["currency"] = json!("KES");
+    let (status, answer) = partner.call("POST", "/quotes", Some(quote)).await;
+    assert_eq!(status, 201, "KES is an ISO 4217 code: {answer}");
+    for i in 0..5 {
+        partner.booking(&format!("DOCS-{i}"), false).await;
+    }
+    for _ in 0..3 {
+        let report = json!({"data": {"flight": "1234", "status": "CANCELLED"}});
+        let (status, _) = partner.call("POST", "/flight-reports", Some(report)).await;
+        assert_eq!(status, 201);
+    }
+    let code = tokio::time::timeout(Duration::from_secs(20), proxy.wait())
+        .await
+        .expect("--until-met stops the proxy")
+        .unwrap()
+        .code();
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    assert_eq!(
+        evidence["verdict"],
+        "passed",
+        "{:?}",
+        failed_checks(&evidence)
+    );
+    assert_eq!(code, Some(0));
+}
+
 type Hits = Arc<Mutex<Vec<(String, String)>>>;
 
 /// A lenient server: takes anything, answers 201 with plausible ids, and keeps what it got.
