@@ -81,9 +81,15 @@ pub struct TargetArgs {
     /// Target API root; may carry a path prefix [default: the embedded sandbox].
     #[arg(long, env = "PPCERT_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
-    /// File holding the bearer token (else $PPCERT_TOKEN); never given as a plain value.
+    /// File holding the bearer token (else $PPCERT_TOKEN); never given as a plain value. Read
+    /// again when the staging rejects the token, so a rotated file is picked up.
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
+    /// Command printing the token (or JSON {"access_token", "expires_in"}); run before the
+    /// first call and again before the token expires or when it is rejected. No shell unless
+    /// you name one [default: `[auth] command`].
+    #[arg(long, value_name = "CMD")]
+    pub token_command: Option<String>,
     /// Config file [default: ./ppcert.toml if present].
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
@@ -381,6 +387,14 @@ pub struct ServeArgs {
     /// the first answer without writing again.
     #[arg(long)]
     pub require_idempotency_key: bool,
+    /// Issue tokens that live SECS seconds at POST /oauth/token (OAuth 2.0 client credentials:
+    /// --client-id, with the sandbox's token as the client secret); the API then accepts only
+    /// those, and answers an expired one 401 with WWW-Authenticate: Bearer error="invalid_token".
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub token_ttl: Option<u64>,
+    /// The client id POST /oauth/token accepts (with --token-ttl).
+    #[arg(long, default_value = crate::sandbox::DEFAULT_CLIENT_ID, requires = "token_ttl")]
+    pub client_id: String,
     /// Where injected 429s announce their wait: `retry-after`, `ratelimit-reset` (seconds)
     /// or `x-ratelimit-reset` (a Unix time).
     #[arg(long, default_value = "retry-after", value_parser = clap::builder::PossibleValuesParser::new(["retry-after", "ratelimit-reset", "x-ratelimit-reset"]).map(|s| match s.as_str() { "ratelimit-reset" => RateLimitHeader::RateLimitReset, "x-ratelimit-reset" => RateLimitHeader::XRateLimitReset, _ => RateLimitHeader::RetryAfter }))]

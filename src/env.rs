@@ -27,6 +27,11 @@ pub fn token() -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
+/// The variable `[auth] client_secret_env` names, when set and not blank.
+pub fn named(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|s| !s.trim().is_empty())
+}
+
 /// `PPCERT_WEBHOOK_SECRET`, when set and not blank.
 pub fn webhook_secret() -> Option<String> {
     std::env::var("PPCERT_WEBHOOK_SECRET")

@@ -144,13 +144,39 @@ impl ResponseRecord {
                 .map_or("nowhere", |(_, value)| value.as_str());
             return format!("a redirect to {location} (not followed)");
         }
-        crate::problem::describe(&self.body.to_value(), self.content_type())
+        let words = crate::problem::describe(&self.body.to_value(), self.content_type());
+        // A rejected token: the server's challenge says why (RFC 6750 `error=`).
+        let challenge = (self.status == 401)
+            .then(|| {
+                self.headers
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case("www-authenticate"))
+            })
+            .flatten();
+        match challenge {
+            Some((_, value)) => format!("{words} (WWW-Authenticate: {value})"),
+            None => words,
+        }
     }
 
     /// A 2xx whose body does not state an error: the server says it did what was asked.
     pub fn accepted(&self) -> bool {
         (200..300).contains(&self.status) && self.error_words().is_none()
     }
+}
+
+/// One call to the token endpoint or command, as recorded: never a body or a token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenRequest {
+    pub at: String,
+    /// `POST https://…/oauth/token`, `command NAME`, or `read FILE`.
+    pub request: String,
+    /// `ok`, or `failed`.
+    pub outcome: String,
+    pub duration_ms: u64,
+    /// The fingerprint of the token it gave, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_fingerprint: Option<String>,
 }
 
 /// One HTTP attempt, exactly as sent and received (token redacted).
@@ -189,6 +215,9 @@ pub struct Exchange {
     /// Each value read from the answer, and where it came from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reads: Vec<ValueRead>,
+    /// The fingerprint of the token the request carried: the evidence shows when it rotated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_fingerprint: Option<String>,
 }
 
 /// A value the engine read from an answer (`id`, `contract_id`, …): what it found, or `None`,

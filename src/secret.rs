@@ -112,6 +112,23 @@ impl Secret {
     }
 }
 
+/// What removes secrets from text a server or a command may have echoed: one token, or every
+/// token a run was issued.
+pub trait Scrub: Send + Sync {
+    fn scrub(&self, text: &str) -> String;
+    fn scrub_json(&self, value: &mut serde_json::Value);
+}
+
+impl Scrub for Secret {
+    fn scrub(&self, text: &str) -> String {
+        Secret::scrub(self, text)
+    }
+
+    fn scrub_json(&self, value: &mut serde_json::Value) {
+        Secret::scrub_json(self, value)
+    }
+}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Secret(<redacted>)")

@@ -19,8 +19,8 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
         crate::sandbox::ApiDialect::Spec,
     )
     .await?;
-    let (base_url, token) = (opened.base_url.clone(), opened.token.clone());
-    let client = super::target::client(&staging, &base_url, token.clone(), 1)?;
+    let tokens = super::target::tokens(&staging, &opened.token).await?;
+    let client = super::target::client(&staging, &opened.base_url, tokens.clone(), 1)?;
     // A quote with nothing in it: a valid token gets a 400 and nothing is created; a bad one
     // gets the 401 the spec promises before any validation.
     // The quote call as the staging's configuration defines it (path, headers), so the token
@@ -41,7 +41,7 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     };
     let attempts = client.execute(&request, &Cancel::default()).await;
     let last = attempts.last().expect("one attempt at least");
-    judge(last, &token.fingerprint())
+    judge(last, &tokens.fingerprint())
 }
 
 /// Any answer but 401 means the token is valid; a 404 or 405 means the URL is not the API's.
@@ -50,8 +50,12 @@ fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8,
         Some(401) => Err(Failure::new(
             exit_codes::TOKEN_REJECTED,
             format!(
-                "token {fingerprint}… rejected: POST {} answered 401",
-                last.url
+                "token {fingerprint}… rejected: POST {} answered 401: {}",
+                last.url,
+                last.response
+                    .as_ref()
+                    .map(|r| r.describe())
+                    .unwrap_or_default()
             ),
         )),
         Some(status @ (404 | 405)) => Err(Failure::new(

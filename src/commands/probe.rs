@@ -24,10 +24,11 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     )
     .await?;
     // The probe retries once at most: it is finding out how the server behaves.
+    let tokens = super::target::tokens(&config.staging, &opened.token).await?;
     let client = super::target::client_with_backoff(
         &config.staging,
         &opened.base_url,
-        opened.token.clone(),
+        tokens,
         config.retries.min(1),
         config.backoff,
     )?;

@@ -79,6 +79,7 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
         },
         target: TargetInfo::new(base_url, config.target.environment(), embedded),
         token_fingerprint: String::new(),
+        token_source: None,
         concurrency: 0,
         scale: 1,
         notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),

@@ -12,7 +12,6 @@ use crate::journal::{self, Line};
 use crate::models::Operation;
 use crate::record::{Exchange, Outcome, RequestRecord, StepEvent};
 use crate::scenario::ScenarioSource;
-use crate::secret::Secret;
 
 /// A journal to continue: what was recorded and who the run was.
 pub struct Previous {
@@ -113,20 +112,23 @@ impl InFlight {
                 reconciled: false,
                 layout: None,
                 reads: Vec::new(),
+                token_fingerprint: None,
             })
             .collect()
     }
 }
 
 impl Previous {
-    /// The run record to continue under: the same run, now reached at `base_url` with `token`.
-    pub fn continued_run(&self, base_url: &str, token: &Secret) -> RunInfo {
+    /// The run record to continue under: the same run, now reached at `base_url` with tokens
+    /// from `tokens` (the first one's fingerprint is kept; each exchange has its own).
+    pub fn continued_run(&self, base_url: &str, tokens: &crate::engine::Tokens) -> RunInfo {
         RunInfo {
             target: TargetInfo {
                 base_url: base_url.to_string(),
                 ..self.run.target.clone()
             },
-            token_fingerprint: token.fingerprint(),
+            token_fingerprint: tokens.fingerprint(),
+            token_source: Some(tokens.describe()),
             ..self.run.clone()
         }
     }
@@ -203,6 +205,7 @@ impl Previous {
             base_url: run.target.base_url.clone(),
             environment: run.target.environment,
             token_fingerprint: run.token_fingerprint.clone(),
+            token_source: run.token_source.clone(),
             scale,
             flight_seller: run.partner.flight_seller,
             dialect: run.dialect.clone(),

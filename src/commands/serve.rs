@@ -41,6 +41,8 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         rate_limit_every: args.rate_limit_every,
         rate_limit_header: args.rate_limit_header,
         require_idempotency_key: args.require_idempotency_key,
+        token_ttl: args.token_ttl.map(Duration::from_secs),
+        client_id: args.client_id.clone(),
         retry_after_secs: args.retry_after_secs,
         unavailable_every: args.unavailable_every,
         drop_every: args.drop_every,
@@ -79,6 +81,13 @@ pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     crate::say!("ppcert sandbox listening on {}", sandbox.base_url());
     crate::say!("token: {}", sandbox.token());
     crate::say!("OpenAPI document: {}", sandbox.openapi_url());
+    if let Some(ttl) = args.token_ttl {
+        crate::say!(
+            "tokens: POST {}/oauth/token (client credentials: client id {}, the token above as the secret), each valid {ttl} s",
+            sandbox.root_url(),
+            args.client_id
+        );
+    }
     if let Some(url) = &args.webhook_url {
         crate::say!("webhooks: {url} (scheme {})", args.webhook_scheme.name());
     }

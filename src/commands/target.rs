@@ -3,12 +3,16 @@
 
 use std::time::Duration;
 
-use crate::config::Target;
+use std::sync::Arc;
+
+use crate::config::{Target, TokenSource};
+use crate::engine::Tokens;
 use crate::error::Failure;
+use crate::exit_codes;
 use crate::sandbox::{ApiDialect, Sandbox, SandboxOptions};
 use crate::secret::Secret;
 
-pub struct Opened<Token = Secret> {
+pub struct Opened<Token = TokenSource> {
     /// Kept alive for as long as the command talks to it.
     pub sandbox: Option<Sandbox>,
     /// The API root, without a trailing slash.
@@ -22,9 +26,9 @@ pub trait Credential: Clone {
     fn from_sandbox(token: Secret) -> Self;
 }
 
-impl Credential for Secret {
+impl Credential for TokenSource {
     fn from_sandbox(token: Secret) -> Self {
-        token
+        TokenSource::from(token)
     }
 }
 
@@ -81,17 +85,40 @@ pub async fn open_with<Token: Credential>(
     }
 }
 
+/// The tokens of an opened target: the first one fetched from its source now, so a source
+/// that cannot give one stops the command before anything is sent (exit 3).
+pub async fn tokens(
+    staging: &crate::config::Staging,
+    source: &TokenSource,
+) -> Result<Arc<Tokens>, Failure> {
+    if let TokenSource::Static { token, file: None } = source {
+        return Ok(Tokens::fixed(token.clone()));
+    }
+    let http = http(staging)?;
+    Tokens::start(source.clone(), http).await.map_err(|why| {
+        Failure::new(
+            exit_codes::TOKEN_REJECTED,
+            format!("no token: {why} (nothing was sent to the API)"),
+        )
+    })
+}
+
+fn http(staging: &crate::config::Staging) -> Result<reqwest::Client, Failure> {
+    crate::engine::client::http_client(staging.timeout, staging.cacert.as_deref())
+        .map_err(Failure::usage)
+}
+
 /// The API client every command talks to a staging with: the staging's timeout and TLS roots.
 pub fn client(
     staging: &crate::config::Staging,
     base_url: &str,
-    token: Secret,
+    tokens: Arc<Tokens>,
     retries: u32,
 ) -> Result<crate::engine::ApiClient, Failure> {
     client_with_backoff(
         staging,
         base_url,
-        token,
+        tokens,
         retries,
         Duration::from_millis(500),
     )
@@ -100,17 +127,15 @@ pub fn client(
 pub fn client_with_backoff(
     staging: &crate::config::Staging,
     base_url: &str,
-    token: Secret,
+    tokens: Arc<Tokens>,
     retries: u32,
     backoff: Duration,
 ) -> Result<crate::engine::ApiClient, Failure> {
-    crate::engine::ApiClient::new(
+    Ok(crate::engine::ApiClient::new(
         base_url,
-        token,
-        staging.timeout,
+        tokens,
+        http(staging)?,
         retries,
         backoff,
-        staging.cacert.as_deref(),
-    )
-    .map_err(Failure::usage)
+    ))
 }

@@ -24,6 +24,9 @@ pub struct FileConfig {
     pub run: RunSection,
     #[serde(default)]
     pub endpoints: BTreeMap<String, EndpointOverride>,
+    /// Where the token comes from, when it is not a static one.
+    #[serde(default)]
+    pub auth: super::auth::AuthSection,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -1,6 +1,7 @@
 //! `ppcert.toml` and the validated run configuration: flags beat the file, which beats defaults.
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
+mod auth;
 mod file;
 mod resumed;
 mod staging;
@@ -17,11 +18,12 @@ use crate::dialect;
 use crate::endpoints::Endpoints;
 use crate::scenario::{self, LoadedScenario};
 
+pub use auth::{AuthSection, ClientAuth, ClientCredentials, TokenSource};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub use resumed::Recorded;
 pub use staging::Staging;
-pub use target::{Environment, Target, Upstream, target, upstream};
-use target::{read_token, with_token};
+use target::with_token;
+pub use target::{Environment, Target, Upstream, read_secret_file, target, upstream};
 
 /// The scenario a run takes when `--scenario` is left out: the provider's validation batch.
 pub const DEFAULT_SCENARIO: &str = "certification";
@@ -53,6 +55,8 @@ pub struct RunConfig {
     pub webhooks: Option<WebhookRun>,
     /// The staging as every command resolves it (the file read once).
     pub staging: Staging,
+    /// Said in the evidence of a resumed run whose static token changed.
+    pub resume_note: Option<String>,
 }
 
 /// How a run receives webhooks.
@@ -140,7 +144,7 @@ fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, 
     // Only the flag contradicts the record: a config file's environment (probe writes
     // "staging") gives way to the environment the run was recorded in.
     let upstream = resumed::upstream(upstream(&args.target, file)?, args.target.environment, run)?;
-    let token = read_token(&args.target)?;
+    let token = auth::token_source(&args.target, file)?;
     resumed::check_token(token.as_ref(), run)?;
     Ok((
         with_token(upstream, token)?,
@@ -181,6 +185,10 @@ impl RunConfig {
             resumed::check_shape(run, flight_seller, &dialect, args.seed)?;
         }
         let webhooks = webhook_run(&args.webhooks, &target)?;
+        let resume_note = match (recorded, &target) {
+            (Some(run), Target::Remote { token, .. }) => resumed::check_token(Some(token), run)?,
+            _ => None,
+        };
         Ok(RunConfig {
             target,
             partner_name: partner_name(args.partner_name.as_ref(), file),
@@ -209,6 +217,7 @@ impl RunConfig {
             backoff: Duration::from_millis(args.backoff_ms),
             webhooks,
             staging,
+            resume_note,
         })
     }
 

@@ -5,8 +5,10 @@
 use std::num::NonZeroU32;
 use std::path::Path;
 
+use super::auth::TokenSource;
 use super::target::{Environment, Target, Upstream, parse_base_url};
 use crate::scenario::{self, LoadedScenario, ScenarioSource};
+#[cfg(test)]
 use crate::secret::Secret;
 
 /// What an interrupted run's journal says it was.
@@ -17,6 +19,8 @@ pub struct Recorded {
     pub base_url: String,
     pub environment: Environment,
     pub token_fingerprint: String,
+    /// Where the run's tokens came from (no token itself); absent in older journals.
+    pub token_source: Option<String>,
     pub scale: NonZeroU32,
     pub flight_seller: bool,
     /// The dialect's name, as its file says.
@@ -93,22 +97,34 @@ pub fn upstream(
     })
 }
 
-/// The run goes on with the token it started with, judged by fingerprint.
-pub fn check_token(token: Option<&Secret>, recorded: &Recorded) -> Result<(), String> {
-    let Some(token) = token else {
-        return Err(
-            "--resume: the run needs its token again: set PPCERT_TOKEN or pass --token-file PATH"
-                .into(),
-        );
+/// The run goes on with tokens from the source it started with (a fresh token is expected:
+/// the one it started with may have expired). A static token that changed is accepted with a
+/// note for the evidence; a different source is refused.
+pub fn check_token(
+    source: Option<&TokenSource>,
+    recorded: &Recorded,
+) -> Result<Option<String>, String> {
+    let Some(source) = source else {
+        return Err("--resume: the run needs its token again: set PPCERT_TOKEN, pass --token-file PATH or --token-command CMD, or configure [auth]".into());
     };
-    if token.fingerprint() != recorded.token_fingerprint {
+    let now = source.describe();
+    if let Some(then) = &recorded.token_source
+        && *then != now
+    {
         return Err(format!(
-            "--resume: this token (fingerprint {}) is not the one the run started with ({})",
-            token.fingerprint(),
-            recorded.token_fingerprint
+            "--resume: the run took its tokens from {then}, not {now}; resume it with the same source"
         ));
     }
-    Ok(())
+    Ok(match source {
+        TokenSource::Static { token, .. } if token.fingerprint() != recorded.token_fingerprint => {
+            Some(format!(
+                "resumed with another token (fingerprint {}) than the run started with ({}), from the same source ({now})",
+                token.fingerprint(),
+                recorded.token_fingerprint
+            ))
+        }
+        _ => None,
+    })
 }
 
 /// The recorded scale, which `--scale` may only repeat.
@@ -169,6 +185,7 @@ mod tests {
             base_url: "https://staging.example/api".into(),
             environment: Environment::Staging,
             token_fingerprint: Secret::new("tok").fingerprint(),
+            token_source: Some("static token (PPCERT_TOKEN)".into()),
             scale: NonZeroU32::new(3).unwrap(),
             flight_seller: true,
             dialect: "spec".into(),
@@ -208,14 +225,20 @@ mod tests {
     #[test]
     fn the_token_and_the_scale_must_be_the_recorded_ones() {
         let run = recorded();
-        assert!(check_token(Some(&Secret::new("tok")), &run).is_ok());
+        let same = TokenSource::from(Secret::new("tok"));
+        assert_eq!(check_token(Some(&same), &run), Ok(None));
         assert!(
             check_token(None, &run)
                 .unwrap_err()
                 .contains("needs its token")
         );
-        let other = check_token(Some(&Secret::new("other")), &run).unwrap_err();
-        assert!(other.contains("not the one the run started with"));
+        let other = TokenSource::from(Secret::new("other"));
+        let note = check_token(Some(&other), &run).unwrap().unwrap();
+        assert!(note.contains("another token"), "{note}");
+        let by_command =
+            TokenSource::Command(vec!["vault".into()], std::time::Duration::from_secs(1));
+        let elsewhere = check_token(Some(&by_command), &run).unwrap_err();
+        assert!(elsewhere.contains("not token command vault"), "{elsewhere}");
         assert_eq!(scale(None, &run).unwrap().get(), 3);
         assert_eq!(scale(Some(3), &run).unwrap().get(), 3);
         // An explicit --scale 1 is a different run, not "unset".

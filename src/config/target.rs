@@ -3,6 +3,7 @@
 
 use reqwest::Url;
 
+use super::auth::TokenSource;
 use super::file::FileConfig;
 use crate::cli::TargetArgs;
 pub use crate::environment::Environment;
@@ -10,13 +11,15 @@ use crate::secret::Secret;
 
 pub const TOKEN_WITHOUT_TARGET: &str = "a token is set (PPCERT_TOKEN or --token-file) but no target: pass --base-url URL (or PPCERT_BASE_URL, or [target] base_url) to reach staging, or unset the token to run against the embedded sandbox";
 
-const TARGET_WITHOUT_TOKEN: &str =
-    "a target needs a token: set PPCERT_TOKEN or pass --token-file PATH";
+const TARGET_WITHOUT_TOKEN: &str = "a target needs a token: set PPCERT_TOKEN, pass --token-file PATH or --token-command CMD, or configure [auth] in ppcert.toml";
 
-/// Where requests go. `Token` is [`Secret`] for commands that authenticate themselves, and `()`
-/// for the proxy, whose partner client brings its own.
+/// A token or secret file larger than this is not a token file.
+const MAX_SECRET_FILE: u64 = 64 * 1024;
+
+/// Where requests go. `Token` is a [`TokenSource`] for commands that authenticate themselves,
+/// and `()` for the proxy, whose partner client brings its own.
 #[derive(Debug, Clone)]
-pub enum Target<Token = Secret> {
+pub enum Target<Token = TokenSource> {
     /// The embedded sandbox, started for this command on an ephemeral loopback port.
     Embedded,
     Remote {
@@ -96,20 +99,32 @@ fn check_token_text(source: &str, token: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// One secret on one line from `path` (a token file, a client secret file); `what` names it in
+/// errors. A file over 64 KiB is refused before it is read.
+pub fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Secret, String> {
+    let shown = format!("{what} {}", path.display());
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("{shown}: cannot read: {e}"))?
+        .len();
+    if size > MAX_SECRET_FILE {
+        return Err(format!(
+            "{shown}: {size} bytes; a token file holds one token (at most {} KiB)",
+            MAX_SECRET_FILE / 1024
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let token = text.trim_matches(|c: char| c.is_whitespace());
+    check_token_text(&shown, token)?;
+    if token.is_empty() || token.contains(char::is_whitespace) {
+        return Err(format!("{shown}: expected one token on one line"));
+    }
+    Ok(Secret::new(token))
+}
+
 /// The token: `--token-file` beats `PPCERT_TOKEN`; never taken from a plain flag.
 pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
     if let Some(path) = &args.token_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--token-file {}: cannot read: {e}", path.display()))?;
-        let token = text.trim_matches(|c: char| c.is_whitespace());
-        check_token_text(&format!("--token-file {}", path.display()), token)?;
-        if token.is_empty() || token.contains(char::is_whitespace) {
-            return Err(format!(
-                "--token-file {}: expected one token on one line",
-                path.display()
-            ));
-        }
-        return Ok(Some(Secret::new(token)));
+        return read_secret_file(path, "--token-file").map(Some);
     }
     match crate::env::token() {
         Some(token) => {
@@ -124,11 +139,14 @@ pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
 /// job whose base URL went missing: passing it against the embedded sandbox would make a
 /// release gate pass without reaching staging, so it is refused.
 pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<Target, String> {
-    with_token(upstream(args, file)?, read_token(args)?)
+    with_token(
+        upstream(args, file)?,
+        super::auth::token_source(args, file)?,
+    )
 }
 
-/// Gives a remote target its token; refuses either one without the other.
-pub fn with_token(target: Upstream, token: Option<Secret>) -> Result<Target, String> {
+/// Gives a remote target its token source; refuses either one without the other.
+pub fn with_token(target: Upstream, token: Option<TokenSource>) -> Result<Target, String> {
     match (target, token) {
         (Target::Embedded, None) => Ok(Target::Embedded),
         (Target::Embedded, Some(_)) => Err(TOKEN_WITHOUT_TARGET.into()),
@@ -178,10 +196,10 @@ mod tests {
             environment: Environment::Staging,
             token: (),
         };
-        let token = || Some(Secret::new("tok"));
+        let token = || Some(TokenSource::from(Secret::new("tok")));
         assert!(matches!(
             with_token(remote(), token()),
-            Ok(Target::Remote { token, .. }) if token.fingerprint() == Secret::new("tok").fingerprint()
+            Ok(Target::Remote { token: TokenSource::Static { token, .. }, .. }) if token.fingerprint() == Secret::new("tok").fingerprint()
         ));
         assert!(with_token(Target::Embedded, None).unwrap().is_embedded());
         assert_eq!(

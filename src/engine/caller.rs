@@ -91,6 +91,7 @@ impl Pending {
                 error: exchange.error.clone(),
                 maybe_processed: exchange.maybe_processed,
                 unreachable: false,
+                token_fingerprint: exchange.token_fingerprint.clone(),
             },
             spec,
             checks: Vec::new(),
@@ -162,6 +163,7 @@ impl Caller<'_> {
             reconciled: false,
             layout: None,
             reads: Vec::new(),
+            token_fingerprint: attempt.token_fingerprint.clone(),
         }
     }
 
@@ -193,6 +195,9 @@ impl Caller<'_> {
             .execute(&request, &self.shared.cancel)
             .await;
         let last = attempts.pop().expect("at least one attempt");
+        if self.shared.client.tokens().given_up() {
+            self.shared.gate.reject_token();
+        }
         let lost_before = attempts.iter().any(|a| a.maybe_processed);
         for attempt in &attempts {
             let mut exchange = self.exchange(attempt, &spec, booking);

@@ -11,8 +11,9 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::cancel::Cancel;
+use super::token::{Lease, Tokens};
 use crate::record::{Body, RequestRecord, ResponseRecord};
-use crate::secret::{REDACTED_BEARER, Secret};
+use crate::secret::{REDACTED_BEARER, Scrub};
 
 /// Bodies kept in the evidence are cut at this size; larger ones are not parsed.
 pub const MAX_KEPT_BODY: usize = 64 * 1024;
@@ -25,7 +26,7 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 pub struct ApiClient {
     http: reqwest::Client,
     base: String,
-    token: Secret,
+    tokens: std::sync::Arc<Tokens>,
     retries: u32,
     backoff: Duration,
 }
@@ -57,6 +58,8 @@ pub struct Attempt {
     pub maybe_processed: bool,
     /// No connection could be made at all.
     pub unreachable: bool,
+    /// The fingerprint of the token the attempt carried.
+    pub token_fingerprint: Option<String>,
 }
 
 impl Attempt {
@@ -132,40 +135,71 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// A 401 that says the token itself is the problem (RFC 6750's `invalid_token`, or the body's
+/// words), or that comes after the token's announced expiry: another token may be accepted.
+fn token_rejected(response: &ResponseRecord, tokens: &Tokens) -> bool {
+    if response.status != 401 {
+        return false;
+    }
+    let says = |text: &str| {
+        let text = text.to_ascii_lowercase();
+        ["invalid_token", "invalid token", "expired", "token_expired"]
+            .iter()
+            .any(|w| text.contains(w))
+    };
+    let challenge = response
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
+        .is_some_and(|(_, v)| says(v));
+    challenge || says(response.body.json()) || tokens.expired()
+}
+
+/// The HTTP client of a target: its timeout and extra TLS root; the token endpoint uses it too.
+pub fn http_client(
+    timeout: Duration,
+    cacert: Option<&std::path::Path>,
+) -> Result<reqwest::Client, String> {
+    install_crypto_provider();
+    let mut builder = reqwest::Client::builder();
+    if let Some(path) = cacert {
+        let pem = std::fs::read(path)
+            .map_err(|e| format!("--cacert {}: cannot read: {e}", path.display()))?;
+        let certificate = reqwest::Certificate::from_pem(&pem)
+            .map_err(|e| format!("--cacert {}: not a PEM certificate: {e}", path.display()))?;
+        builder = builder.add_root_certificate(certificate);
+    }
+    builder
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .user_agent(concat!("ppcert/", env!("CARGO_PKG_VERSION")))
+        // A redirect is the server's answer, not a place to send the write again (reqwest
+        // would re-send a POST as a GET, and count a login page as a success).
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
 impl ApiClient {
     pub fn new(
         base_url: &str,
-        token: Secret,
-        timeout: Duration,
+        tokens: std::sync::Arc<Tokens>,
+        http: reqwest::Client,
         retries: u32,
         backoff: Duration,
-        cacert: Option<&std::path::Path>,
-    ) -> Result<ApiClient, String> {
-        install_crypto_provider();
-        let mut builder = reqwest::Client::builder();
-        if let Some(path) = cacert {
-            let pem = std::fs::read(path)
-                .map_err(|e| format!("--cacert {}: cannot read: {e}", path.display()))?;
-            let certificate = reqwest::Certificate::from_pem(&pem)
-                .map_err(|e| format!("--cacert {}: not a PEM certificate: {e}", path.display()))?;
-            builder = builder.add_root_certificate(certificate);
-        }
-        let http = builder
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("ppcert/", env!("CARGO_PKG_VERSION")))
-            // A redirect is the server's answer, not a place to send the write again (reqwest
-            // would re-send a POST as a GET, and count a login page as a success).
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        Ok(ApiClient {
+    ) -> ApiClient {
+        ApiClient {
             http,
             base: base_url.trim_end_matches('/').to_string(),
-            token,
+            tokens,
             retries,
             backoff,
-        })
+        }
+    }
+
+    /// Where the client's tokens come from.
+    pub fn tokens(&self) -> &std::sync::Arc<Tokens> {
+        &self.tokens
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -175,10 +209,32 @@ impl ApiClient {
     /// Sends `request`, retrying retryable failures; returns every attempt, the last one final.
     pub async fn execute(&self, request: &Request, cancel: &Cancel) -> Vec<Attempt> {
         let mut attempts: Vec<Attempt> = Vec::new();
+        let mut renewed = false;
         loop {
-            let attempt = self.attempt(request, attempts.len() as u32 + 1).await;
-            let delay = attempt.retry_delay();
+            let lease = self.tokens.lease().await;
+            let attempt = self
+                .attempt(request, attempts.len() as u32 + 1, &lease)
+                .await;
+            let rejected = request.wrong_token.is_none()
+                && attempt
+                    .response
+                    .as_ref()
+                    .is_some_and(|r| token_rejected(r, &self.tokens));
             attempts.push(attempt);
+            if rejected {
+                // Once per call: a token rejected again after renewal is not the token's age.
+                if renewed || !self.tokens.renews() {
+                    self.tokens.give_up();
+                    break;
+                }
+                renewed = true;
+                if self.tokens.renew(lease.generation).await.is_err() {
+                    self.tokens.give_up();
+                    break;
+                }
+                continue;
+            }
+            let delay = attempts.last().and_then(Attempt::retry_delay);
             let Some(announced) = delay else { break };
             if !request.retry_without_answer
                 && attempts.last().is_some_and(|a| a.response.is_none())
@@ -203,14 +259,14 @@ impl ApiClient {
         (exp + Duration::from_millis(jitter_ms)).min(Duration::from_secs(10))
     }
 
-    fn headers(&self, request: &Request) -> (HeaderMap, RequestRecord) {
+    fn headers(&self, request: &Request, lease: &Lease) -> (HeaderMap, RequestRecord) {
         let mut headers = HeaderMap::new();
         let bearer = format!(
             "Bearer {}",
             request
                 .wrong_token
                 .as_deref()
-                .unwrap_or(self.token.expose())
+                .unwrap_or(lease.token.expose())
         );
         let mut recorded = BTreeMap::new();
         for (name, value) in [
@@ -232,7 +288,7 @@ impl ApiClient {
             ) {
                 recorded.insert(
                     name.as_str().to_string(),
-                    self.token.scrub(value.to_str().unwrap_or_default()),
+                    self.tokens.scrub(value.to_str().unwrap_or_default()),
                 );
                 headers.insert(name, value);
             }
@@ -244,9 +300,9 @@ impl ApiClient {
         (headers, record)
     }
 
-    async fn attempt(&self, request: &Request, number: u32) -> Attempt {
+    async fn attempt(&self, request: &Request, number: u32, lease: &Lease) -> Attempt {
         let url = self.url(&request.path);
-        let (headers, record) = self.headers(request);
+        let (headers, record) = self.headers(request, lease);
         let started_at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
         let clock = Instant::now();
         let mut builder = self
@@ -266,14 +322,18 @@ impl ApiClient {
             error: None,
             maybe_processed: false,
             unreachable: false,
+            token_fingerprint: request
+                .wrong_token
+                .is_none()
+                .then(|| lease.token.fingerprint()),
         };
         match builder.send().await {
             Err(e) => {
                 attempt.unreachable = e.is_connect();
                 attempt.maybe_processed = !e.is_connect();
-                attempt.error = Some(self.token.scrub(&describe(&e)));
+                attempt.error = Some(self.tokens.scrub(&describe(&e)));
             }
-            Ok(response) => match read_response(response, &self.token).await {
+            Ok(response) => match read_response(response, self.tokens.as_ref()).await {
                 Ok(response) => {
                     // A gateway's 502/504 says nothing of whether the server behind it did the
                     // write: a non-idempotent one may have been processed, as a lost answer.
@@ -283,7 +343,7 @@ impl ApiClient {
                 }
                 Err(e) => {
                     attempt.maybe_processed = true;
-                    attempt.error = Some(self.token.scrub(&e));
+                    attempt.error = Some(self.tokens.scrub(&e));
                 }
             },
         }
@@ -313,7 +373,7 @@ fn describe(e: &reqwest::Error) -> String {
 /// JSON when it is JSON, else as text.
 async fn read_response(
     mut response: reqwest::Response,
-    token: &Secret,
+    token: &dyn Scrub,
 ) -> Result<ResponseRecord, String> {
     let status = response.status().as_u16();
     let mut headers = BTreeMap::new();
@@ -354,7 +414,7 @@ async fn read_response(
 
 /// JSON when it parses and is small enough; otherwise text, cut at [`MAX_KEPT_BODY`]. JSON of
 /// any readable size is parsed first: the whole of it comes back for reading values.
-pub fn keep_body(bytes: &[u8], token: &Secret) -> (Body, bool, Option<std::sync::Arc<Value>>) {
+pub fn keep_body(bytes: &[u8], token: &dyn Scrub) -> (Body, bool, Option<std::sync::Arc<Value>>) {
     if bytes.is_empty() {
         return (Body::null(), false, None);
     }

@@ -128,6 +128,11 @@ impl<'a> FlowRunner<'a> {
             self.skip_rest(index, "interrupted before this step");
             return Some((FlowStatus::Interrupted, "interrupted".to_string()));
         }
+        if self.shared.gate.state() == super::gate::GateState::TokenRejected {
+            let why = "not run: the token keeps being rejected".to_string();
+            self.skip_rest(index, &why);
+            return Some((FlowStatus::NotRun, why));
+        }
         // Nothing goes before the first call has shown the token works and the target answers:
         // a bad token or a dead target costs one request, not one per slot.
         if !self.cx.caller.gatekeeper && !self.shared.gate.wait_open().await {

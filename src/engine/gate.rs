@@ -50,6 +50,12 @@ impl Gate {
         });
     }
 
+    /// The token was rejected after the gate opened (renewed and rejected again, or no new
+    /// one could be had): no further step starts.
+    pub fn reject_token(&self) {
+        self.sender.send_replace(GateState::TokenRejected);
+    }
+
     pub fn state(&self) -> GateState {
         *self.sender.borrow()
     }

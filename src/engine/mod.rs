@@ -18,6 +18,8 @@ pub(crate) mod state;
 mod step_context;
 mod step_error;
 mod steps;
+pub mod token;
+mod token_command;
 pub(crate) mod tolerant;
 
 use std::collections::HashMap;
@@ -37,6 +39,7 @@ pub use resume::resume_points;
 pub use shared::Shared;
 pub use state::{FlowInstance, FlowResult, FlowState, FlowStatus, QuoteRef, ResumePoint};
 pub use step_error::StepError;
+pub use token::Tokens;
 
 /// The flow instances of a scenario, in order: flow by flow, repeat by repeat.
 pub fn plan(

@@ -113,6 +113,7 @@ mod tests {
             reconciled: false,
             layout: None,
             reads: Vec::new(),
+            token_fingerprint: None,
         }
     }
 

@@ -37,6 +37,10 @@ pub struct Evidence {
     /// Present when the run received webhooks (`--webhooks`, `--webhook-listen`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<webhooks::WebhooksSection>,
+    /// The token endpoint's (or command's) calls, when tokens came from one: when, what,
+    /// how it went and the fingerprint of what it gave; never a body or a token.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_requests: Vec<crate::record::TokenRequest>,
     /// Where the whole exchanges are when `exchanges` holds them slim (a run's own record);
     /// `None` for evidence read back from a file, which holds them whole.
     #[serde(skip)]
@@ -72,6 +76,9 @@ pub struct RunInfo {
     pub partner: Partner,
     pub target: TargetInfo,
     pub token_fingerprint: String,
+    /// Where the tokens came from: a URL and client id, a command's name, a file; never a token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_source: Option<String>,
     pub concurrency: usize,
     pub scale: u32,
     /// Why these results are not certification evidence, when they are not.
@@ -220,6 +227,7 @@ pub fn build(
             .collect(),
         steps,
         exchanges,
+        token_requests: Vec::new(),
         warnings,
         webhooks: None,
         archive: None,

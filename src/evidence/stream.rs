@@ -21,7 +21,8 @@ pub struct Streamed<'a> {
 impl Serialize for Streamed<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let e = self.evidence;
-        let fields = if e.webhooks.is_some() { 11 } else { 10 };
+        let fields =
+            10 + usize::from(e.webhooks.is_some()) + usize::from(!e.token_requests.is_empty());
         let mut out = serializer.serialize_struct("Evidence", fields)?;
         out.serialize_field("schema_version", &e.schema_version)?;
         out.serialize_field("tool", &e.tool)?;
@@ -35,6 +36,9 @@ impl Serialize for Streamed<'_> {
         out.serialize_field("warnings", &e.warnings)?;
         if let Some(webhooks) = &e.webhooks {
             out.serialize_field("webhooks", webhooks)?;
+        }
+        if !e.token_requests.is_empty() {
+            out.serialize_field("token_requests", &e.token_requests)?;
         }
         out.end()
     }

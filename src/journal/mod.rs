@@ -226,6 +226,7 @@ mod tests {
             reconciled: false,
             layout: None,
             reads: Vec::new(),
+            token_fingerprint: None,
         }
     }
 

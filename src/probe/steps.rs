@@ -434,8 +434,8 @@ impl Prober {
 fn gate(call: &CallReport, answer: &Answer) -> Result<(), Stop> {
     match answer.status {
         Some(401) => Err(Stop::TokenRejected(format!(
-            "{} answered 401: the token was rejected",
-            call.request
+            "{} answered 401: the token was rejected: {}",
+            call.request, answer.words
         ))),
         None if answer.unreachable => Err(Stop::Unreachable(format!(
             "{} could not be reached: {}",

@@ -128,6 +128,7 @@ impl Forwarded {
             reconciled: false,
             layout: None,
             reads: Vec::new(),
+            token_fingerprint: (!token.expose().is_empty()).then(|| token.fingerprint()),
         }
     }
 }

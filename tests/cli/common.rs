@@ -184,6 +184,11 @@ pub async fn ppcert(cwd: &std::path::Path, args: &[&str], token: Option<&str>) -
         .output()
         .await
         .expect("ppcert runs");
+    finished(output)
+}
+
+/// What a finished `ppcert` process said and how it ended.
+pub fn finished(output: std::process::Output) -> Finished {
     Finished {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

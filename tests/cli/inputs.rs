@@ -196,10 +196,12 @@ async fn resume_keeps_what_the_run_recorded_and_refuses_what_contradicts_it() {
             sandbox.token(),
             "not http",
         ),
+        // A fresh token from the same source is expected (the old one may have expired);
+        // tokens from another source are refused ("" below: no PPCERT_TOKEN).
         (
-            vec![],
-            "another-token-entirely",
-            "not the one the run started with",
+            vec!["--token-command", "echo another-token-entirely"],
+            "",
+            "took its tokens from static token (PPCERT_TOKEN), not token command echo",
         ),
         (vec!["--scale", "3"], sandbox.token(), "--scale 1, not 3"),
         // Resolved before the config is validated: another scenario or environment is refused,
@@ -228,7 +230,7 @@ async fn resume_keeps_what_the_run_recorded_and_refuses_what_contradicts_it() {
     ] {
         let mut all = vec!["run", "--resume", "b"];
         all.extend(args);
-        let refused = ppcert(dir.path(), &all, Some(token)).await;
+        let refused = ppcert(dir.path(), &all, (!token.is_empty()).then_some(token)).await;
         assert_eq!(refused.code, 2, "{}", said(&refused));
         assert!(
             said(&refused).contains(expected),

@@ -28,5 +28,6 @@ mod sandbox_webhooks;
 mod scale;
 mod serve;
 mod staging_model;
+mod tokens;
 mod webhook_send;
 mod webhooks;

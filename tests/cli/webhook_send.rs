@@ -24,11 +24,7 @@ async fn send(url: &str, scheme: &str, dir: &std::path::Path) -> Finished {
         .output()
         .await
         .unwrap();
-    Finished {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    finished(output)
 }
 
 /// The failed testcases' names in the JUnit file.

@@ -21,12 +21,15 @@ pub async fn authorize(
     request: Request,
     next: Next,
 ) -> Response {
-    let expected = format!("Bearer {}", shared.options.token);
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
         .map(HeaderValue::as_bytes);
-    if given != Some(expected.as_bytes()) {
+    if shared.options.token_ttl.is_some() {
+        if let Some(refusal) = refuse_issued(&shared, given) {
+            return refusal;
+        }
+    } else if given != Some(format!("Bearer {}", shared.options.token).as_bytes()) {
         let message = if given.is_none() {
             "missing bearer token"
         } else {
@@ -43,6 +46,31 @@ pub async fn authorize(
         .into_response();
     }
     next.run(request).await
+}
+
+/// With `--token-ttl`, only a token `/oauth/token` issued and that has not expired passes;
+/// RFC 6750 §3.1 says which of the two it was.
+fn refuse_issued(shared: &Shared, given: Option<&[u8]>) -> Option<Response> {
+    let token = given
+        .and_then(|g| std::str::from_utf8(g).ok())
+        .and_then(|g| g.strip_prefix("Bearer "));
+    let (code, message) = match token.map(|t| shared.issued.judge(t)) {
+        Some(super::oauth::Verdict::Valid) => return None,
+        Some(super::oauth::Verdict::Expired) => ("TOKEN_EXPIRED", "The access token expired"),
+        Some(super::oauth::Verdict::Unknown) => (
+            "INVALID_TOKEN",
+            "The access token is not one this server issued",
+        ),
+        None => ("UNAUTHORIZED", "missing bearer token"),
+    };
+    let mut response = ApiFailure::new(StatusCode::UNAUTHORIZED, code, message).into_response();
+    let challenge = format!("Bearer error=\"invalid_token\", error_description=\"{message}\"");
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    Some(response)
 }
 
 fn request_has_body(method: &Method) -> bool {

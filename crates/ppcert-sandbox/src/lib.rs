@@ -11,6 +11,7 @@ mod dialect;
 mod faults;
 mod handlers;
 mod idempotency;
+mod oauth;
 mod shape;
 mod store;
 pub mod validate;
@@ -93,6 +94,9 @@ pub enum ContractsLayout {
     List,
 }
 
+/// The client id the sandbox's token endpoint knows unless told another.
+pub const DEFAULT_CLIENT_ID: &str = "ppcert-sandbox";
+
 /// Which header an injected 429 announces its wait in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RateLimitHeader {
@@ -127,6 +131,11 @@ pub struct SandboxOptions {
     pub rate_limit_header: RateLimitHeader,
     /// Subscriptions and claims require `Idempotency-Key`; a repeated key replays its answer.
     pub require_idempotency_key: bool,
+    /// Issue tokens that live this long at `POST /oauth/token` (client credentials, the
+    /// sandbox's token as the client secret); the API then takes only those.
+    pub token_ttl: Option<Duration>,
+    /// The client id `/oauth/token` knows.
+    pub client_id: String,
     pub retry_after_secs: u64,
     /// Answer 503 to every Nth request.
     pub unavailable_every: Option<u64>,
@@ -157,6 +166,8 @@ impl Default for SandboxOptions {
             rate_limit_every: None,
             rate_limit_header: RateLimitHeader::RetryAfter,
             require_idempotency_key: false,
+            token_ttl: None,
+            client_id: DEFAULT_CLIENT_ID.to_string(),
             retry_after_secs: 1,
             unavailable_every: None,
             drop_every: None,
@@ -201,6 +212,7 @@ pub(crate) struct Shared {
     posts: AtomicU64,
     webhooks: Option<Arc<webhooks::Sender>>,
     keys: idempotency::Keys,
+    issued: oauth::Issued,
 }
 
 impl Shared {
@@ -269,6 +281,7 @@ impl Sandbox {
             requests: AtomicU64::new(0),
             posts: AtomicU64::new(0),
             keys: idempotency::Keys::default(),
+            issued: oauth::Issued::default(),
         });
         let app = router(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -290,6 +303,11 @@ impl Sandbox {
     /// `http://127.0.0.1:PORT` plus the path prefix, with no trailing slash.
     pub fn base_url(&self) -> String {
         format!("http://{}{}", self.addr, self.shared.options.api_prefix())
+    }
+
+    /// The server's root, without the API's path prefix (the token endpoint is there).
+    pub fn root_url(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
     /// Where the OpenAPI document is: always at the root, whatever the path prefix.
@@ -406,6 +424,7 @@ fn router(shared: Arc<Shared>) -> Router {
     };
     Router::new()
         .route("/openapi.json", get(handlers::openapi))
+        .route("/oauth/token", post(oauth::token))
         .merge(api)
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)

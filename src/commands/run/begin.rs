@@ -13,7 +13,7 @@ use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
 use crate::config::RunConfig;
 use crate::datagen::{Generator, run_id};
-use crate::engine::{self, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared};
+use crate::engine::{self, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared, Tokens};
 use crate::error::Failure;
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
@@ -21,7 +21,6 @@ use crate::journal::{self, Journal, Line};
 use crate::models::Operation;
 use crate::output::{OutputMode, Progress};
 use crate::scenario::Step;
-use crate::secret::Secret;
 
 /// What a run holds from its first journal line to its bundle.
 pub(super) struct Session {
@@ -41,13 +40,13 @@ pub(super) struct Plan {
 /// Opens the run's record and journal and readies the engine; nothing is sent yet.
 pub(super) fn begin(
     config: &RunConfig,
-    opened: &Opened,
+    (opened, tokens): (&Opened, Arc<Tokens>),
     previous: Option<Previous>,
     mode: OutputMode,
     receiver: Option<&RunReceiver>,
 ) -> Result<(Session, Plan), Failure> {
     let start = Utc::now();
-    let (run, journaled) = record_to_continue(config, previous, start, opened);
+    let (run, journaled) = record_to_continue(config, previous, start, (opened, &tokens));
     let Journaled {
         exchanges,
         steps,
@@ -79,7 +78,7 @@ pub(super) fn begin(
             .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
     }
     let events = recording.events.clone();
-    let shared = shared_state(config, &run, opened, events, start)?;
+    let shared = shared_state(config, &run, (opened, tokens), events, start)?;
     let session = Session {
         run,
         dir,
@@ -95,12 +94,12 @@ fn record_to_continue(
     config: &RunConfig,
     previous: Option<Previous>,
     start: DateTime<Utc>,
-    opened: &Opened,
+    (opened, tokens): (&Opened, &Tokens),
 ) -> (RunInfo, Journaled) {
-    let (base_url, token) = (&opened.base_url, &opened.token);
+    let base_url = &opened.base_url;
     match previous {
-        Some(p) => (p.continued_run(base_url, token), p.journaled),
-        None => (new_run(config, start, base_url, token), Default::default()),
+        Some(p) => (p.continued_run(base_url, tokens), p.journaled),
+        None => (new_run(config, start, base_url, tokens), Default::default()),
     }
 }
 
@@ -168,7 +167,7 @@ fn run_info(
     seed: u64,
     started_at: String,
     base_url: &str,
-    token: &Secret,
+    tokens: &Tokens,
 ) -> RunInfo {
     let embedded = config.target.is_embedded();
     RunInfo {
@@ -186,7 +185,8 @@ fn run_info(
             flight_seller: config.flight_seller,
         },
         target: TargetInfo::new(base_url, config.environment(), embedded),
-        token_fingerprint: token.fingerprint(),
+        token_fingerprint: tokens.fingerprint(),
+        token_source: (!embedded).then(|| tokens.describe()),
         concurrency: config.concurrency.get(),
         scale: config.scale.get(),
         notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),
@@ -195,7 +195,7 @@ fn run_info(
 }
 
 /// A fresh run record: its id and seed, and the data generator's clock, start here.
-fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, token: &Secret) -> RunInfo {
+fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, tokens: &Tokens) -> RunInfo {
     let seed = config.seed.unwrap_or_else(rand::random);
     run_info(
         config,
@@ -203,7 +203,7 @@ fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, token: &Sec
         seed,
         start.to_rfc3339_opts(SecondsFormat::Millis, true),
         base_url,
-        token,
+        tokens,
     )
 }
 
@@ -233,7 +233,7 @@ pub(crate) fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<J
 fn shared_state(
     config: &RunConfig,
     run: &RunInfo,
-    opened: &Opened,
+    (opened, tokens): (&Opened, Arc<Tokens>),
     events: Arc<engine::EventStream>,
     now: DateTime<Utc>,
 ) -> Result<Shared, Failure> {
@@ -244,7 +244,7 @@ fn shared_state(
         client: crate::commands::target::client_with_backoff(
             &config.staging,
             &opened.base_url,
-            opened.token.clone(),
+            tokens,
             config.retries,
             config.backoff,
         )?,

@@ -36,6 +36,9 @@ pub(super) async fn conclude(
     let (dir, recording) = (&session.dir, &session.recording);
     let ended = (interrupted, engine_error);
     let mut evidence = finish(config, session.run, recording, &results, ended);
+    if !config.target.is_embedded() {
+        evidence.token_requests = session.shared.client.tokens().calls();
+    }
     if let Some(receiver) = receiver {
         let section = receiver.finish(sandbox.as_ref(), &evidence.exchanges).await;
         evidence.webhooks = Some(section);
@@ -111,9 +114,13 @@ fn finish(
         && engine_error.is_none()
         && results.iter().all(|r| r.status != FlowStatus::Interrupted);
     let mut warnings: Vec<String> = engine_error.into_iter().collect();
+    warnings.extend(config.resume_note.clone());
     let weak = match &config.target {
-        Target::Remote { token, .. } => !token.scrubbable(),
-        Target::Embedded => false,
+        Target::Remote {
+            token: crate::config::TokenSource::Static { token, .. },
+            ..
+        } => !token.scrubbable(),
+        _ => false,
     };
     if weak {
         warnings.push(format!("the token is shorter than {} characters: it is kept out of headers, but a copy echoed in a body cannot be told apart from text and is not scrubbed", crate::secret::MIN_SCRUBBED_LEN));
@@ -129,7 +136,9 @@ fn finish(
 fn explain_first_call(first_call: FirstCall) {
     match first_call {
         FirstCall::TokenRejected => {
-            crate::tell!("error: the token was rejected (401 on the first call)")
+            crate::tell!(
+                "error: the token was rejected (401); the failed exchange above quotes the server"
+            )
         }
         FirstCall::Unreachable => crate::tell!("error: the target could not be reached"),
         FirstCall::Answered => {}

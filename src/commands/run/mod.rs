@@ -62,7 +62,14 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => None,
     };
     let mut opened = open_target(&config, receiver.as_ref()).await?;
-    let (session, plan) = begin::begin(&config, &opened, previous, mode, receiver.as_ref())?;
+    let tokens = super::target::tokens(&config.staging, &opened.token).await?;
+    let (session, plan) = begin::begin(
+        &config,
+        (&opened, tokens),
+        previous,
+        mode,
+        receiver.as_ref(),
+    )?;
     announce(
         &mode,
         &config,

@@ -1,0 +1,247 @@
+//! Where the staging token comes from: a static token (`PPCERT_TOKEN` or `--token-file`, the
+//! file read again when the token is rejected), OAuth 2.0 client credentials (`[auth]
+//! token_url`, RFC 6749 §4.4), or a command that prints one (`[auth] command` or
+//! `--token-command`, AWS's `credential_process` convention). The source is described in the
+//! evidence; the tokens it issues never are.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::file::FileConfig;
+use crate::cli::TargetArgs;
+use crate::secret::Secret;
+
+/// How the client authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientAuth {
+    /// HTTP Basic (RFC 6749 §2.3.1's recommendation).
+    #[default]
+    Basic,
+    /// `client_id` and `client_secret` as form fields.
+    Post,
+}
+
+/// `[auth]` in `ppcert.toml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSection {
+    pub token_url: Option<String>,
+    pub client_id: Option<String>,
+    /// The environment variable holding the client secret (never the secret itself).
+    pub client_secret_env: Option<String>,
+    pub client_secret_file: Option<PathBuf>,
+    pub scope: Option<String>,
+    pub audience: Option<String>,
+    pub client_auth: Option<ClientAuth>,
+    /// A command printing a token, or JSON `{"access_token", "expires_in"}`.
+    pub command: Option<String>,
+    /// How long the token command or endpoint may take [default: 30 s].
+    pub timeout_secs: Option<u64>,
+}
+
+/// OAuth 2.0 client credentials.
+#[derive(Debug, Clone)]
+pub struct ClientCredentials {
+    pub token_url: url::Url,
+    pub client_id: String,
+    pub client_secret: Secret,
+    pub scope: Option<String>,
+    pub audience: Option<String>,
+    pub client_auth: ClientAuth,
+}
+
+/// Where tokens come from.
+#[derive(Debug, Clone)]
+pub enum TokenSource {
+    /// One token; `file` is read again when the token is rejected (a rotating file).
+    Static {
+        token: Secret,
+        file: Option<PathBuf>,
+    },
+    ClientCredentials(ClientCredentials, Duration),
+    /// The program and its arguments (no shell unless the user writes one).
+    Command(Vec<String>, Duration),
+}
+
+impl TokenSource {
+    /// What the evidence and `--resume` know of the source: never a token or a secret.
+    pub fn describe(&self) -> String {
+        match self {
+            TokenSource::Static {
+                file: Some(path), ..
+            } => {
+                format!("token file {}", path.display())
+            }
+            TokenSource::Static { file: None, .. } => "static token (PPCERT_TOKEN)".into(),
+            TokenSource::ClientCredentials(c, _) => {
+                format!("client credentials of {} at {}", c.client_id, c.token_url)
+            }
+            TokenSource::Command(argv, _) => format!(
+                "token command {}",
+                argv.first().map(String::as_str).unwrap_or_default()
+            ),
+        }
+    }
+
+    /// A source that can give a new token when the one it gave is rejected.
+    pub fn renews(&self) -> bool {
+        !matches!(self, TokenSource::Static { file: None, .. })
+    }
+}
+
+impl From<Secret> for TokenSource {
+    fn from(token: Secret) -> TokenSource {
+        TokenSource::Static { token, file: None }
+    }
+}
+
+/// Splits a command line into words (quotes and backslashes as a POSIX shell reads them, no
+/// expansion): the program runs directly, so a shell is used only when the user names one.
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') | (None, '\\') => {
+                let next = chars.next().ok_or("a command ends in a backslash")?;
+                word.get_or_insert_with(String::new).push(next);
+            }
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err("a quote in the command is not closed".into());
+    }
+    words.extend(word);
+    if words.is_empty() {
+        return Err("the token command is empty".into());
+    }
+    Ok(words)
+}
+
+fn client_secret(auth: &AuthSection) -> Result<Secret, String> {
+    match (&auth.client_secret_env, &auth.client_secret_file) {
+        (Some(_), Some(_)) => {
+            Err("auth: give client_secret_env or client_secret_file, not both".into())
+        }
+        (None, None) => Err(
+            "auth: token_url needs client_secret_env (a variable's name) or client_secret_file"
+                .into(),
+        ),
+        (Some(name), None) => crate::env::named(name)
+            .map(Secret::new)
+            .ok_or_else(|| format!("auth.client_secret_env: ${name} is not set")),
+        (None, Some(path)) => {
+            crate::config::target::read_secret_file(path, "auth.client_secret_file")
+        }
+    }
+}
+
+fn client_credentials(auth: &AuthSection, url: &str) -> Result<ClientCredentials, String> {
+    let token_url = url::Url::parse(url).map_err(|e| format!("auth.token_url `{url}`: {e}"))?;
+    let loopback = token_url.host_str().is_some_and(|h| {
+        h == "localhost"
+            || h.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    });
+    if token_url.scheme() != "https" && !(token_url.scheme() == "http" && loopback) {
+        return Err(format!(
+            "auth.token_url `{url}`: the client secret travels there: https:// only (http:// for loopback)"
+        ));
+    }
+    Ok(ClientCredentials {
+        token_url,
+        client_id: auth
+            .client_id
+            .clone()
+            .ok_or("auth: token_url needs client_id")?,
+        client_secret: client_secret(auth)?,
+        scope: auth.scope.clone(),
+        audience: auth.audience.clone(),
+        client_auth: auth.client_auth.unwrap_or_default(),
+    })
+}
+
+/// The token source of a command: `--token-command`, else `[auth]`, else the static token.
+/// Two sources at once are refused rather than one silently winning.
+pub fn token_source(args: &TargetArgs, file: &FileConfig) -> Result<Option<TokenSource>, String> {
+    let auth = &file.auth;
+    let timeout = Duration::from_secs(auth.timeout_secs.unwrap_or(30).clamp(1, 600));
+    let configured = match (&args.token_command, &auth.command, &auth.token_url) {
+        (Some(_), _, Some(_)) | (None, Some(_), Some(_)) => {
+            return Err(
+                "auth: a token command and token_url are two token sources; keep one".into(),
+            );
+        }
+        (Some(line), _, None) | (None, Some(line), None) => {
+            Some(TokenSource::Command(split_command(line)?, timeout))
+        }
+        (None, None, Some(url)) => Some(TokenSource::ClientCredentials(
+            client_credentials(auth, url)?,
+            timeout,
+        )),
+        (None, None, None) => None,
+    };
+    let fixed = super::target::read_token(args)?;
+    match (configured, fixed) {
+        (Some(_), Some(_)) => Err("a token is set (PPCERT_TOKEN or --token-file) and [auth] or --token-command also gives one; keep one source".into()),
+        (Some(source), None) => Ok(Some(source)),
+        (None, Some(token)) => Ok(Some(TokenSource::Static {
+            token,
+            file: args.token_file.clone(),
+        })),
+        (None, None) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_split_like_a_shell_without_running_one() {
+        assert_eq!(
+            split_command(r#"vault read -field=token "secret/a b" 'x y' c\ d"#).unwrap(),
+            ["vault", "read", "-field=token", "secret/a b", "x y", "c d"]
+        );
+        assert_eq!(
+            split_command(r#"sh -c 'echo "$T"'"#).unwrap(),
+            ["sh", "-c", r#"echo "$T""#]
+        );
+        assert!(split_command("  ").is_err());
+        assert!(split_command("echo 'open").is_err());
+    }
+
+    #[test]
+    fn a_described_source_names_no_secret() {
+        let credentials = TokenSource::ClientCredentials(
+            ClientCredentials {
+                token_url: url::Url::parse("https://staging.example/oauth/token").unwrap(),
+                client_id: "partner-123".into(),
+                client_secret: Secret::new("s3cr3t-value"),
+                scope: None,
+                audience: None,
+                client_auth: ClientAuth::Basic,
+            },
+            Duration::from_secs(30),
+        );
+        let shown = credentials.describe();
+        assert!(
+            shown.contains("partner-123") && !shown.contains("s3cr3t"),
+            "{shown}"
+        );
+        assert!(!TokenSource::from(Secret::new("t")).renews());
+    }
+}

@@ -1,0 +1,414 @@
+//! The token every call carries, from its source: fetched before the first call, renewed
+//! shortly before a known expiry and once after a 401 that says the token is invalid or
+//! expired. Concurrent flows share one renewal. Every token issued is kept (for scrubbing
+//! only: nothing issued is ever written), and the token endpoint's calls are recorded without
+//! their bodies.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::config::{ClientAuth, ClientCredentials, TokenSource};
+use crate::secret::Secret;
+
+/// A token as handed to one attempt: the generation says which renewal it came from.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub token: Secret,
+    pub generation: u64,
+}
+
+pub use crate::record::TokenRequest as TokenCall;
+
+struct Issued {
+    token: Secret,
+    generation: u64,
+    expires: Option<Instant>,
+    lifetime: Option<Duration>,
+}
+
+pub struct Tokens {
+    source: TokenSource,
+    http: reqwest::Client,
+    current: RwLock<Issued>,
+    renewing: tokio::sync::Mutex<()>,
+    /// Every token issued so far, and the client secret: what scrubbing removes.
+    known: RwLock<Vec<Secret>>,
+    calls: Mutex<Vec<TokenCall>>,
+    /// A renewed token was rejected too, or no new one could be had: the run stops.
+    given_up: AtomicBool,
+}
+
+/// What a source gave: the token and how long it lives, when said.
+type Fetched = (Secret, Option<Duration>);
+
+impl Tokens {
+    /// A fixed token (the embedded sandbox's): nothing to renew.
+    pub fn fixed(token: Secret) -> Arc<Tokens> {
+        // Never used to fetch, but building any client needs the TLS provider installed.
+        super::client::install_crypto_provider();
+        Arc::new(Tokens::with(
+            TokenSource::from(token.clone()),
+            (token, None),
+            reqwest::Client::new(),
+        ))
+    }
+
+    fn with(source: TokenSource, (token, lifetime): Fetched, http: reqwest::Client) -> Tokens {
+        let mut known = vec![token.clone()];
+        if let TokenSource::ClientCredentials(c, _) = &source {
+            known.push(c.client_secret.clone());
+        }
+        Tokens {
+            current: RwLock::new(Issued {
+                token,
+                generation: 0,
+                expires: lifetime.map(|l| Instant::now() + l),
+                lifetime,
+            }),
+            source,
+            http,
+            renewing: tokio::sync::Mutex::new(()),
+            known: RwLock::new(known),
+            calls: Mutex::new(Vec::new()),
+            given_up: AtomicBool::new(false),
+        }
+    }
+
+    /// Fetches the first token from `source`; `http` carries the target's TLS roots.
+    pub async fn start(source: TokenSource, http: reqwest::Client) -> Result<Arc<Tokens>, String> {
+        let calls = Mutex::new(Vec::new());
+        let first = fetch(&source, &http, &calls).await?;
+        let tokens = Tokens::with(source, first, http);
+        *tokens.calls.lock().unwrap_or_else(|e| e.into_inner()) =
+            calls.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok(Arc::new(tokens))
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Issued> {
+        self.current.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The token to send now; one about to expire is renewed first (a failed renewal keeps
+    /// the current one: the server will say whether it still works).
+    pub async fn lease(&self) -> Lease {
+        let (generation, expiring) = {
+            let issued = self.read();
+            let margin = issued.lifetime.map(renewal_margin).unwrap_or_default();
+            let expiring = issued
+                .expires
+                .is_some_and(|at| Instant::now() + margin >= at);
+            (issued.generation, expiring)
+        };
+        if expiring && self.source.renews() {
+            let _ = self.renew(generation).await;
+        }
+        self.current_lease()
+    }
+
+    fn current_lease(&self) -> Lease {
+        let issued = self.read();
+        Lease {
+            token: issued.token.clone(),
+            generation: issued.generation,
+        }
+    }
+
+    /// Renews the token that `generation` leased, unless another flow already did.
+    pub async fn renew(&self, generation: u64) -> Result<Lease, String> {
+        let _one_at_a_time = self.renewing.lock().await;
+        if self.read().generation != generation {
+            return Ok(self.current_lease());
+        }
+        let rejected = self.read().token.clone();
+        let (token, lifetime) = fetch(&self.source, &self.http, &self.calls).await?;
+        if token.expose() == rejected.expose() {
+            return Err(format!(
+                "{} gave the same token again",
+                self.source.describe()
+            ));
+        }
+        self.known
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(token.clone());
+        let mut issued = self.current.write().unwrap_or_else(|e| e.into_inner());
+        *issued = Issued {
+            token,
+            generation: generation + 1,
+            expires: lifetime.map(|l| Instant::now() + l),
+            lifetime,
+        };
+        Ok(Lease {
+            token: issued.token.clone(),
+            generation: issued.generation,
+        })
+    }
+
+    /// Whether the source can give another token after a rejection.
+    pub fn renews(&self) -> bool {
+        self.source.renews()
+    }
+
+    /// Whether the current token is past the expiry its source announced.
+    pub fn expired(&self) -> bool {
+        self.read().expires.is_some_and(|at| Instant::now() >= at)
+    }
+
+    pub fn give_up(&self) {
+        self.given_up.store(true, Ordering::Relaxed);
+    }
+
+    /// A renewed token was rejected too, or none could be had: no more flows should start.
+    pub fn given_up(&self) -> bool {
+        self.given_up.load(Ordering::Relaxed)
+    }
+
+    pub fn describe(&self) -> String {
+        self.source.describe()
+    }
+
+    /// The fingerprint of the token in use now.
+    pub fn fingerprint(&self) -> String {
+        self.read().token.fingerprint()
+    }
+
+    /// The token endpoint's (or command's) calls so far.
+    pub fn calls(&self) -> Vec<TokenCall> {
+        self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// `text` with every token issued so far and the client secret removed.
+    pub fn scrub(&self, text: &str) -> String {
+        let known = self.known.read().unwrap_or_else(|e| e.into_inner());
+        known
+            .iter()
+            .fold(text.to_string(), |text, s| s.scrub(&text))
+    }
+
+    pub fn scrub_json(&self, value: &mut Value) {
+        for secret in self.known.read().unwrap_or_else(|e| e.into_inner()).iter() {
+            secret.scrub_json(value);
+        }
+    }
+}
+
+impl crate::secret::Scrub for Tokens {
+    fn scrub(&self, text: &str) -> String {
+        Tokens::scrub(self, text)
+    }
+
+    fn scrub_json(&self, value: &mut Value) {
+        Tokens::scrub_json(self, value)
+    }
+}
+
+/// How long before a known expiry a token is renewed: a fifth of its life, 1 to 60 s, and
+/// never more than half of it.
+fn renewal_margin(lifetime: Duration) -> Duration {
+    (lifetime / 5)
+        .clamp(Duration::from_secs(1), Duration::from_secs(60))
+        .min(lifetime / 2)
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn record(calls: &Mutex<Vec<TokenCall>>, call: TokenCall) {
+    let mut calls = calls.lock().unwrap_or_else(|e| e.into_inner());
+    // A run renewing a short-lived token for hours must not grow without bound.
+    if calls.len() >= 1000 {
+        calls.remove(0);
+    }
+    calls.push(call);
+}
+
+async fn fetch(
+    source: &TokenSource,
+    http: &reqwest::Client,
+    calls: &Mutex<Vec<TokenCall>>,
+) -> Result<Fetched, String> {
+    let (at, clock) = (now(), Instant::now());
+    let (request, result) = match source {
+        TokenSource::Static {
+            file: Some(path), ..
+        } => (
+            format!("read {}", path.display()),
+            crate::config::read_secret_file(path, "--token-file").map(|t| (t, None)),
+        ),
+        TokenSource::Static { token, file: None } => {
+            ("PPCERT_TOKEN".into(), Ok((token.clone(), None)))
+        }
+        TokenSource::ClientCredentials(credentials, timeout) => (
+            format!("POST {}", credentials.token_url),
+            client_credentials(credentials, http, *timeout).await,
+        ),
+        TokenSource::Command(argv, timeout) => (
+            format!("command {}", argv[0]),
+            super::token_command::run(argv, *timeout).await,
+        ),
+    };
+    record(
+        calls,
+        TokenCall {
+            at,
+            request,
+            outcome: match &result {
+                Ok(_) => "ok".into(),
+                Err(_) => "failed".into(),
+            },
+            duration_ms: clock.elapsed().as_millis() as u64,
+            token_fingerprint: result.as_ref().ok().map(|(t, _)| t.fingerprint()),
+        },
+    );
+    result
+}
+
+/// RFC 6749 §4.4: `grant_type=client_credentials`, the client authenticated by HTTP Basic
+/// (id and secret form-encoded first, §2.3.1) or by form fields.
+async fn client_credentials(
+    c: &ClientCredentials,
+    http: &reqwest::Client,
+    timeout: Duration,
+) -> Result<Fetched, String> {
+    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let mut form = vec![("grant_type", "client_credentials".to_string())];
+    if let Some(scope) = &c.scope {
+        form.push(("scope", scope.clone()));
+    }
+    if let Some(audience) = &c.audience {
+        form.push(("audience", audience.clone()));
+    }
+    let mut request = http.post(c.token_url.clone()).timeout(timeout);
+    match c.client_auth {
+        ClientAuth::Basic => {
+            let pair = format!(
+                "{}:{}",
+                encode(&c.client_id),
+                encode(c.client_secret.expose())
+            );
+            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+            let mut value = reqwest::header::HeaderValue::from_str(&format!("Basic {basic}"))
+                .map_err(|_| "auth: the client id or secret cannot be sent in a header")?;
+            value.set_sensitive(true);
+            request = request.header(reqwest::header::AUTHORIZATION, value);
+        }
+        ClientAuth::Post => {
+            form.push(("client_id", c.client_id.clone()));
+            form.push(("client_secret", c.client_secret.expose().to_string()));
+        }
+    }
+    let body: String = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+        .finish();
+    let response = request
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .header(reqwest::header::ACCEPT, "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| {
+            c.client_secret
+                .scrub(&format!("token endpoint {}: {e}", c.token_url))
+        })?;
+    let status = response.status().as_u16();
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    if !(200..300).contains(&status) {
+        // RFC 6749 §5.2: the server's own words, never the rest of its answer.
+        let words = [&answer["error"], &answer["error_description"]]
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join(": ");
+        let words = if words.is_empty() {
+            "no RFC 6749 error given".to_string()
+        } else {
+            words
+        };
+        return Err(c.client_secret.scrub(&format!(
+            "token endpoint {} answered {status}: {words}",
+            c.token_url
+        )));
+    }
+    token_answer(&answer).ok_or_else(|| {
+        format!(
+            "token endpoint {} answered {status} without an access_token",
+            c.token_url
+        )
+    })
+}
+
+/// `{"access_token", "expires_in"}` (RFC 6749 §5.1), or a command's `{"access_token" |
+/// "token", "expires_in" | "Expiration" | "expires_at"}`.
+pub fn token_answer(answer: &Value) -> Option<Fetched> {
+    let token = answer["access_token"]
+        .as_str()
+        .or_else(|| answer["token"].as_str())
+        .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))?;
+    let lifetime = match &answer["expires_in"] {
+        Value::Number(n) => n.as_f64().filter(|s| *s > 0.0).map(Duration::from_secs_f64),
+        Value::String(s) => s
+            .parse::<f64>()
+            .ok()
+            .filter(|s| *s > 0.0)
+            .map(Duration::from_secs_f64),
+        _ => None,
+    }
+    .or_else(|| {
+        let at = answer["Expiration"]
+            .as_str()
+            .or_else(|| answer["expires_at"].as_str())?;
+        let at = chrono::DateTime::parse_from_rfc3339(at).ok()?;
+        (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
+            .to_std()
+            .ok()
+    });
+    Some((Secret::new(token), lifetime))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn token_answers_of_every_documented_form_are_read() {
+        let (token, life) = token_answer(&json!({"access_token": "a1", "expires_in": 20})).unwrap();
+        assert_eq!(
+            (token.expose(), life),
+            ("a1", Some(Duration::from_secs(20)))
+        );
+        let later = (chrono::Utc::now() + chrono::Duration::seconds(90)).to_rfc3339();
+        let (_, life) = token_answer(&json!({"token": "a2", "Expiration": later})).unwrap();
+        assert!(life.unwrap() > Duration::from_secs(80));
+        assert!(token_answer(&json!({"access_token": ""})).is_none());
+        assert!(token_answer(&json!({"expires_in": 5})).is_none());
+    }
+
+    #[test]
+    fn renewal_comes_a_fifth_of_a_life_early_within_bounds() {
+        assert_eq!(
+            renewal_margin(Duration::from_secs(4)),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            renewal_margin(Duration::from_secs(100)),
+            Duration::from_secs(20)
+        );
+        assert_eq!(
+            renewal_margin(Duration::from_secs(7200)),
+            Duration::from_secs(60)
+        );
+        assert_eq!(
+            renewal_margin(Duration::from_secs(1)),
+            Duration::from_millis(500)
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! `--token-command` / `[auth] command`: runs the program (no shell unless the user names one),
+//! with a timeout, and reads a bare token or JSON from what it prints. A failing command is an
+//! error naming it, with its stderr (scrubbed of anything it printed as a token).
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+
+use crate::secret::Secret;
+
+/// A command prints a token, not a file's worth of output.
+const MAX_OUTPUT: u64 = 64 * 1024;
+
+pub async fn run(argv: &[String], timeout: Duration) -> Result<(Secret, Option<Duration>), String> {
+    let name = &argv[0];
+    let mut child = tokio::process::Command::new(name)
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("token command `{name}` could not be started: {e}"))?;
+    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let read = async {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.take(MAX_OUTPUT).read_to_end(&mut out).await;
+        }
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.take(MAX_OUTPUT).read_to_end(&mut err).await;
+        }
+        let status = child.wait().await;
+        (out, err, status)
+    };
+    let (out, err, status) = tokio::time::timeout(timeout, read).await.map_err(|_| {
+        format!(
+            "token command `{name}` gave no token within {} s",
+            timeout.as_secs()
+        )
+    })?;
+    let out = String::from_utf8_lossy(&out).trim().to_string();
+    let parsed = parse(&out);
+    // Whatever it printed as a token stays out of the message, even when it failed.
+    let scrub = |text: &str| match &parsed {
+        Some((token, _)) => token.scrub(text),
+        None => Secret::new(out.as_str()).scrub(text),
+    };
+    let stderr = scrub(String::from_utf8_lossy(&err).trim());
+    let status = status.map_err(|e| format!("token command `{name}`: {e}"))?;
+    if !status.success() {
+        let code = status
+            .code()
+            .map_or("a signal".to_string(), |c| format!("exit {c}"));
+        return Err(format!(
+            "token command `{name}` failed ({code}){}",
+            if stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", tail(&stderr))
+            }
+        ));
+    }
+    parsed.ok_or_else(|| {
+        format!("token command `{name}` printed no token (a bare token, or JSON with access_token)")
+    })
+}
+
+fn parse(out: &str) -> Option<(Secret, Option<Duration>)> {
+    if out.starts_with('{') {
+        return super::token::token_answer(&serde_json::from_str(out).ok()?);
+    }
+    let token = out.lines().next()?.trim();
+    (!token.is_empty() && !token.contains(char::is_whitespace) && out.lines().count() == 1)
+        .then(|| (Secret::new(token), None))
+}
+
+fn tail(text: &str) -> &str {
+    let start = text.len().saturating_sub(500);
+    &text[text.ceil_char_boundary(start)..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_bare_token_json_and_failures_are_told_apart() {
+        let short = Duration::from_secs(10);
+        let (token, life) = run(&argv(&["echo", "tok-123"]), short).await.unwrap();
+        assert_eq!((token.expose(), life), ("tok-123", None));
+        let json = r#"{"access_token": "tok-9", "expires_in": 4}"#;
+        let (token, life) = run(&argv(&["echo", json]), short).await.unwrap();
+        assert_eq!(
+            (token.expose(), life),
+            ("tok-9", Some(Duration::from_secs(4)))
+        );
+        let failed = run(
+            &argv(&["sh", "-c", "echo leaked-tok; echo nope >&2; exit 3"]),
+            short,
+        )
+        .await
+        .unwrap_err();
+        assert!(failed.contains("`sh` failed (exit 3): nope"), "{failed}");
+        let missing = run(&argv(&["/no/such/program"]), short).await.unwrap_err();
+        assert!(missing.contains("could not be started"), "{missing}");
+        let slow = run(&argv(&["sleep", "5"]), Duration::from_millis(200))
+            .await
+            .unwrap_err();
+        assert!(slow.contains("no token within"), "{slow}");
+    }
+}
