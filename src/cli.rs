@@ -60,7 +60,8 @@ pub enum Command {
     Probe(ProbeArgs),
     /// Re-render the reports of a finished run from its evidence.json.
     Report(ReportArgs),
-    /// Check a bundle against its MANIFEST.sha256; exits 1 naming anything changed.
+    /// Check a bundle (or package) against its MANIFEST.sha256 and compute its verdict again
+    /// from its journal; with --key, check its signature too. Exits 1 naming any difference.
     Verify(VerifyArgs),
     /// Run the embedded staging simulator ("sandbox") standalone, until Ctrl-C.
     Serve(ServeArgs),
@@ -71,6 +72,16 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Print generated booking data as JSON: what a run would send.
     Generate(GenerateArgs),
+    /// Make an Ed25519 key pair to sign bundles with: KEY (PKCS#8 PEM, private, mode 0600)
+    /// and KEY.pub (SPKI PEM: what you give the provider). Never overwrites a key.
+    Keygen(KeygenArgs),
+    /// Sign a finished bundle: write DIR/attestation.intoto.json, an in-toto statement in a
+    /// DSSE envelope naming every file by SHA-256 and the verdict computed again from the
+    /// journal. Refuses a bundle that does not verify.
+    Sign(SignArgs),
+    /// Pack a bundle and its attestation into one .tar.gz to hand to the provider
+    /// (`ppcert verify FILE.tar.gz` checks it without unpacking).
+    Package(PackageArgs),
 }
 
 /// Where to send requests, and with which token.
@@ -224,6 +235,10 @@ pub struct RunArgs {
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
     #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
     pub partner_name: Option<String>,
+    /// Sign the bundle with this private key (from `ppcert keygen`): writes
+    /// attestation.intoto.json, as `ppcert sign` does. Read before anything is sent.
+    #[arg(long, value_name = "KEY")]
+    pub sign_key: Option<PathBuf>,
     /// First retry delay; later ones double, with jitter.
     #[arg(long, default_value_t = 250, value_name = "MS", hide = true)]
     pub backoff_ms: u64,
@@ -287,8 +302,42 @@ pub struct ReportArgs {
 /// Options of `ppcert verify`.
 #[derive(Debug, Args, Clone)]
 pub struct VerifyArgs {
+    /// The run's bundle directory, or a package written by `ppcert package`.
+    pub dir: PathBuf,
+    /// The signer's public key (KEY.pub): the bundle must carry a valid signature by it.
+    #[arg(long, value_name = "KEY.pub")]
+    pub key: Option<PathBuf>,
+}
+
+/// Options of `ppcert keygen`.
+#[derive(Debug, Args, Clone)]
+pub struct KeygenArgs {
+    /// Where the private key goes; the public key goes to the same path plus `.pub`.
+    #[arg(long, value_name = "KEY")]
+    pub out: PathBuf,
+}
+
+/// Options of `ppcert sign`.
+#[derive(Debug, Args, Clone)]
+pub struct SignArgs {
     /// The run's bundle directory.
     pub dir: PathBuf,
+    /// The private key (PKCS#8 PEM, from `ppcert keygen`).
+    #[arg(long, value_name = "KEY")]
+    pub key: PathBuf,
+    /// Replace an existing attestation (by default a signed bundle is left as it is).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Options of `ppcert package`.
+#[derive(Debug, Args, Clone)]
+pub struct PackageArgs {
+    /// The run's bundle directory.
+    pub dir: PathBuf,
+    /// The archive to write [default: DIR.tar.gz]; never overwritten.
+    #[arg(long, value_name = "FILE.tar.gz")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `ppcert validate`.
