@@ -160,7 +160,7 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         return Err(refuse(
             source.path(),
             &checked.problems,
-            "the bundle is not as the run wrote it",
+            "the bundle does not verify",
         ));
     }
     let (Some(derived), Some(_)) = (&checked.derived, &checked.recorded) else {
