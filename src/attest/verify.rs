@@ -43,6 +43,53 @@ pub struct Checked {
     pub listed: Vec<(String, String)>,
     pub manifest_sha256: Option<String>,
     pub signed: Signed,
+    pub scenario: ScenarioCheck,
+}
+
+/// What can be said of the run's scenario, and so of the requirements its ledger counts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScenarioCheck {
+    /// Not read (the record could not be computed again).
+    Unknown,
+    /// Built into this ppcert, the same text (same SHA-256), the same requirements.
+    BuiltIn,
+    /// Named as built in, but another text: another version of ppcert.
+    OtherVersion,
+    /// A scenario file, or the proxy's traffic: its requirements are what the run recorded.
+    NotBuiltIn,
+}
+
+/// Holds the run's scenario to this ppcert's copy when it names a built-in one: the same text
+/// must have required the same counts, else the journal's requirements were edited.
+fn scenario_check(derived: &Evidence, problems: &mut Vec<Problem>) -> ScenarioCheck {
+    use crate::scenario::{BUILTIN, ScenarioSource, builtin};
+    let run = &derived.run;
+    let ScenarioSource::BuiltIn(name) = ScenarioSource::parse(&run.scenario_source) else {
+        return ScenarioCheck::NotBuiltIn;
+    };
+    let Some(loaded) = (BUILTIN.iter())
+        .find(|(n, _)| *n == name)
+        .and_then(|(n, text)| builtin(n, text).ok())
+    else {
+        return ScenarioCheck::OtherVersion;
+    };
+    if loaded.sha256 != run.scenario_sha256 {
+        return ScenarioCheck::OtherVersion;
+    }
+    let expected: Vec<_> = (loaded.scenario.requirements.iter())
+        .filter(|r| run.partner.flight_seller || !r.flight_sellers_only)
+        .map(|r| (r.operation, r.required))
+        .collect();
+    let counted: Vec<_> = (derived.requirements.iter())
+        .map(|r| (r.operation, r.required))
+        .collect();
+    if expected != counted {
+        problems.push(problem(format!(
+            "{}: the requirements it records are not those of the built-in scenario {name} it names (same SHA-256): the journal was edited",
+            journal::FILE_NAME
+        )));
+    }
+    ScenarioCheck::BuiltIn
 }
 
 fn problem(message: String) -> Problem {
@@ -63,6 +110,7 @@ pub fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bool) -> 
         listed: Vec::new(),
         manifest_sha256: None,
         signed: Signed::No,
+        scenario: ScenarioCheck::Unknown,
     };
     let entries = match source.entries() {
         Ok(entries) => entries,
@@ -137,6 +185,7 @@ fn rederive(
             for difference in rederived.differences {
                 problems.push(problem(format!("{}: {difference}", evidence::FILE_NAME)));
             }
+            checked.scenario = scenario_check(&rederived.evidence, problems);
             checked.derived = Some(rederived.evidence);
         }
         Err(e) => problems.push(problem(e)),

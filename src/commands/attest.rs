@@ -7,7 +7,7 @@ use chrono::{SecondsFormat, Utc};
 
 use crate::attest::bundle::Source;
 use crate::attest::dsse::Envelope;
-use crate::attest::verify::{Checked, Signed, check};
+use crate::attest::verify::{Checked, ScenarioCheck, Signed, check};
 use crate::attest::{self, Predicate, Statement, keys, package as pack};
 use crate::cli::{KeygenArgs, PackageArgs, SignArgs, VerifyArgs};
 use crate::error::Failure;
@@ -258,6 +258,23 @@ fn proven(path: &Path, checked: &Checked, derived: &Evidence) -> Vec<String> {
             out.push(format!("  - the files agree with each other: {what}"));
             not.push("who produced the bundle, or that it is unaltered: without a signature anyone can rewrite the journal and every file computed from it together (sign with ppcert run --sign-key or ppcert sign)".into());
         }
+    }
+    match checked.scenario {
+        ScenarioCheck::BuiltIn => out.insert(
+            3,
+            format!(
+                "  scenario: {} is built into this ppcert, unchanged (same SHA-256), and the ledger counts its requirements",
+                run.scenario
+            ),
+        ),
+        ScenarioCheck::OtherVersion => not.push(format!(
+            "that scenario {} is the one this ppcert holds: its SHA-256 differs (another ppcert version); the requirements are those the run recorded",
+            run.scenario
+        )),
+        _ => not.push(format!(
+            "what scenario {} ({}) required: it is not built into ppcert, so its requirements are those the run recorded",
+            run.scenario, run.scenario_source
+        )),
     }
     not.push("that the exchanges in journal.jsonl happened as written: ppcert records what it sent and received, and the signer vouches for the record".into());
     if run.target.sandbox {

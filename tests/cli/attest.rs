@@ -8,14 +8,16 @@ use crate::common::*;
 
 /// The Python holding the independent verifier's packages: `$PPCERT_TEST_PYTHON` (which
 /// `.ci/run` sets), else `python3`. Outside CI a machine without them skips the independent
-/// half with a note; under CI a missing verifier fails the test.
+/// half with a note; under CI, or when `$PPCERT_TEST_PYTHON` names one, a missing verifier
+/// fails the test.
 fn independent_python() -> Option<String> {
-    let python = std::env::var("PPCERT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let named = std::env::var("PPCERT_TEST_PYTHON").ok();
+    let python = named.clone().unwrap_or_else(|| "python3".into());
     let ready = std::process::Command::new(&python)
         .args(["-c", "import securesystemslib, cryptography"])
         .output()
         .is_ok_and(|out| out.status.success());
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+    let ci = named.is_some() || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
     match (ready, ci) {
         (true, _) => Some(python),
         (false, true) => panic!(

@@ -310,3 +310,27 @@ async fn every_file_set_tampering_fails_verify() {
         );
     }
 }
+
+/// Lowering what a built-in scenario requires, in the journal and the record alike and both
+/// re-hashed, is caught: the built-in scenario's text (same SHA-256) says otherwise.
+#[tokio::test]
+async fn requirements_edited_in_the_journal_and_the_record_are_caught() {
+    let (dir, bundle) = bundle().await;
+    for (name, from, to) in [
+        ("journal.jsonl", r#""required":1"#, r#""required":0"#),
+        ("evidence.json", r#""required": 1"#, r#""required": 0"#),
+    ] {
+        let path = bundle.join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{name}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+        rehash(&bundle, name);
+    }
+    let checked = verify(dir.path(), &bundle).await;
+    assert_eq!(checked.code, 1, "{}", checked.stdout);
+    assert!(
+        checked.stderr.contains("the journal was edited"),
+        "{}",
+        checked.stderr
+    );
+}
