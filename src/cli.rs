@@ -25,12 +25,12 @@ pub struct Cli {
 /// The documented exit codes, shown under every `--help`.
 pub const EXIT_CODES: &str = "Exit codes:
   0    every requirement met (or the command succeeded)
-  1    the run finished, a requirement not met or a step failed; verify found a change
+  1    the run finished, a requirement not met or a step failed; verify found a difference
   2    usage, config or scenario error (nothing sent)
   3    token rejected (401 on the first call)
   4    target unreachable (no answer to the first call, or not the API root)
   5    refused by the production guard
-  6    requests were sent but the bundle could not be written (the journal keeps them)
+  6    requests were sent but the bundle could not be written or signed (the journal keeps them)
   130  interrupted (Ctrl-C); the bundle is written, marked incomplete";
 
 #[derive(Debug, Subcommand)]

@@ -89,7 +89,17 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                     Failure::new(crate::exit_codes::BUNDLE_NOT_WRITTEN, failure.error)
                 })
         }
-        _ => Ok(code),
+        _ => {
+            let stale = dir.join(crate::report::manifest::ATTESTATION);
+            if stale.exists() {
+                crate::tell!(
+                    "warning: {} was signed before this session and no longer matches the bundle; sign again (ppcert sign {} --key KEY --force)",
+                    stale.display(),
+                    dir.display()
+                );
+            }
+            Ok(code)
+        }
     }
 }
 
