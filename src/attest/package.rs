@@ -72,20 +72,22 @@ fn place(path: &str) -> Result<(String, Option<String>), String> {
     }
 }
 
-/// Reads a package into memory: its files, and every way its archive breaks the rules.
-pub fn read(path: &Path) -> Result<super::bundle::Loaded, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    let bad = |e: std::io::Error| format!("{}: not a readable .tar.gz: {e}", path.display());
-    let mut loaded = super::bundle::Loaded {
-        entries: Vec::new(),
-        files: BTreeMap::new(),
-        problems: Vec::new(),
-    };
-    let mut tops = std::collections::BTreeSet::new();
-    let mut total = 0u64;
-    for entry in archive.entries().map_err(bad)? {
-        let mut entry = entry.map_err(bad)?;
+/// What reading an archive gathers as it goes.
+struct Reading {
+    loaded: super::bundle::Loaded,
+    tops: std::collections::BTreeSet<String>,
+    total: u64,
+}
+
+impl Reading {
+    fn refuse(&mut self, shown: &str, why: &str) {
+        self.loaded
+            .problems
+            .push(problem(format!("archive entry `{shown}`: {why}")));
+    }
+
+    /// Takes one entry: its place and kind checked, its bytes kept when it is a file.
+    fn take<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), String> {
         let raw = entry.path_bytes().into_owned();
         let shown = String::from_utf8_lossy(&raw).into_owned();
         let kind = match entry.header().entry_type() {
@@ -95,58 +97,72 @@ pub fn read(path: &Path) -> Result<super::bundle::Loaded, String> {
             _ => Kind::Other,
         };
         let Ok(text) = std::str::from_utf8(&raw) else {
-            loaded.problems.push(problem(format!(
-                "archive entry `{shown}`: a name that is not UTF-8"
-            )));
-            continue;
+            self.refuse(&shown, "a name that is not UTF-8");
+            return Ok(());
         };
         let (top, name) = match place(text) {
             Ok(placed) => placed,
             Err(why) => {
-                loaded
-                    .problems
-                    .push(problem(format!("archive entry `{shown}`: {why}")));
-                continue;
+                self.refuse(&shown, &why);
+                return Ok(());
             }
         };
-        tops.insert(top);
+        self.tops.insert(top);
         let Some(name) = name else {
             if kind != Kind::Directory {
-                loaded.problems.push(problem(format!(
-                    "archive entry `{shown}`: outside the bundle's directory"
-                )));
+                self.refuse(&shown, "outside the bundle's directory");
             }
-            continue;
+            return Ok(());
         };
-        if loaded.entries.iter().any(|e| e.name == name) {
-            loaded.problems.push(problem(format!(
-                "archive entry `{shown}`: a second entry of that name"
-            )));
-            continue;
+        if self.loaded.entries.iter().any(|e| e.name == name) {
+            self.refuse(&shown, "a second entry of that name");
+            return Ok(());
         }
-        loaded.entries.push(Entry {
+        self.loaded.entries.push(Entry {
             name: name.clone(),
             utf8: true,
             kind,
         });
         if kind == Kind::File {
-            total += entry.size();
-            if total > MAX_BYTES {
+            self.total += entry.size();
+            if self.total > MAX_BYTES {
                 return Err(format!(
-                    "{}: more than {} GiB of files: not a bundle",
-                    path.display(),
+                    "more than {} GiB of files: not a bundle",
                     MAX_BYTES >> 30
                 ));
             }
             let mut bytes = Vec::with_capacity(entry.size() as usize);
-            entry.read_to_end(&mut bytes).map_err(bad)?;
-            loaded.files.insert(name, bytes);
+            entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+            self.loaded.files.insert(name, bytes);
         }
+        Ok(())
     }
-    if tops.len() > 1 {
+}
+
+/// Reads a package into memory: its files, and every way its archive breaks the rules.
+pub fn read(path: &Path) -> Result<super::bundle::Loaded, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let bad = |e: String| format!("{}: not a readable .tar.gz: {e}", path.display());
+    let mut reading = Reading {
+        loaded: super::bundle::Loaded {
+            entries: Vec::new(),
+            files: BTreeMap::new(),
+            problems: Vec::new(),
+        },
+        tops: Default::default(),
+        total: 0,
+    };
+    for entry in archive.entries().map_err(|e| bad(e.to_string()))? {
+        reading
+            .take(entry.map_err(|e| bad(e.to_string()))?)
+            .map_err(bad)?;
+    }
+    let mut loaded = reading.loaded;
+    if reading.tops.len() > 1 {
         loaded.problems.push(problem(format!(
             "the archive holds more than one top directory ({})",
-            tops.into_iter().collect::<Vec<_>>().join(", ")
+            reading.tops.into_iter().collect::<Vec<_>>().join(", ")
         )));
     }
     loaded.entries.sort_by(|a, b| a.name.cmp(&b.name));

@@ -193,6 +193,46 @@ fn rederive(
     checked.recorded = Some(recorded);
 }
 
+/// The attestation's envelope and the statement it carries.
+fn read_attestation(source: &Source) -> Result<(Envelope, Statement), String> {
+    let envelope: Envelope = source
+        .read_to_string(ATTESTATION)
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+        .map_err(|e| format!("not a DSSE envelope: {e}"))?;
+    let statement: Statement = envelope
+        .payload()
+        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
+        .map_err(|e| format!("the payload is not ppcert's statement: {e}"))?;
+    if statement.kind != STATEMENT_TYPE || statement.predicate_type != PREDICATE_TYPE {
+        return Err(format!(
+            "a statement of type `{}` with predicate `{}`, not `{STATEMENT_TYPE}` with `{PREDICATE_TYPE}`",
+            statement.kind, statement.predicate_type
+        ));
+    }
+    Ok((envelope, statement))
+}
+
+/// Where the statement disagrees with the bundle: its subjects with the files, its predicate
+/// with the one computed again from the journal.
+fn disagreements(statement: &Statement, checked: &Checked, journal_sha256: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(manifest_sha256) = &checked.manifest_sha256 {
+        let expected = super::subjects(&checked.listed, manifest_sha256);
+        out.extend(subject_differences(&statement.subject, &expected));
+    }
+    if let (Some(derived), Some(recorded)) = (&checked.derived, &checked.recorded) {
+        let signed_at = &statement.predicate.signed_at;
+        let expected = Predicate::of(derived, &recorded.tool, journal_sha256, signed_at);
+        if statement.predicate != expected {
+            out.push(format!(
+                "its predicate (verdict {:?}, ledger, run) is not what the journal gives (verdict {:?})",
+                statement.predicate.verdict, expected.verdict
+            ));
+        }
+    }
+    out
+}
+
 /// Checks the attestation: an in-toto statement in a DSSE envelope, subjects exactly the
 /// bundle's files, a predicate equal to the one computed again, and a signature by `key`.
 fn attested(
@@ -202,55 +242,26 @@ fn attested(
     journal_sha256: &str,
     problems: &mut Vec<Problem>,
 ) -> Signed {
-    let mut broken = |why: String| {
-        problems.push(problem(format!("{ATTESTATION}: {why}")));
-        Signed::Broken
-    };
-    let envelope: Envelope = match source
-        .read_to_string(ATTESTATION)
-        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-    {
-        Ok(envelope) => envelope,
-        Err(e) => return broken(format!("not a DSSE envelope: {e}")),
-    };
-    let statement: Statement = match envelope
-        .payload()
-        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
-    {
-        Ok(statement) => statement,
-        Err(e) => return broken(format!("the payload is not ppcert's statement: {e}")),
-    };
-    if statement.kind != STATEMENT_TYPE || statement.predicate_type != PREDICATE_TYPE {
-        return broken(format!(
-            "a statement of type `{}` with predicate `{}`, not `{STATEMENT_TYPE}` with `{PREDICATE_TYPE}`",
-            statement.kind, statement.predicate_type
-        ));
-    }
-    let mut consistent = true;
-    if let Some(manifest_sha256) = &checked.manifest_sha256 {
-        let expected = super::subjects(&checked.listed, manifest_sha256);
-        for difference in subject_differences(&statement.subject, &expected) {
-            consistent = false;
-            broken(difference);
+    let mut broken = |why: String| problems.push(problem(format!("{ATTESTATION}: {why}")));
+    let (envelope, statement) = match read_attestation(source) {
+        Ok(read) => read,
+        Err(why) => {
+            broken(why);
+            return Signed::Broken;
         }
-    }
-    if let (Some(derived), Some(recorded)) = (&checked.derived, &checked.recorded) {
-        let signed_at = &statement.predicate.signed_at;
-        let expected = Predicate::of(derived, &recorded.tool, journal_sha256, signed_at);
-        if statement.predicate != expected {
-            consistent = false;
-            broken(format!(
-                "its predicate (verdict {:?}, ledger, run) is not what the journal gives (verdict {:?})",
-                statement.predicate.verdict, expected.verdict
-            ));
-        }
-    }
-    let signed_at = statement.predicate.signed_at.clone();
+    };
+    let disagreements = disagreements(&statement, checked, journal_sha256);
+    let consistent = disagreements.is_empty();
+    disagreements.into_iter().for_each(&mut broken);
+    let signed_at = statement.predicate.signed_at;
     match key {
-        Some(key) if !envelope.signed_by(key) => broken(format!(
-            "no signature in it verifies with the given key (fingerprint {})",
-            super::keys::fingerprint(key)
-        )),
+        Some(key) if !envelope.signed_by(key) => {
+            broken(format!(
+                "no signature in it verifies with the given key (fingerprint {})",
+                super::keys::fingerprint(key)
+            ));
+            Signed::Broken
+        }
         _ if !consistent => Signed::Broken,
         Some(key) => Signed::ByKey {
             fingerprint: super::keys::fingerprint(key),

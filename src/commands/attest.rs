@@ -154,7 +154,15 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         Some(path) => Some(keys::load_verifying(path).map_err(Failure::usage)?),
         None => None,
     };
-    let source = Source::open(&args.dir).map_err(Failure::usage)?;
+    if args.dir.symlink_metadata().is_err() {
+        return Err(Failure::usage(format!(
+            "{}: no such bundle or package",
+            args.dir.display()
+        )));
+    }
+    // An archive that cannot be read is a package that does not verify.
+    let source =
+        Source::open(&args.dir).map_err(|e| Failure::new(exit_codes::REQUIREMENT_NOT_MET, e))?;
     let checked = check(&source, key.as_ref(), true);
     if !checked.problems.is_empty() {
         return Err(refuse(
@@ -180,38 +188,71 @@ fn verdict_word(verdict: Verdict) -> &'static str {
     }
 }
 
-/// What was proven and what was not, in plain words.
-fn proven(path: &Path, checked: &Checked, derived: &Evidence) -> Vec<String> {
+/// The outcome in one sentence: verdict, ledger, partner, scenario, run, target.
+fn outcome(derived: &Evidence) -> String {
     let run = &derived.run;
-    let ledger: Vec<String> = derived
-        .requirements
-        .iter()
+    let ledger: Vec<String> = (derived.requirements.iter())
         .map(|r| {
             let met = if r.met { "met" } else { "NOT met" };
             format!("{} {}/{} {met}", r.operation, r.succeeded, r.required)
         })
         .collect();
-    let what = format!(
-        "verdict {} ({}) for partner \"{}\", scenario {} (sha256 {}), run {} from {} to {}, against {} ({})",
+    let ledger = match ledger.is_empty() {
+        true => "no requirements".to_string(),
+        false => ledger.join(", "),
+    };
+    let digest = match run.scenario_sha256.as_str() {
+        "" => "none",
+        digest => digest,
+    };
+    format!(
+        "verdict {} ({ledger}) for partner \"{}\", scenario {} (sha256 {digest}), run {} from {} to {}, against {} ({})",
         verdict_word(derived.verdict),
-        if ledger.is_empty() {
-            "no requirements".to_string()
-        } else {
-            ledger.join(", ")
-        },
         run.partner.name,
         run.scenario,
-        if run.scenario_sha256.is_empty() {
-            "none"
-        } else {
-            &run.scenario_sha256
-        },
         run.id,
         run.started_at,
         run.finished_at.as_deref().unwrap_or("?"),
         run.target.base_url,
         run.target.environment.as_str(),
-    );
+    )
+}
+
+/// What the signature (or its absence) adds: lines for the summary and "proven", and what it
+/// leaves unproven.
+fn signature_lines(signed: &Signed, what: &str) -> (String, String, Vec<String>) {
+    match signed {
+        Signed::ByKey {
+            fingerprint,
+            signed_at,
+        } => (
+            format!("  signed: by the key SHA256:{fingerprint} (the key you gave), over every file"),
+            format!("the holder of key SHA256:{fingerprint} signed these exact files and this {what}"),
+            vec![
+                format!("who holds the key: compare SHA256:{fingerprint} with the fingerprint the partner gave you over a channel you trust"),
+                format!("when it was signed: {signed_at} is the signer's clock"),
+            ],
+        ),
+        Signed::Unchecked { keyids, .. } => (
+            format!(
+                "  signed: {ATTESTATION} names key(s) {} but no key was given: the signature is NOT checked",
+                keyids.join(", ")
+            ),
+            format!("the files agree with each other and with the attestation's statement: {what}"),
+            vec!["who produced the bundle: pass --key KEY.pub (the signer's public key) to check the signature".into()],
+        ),
+        Signed::No | Signed::Broken => (
+            "  signed: no (no attestation.intoto.json)".into(),
+            format!("the files agree with each other: {what}"),
+            vec!["who produced the bundle, or that it is unaltered: without a signature anyone can rewrite the journal and every file computed from it together (sign with ppcert run --sign-key or ppcert sign)".into()],
+        ),
+    }
+}
+
+/// What was proven and what was not, in plain words.
+fn proven(path: &Path, checked: &Checked, derived: &Evidence) -> Vec<String> {
+    let run = &derived.run;
+    let (signed, proof, mut not) = signature_lines(&checked.signed, &outcome(derived));
     let mut out = vec![
         format!("{}: verified", path.display()),
         format!(
@@ -223,50 +264,11 @@ fn proven(path: &Path, checked: &Checked, derived: &Evidence) -> Vec<String> {
             verdict_word(derived.verdict)
         ),
     ];
-    let mut not = Vec::new();
-    match &checked.signed {
-        Signed::ByKey {
-            fingerprint,
-            signed_at,
-        } => {
-            out.push(format!(
-                "  signed: by the key SHA256:{fingerprint} (the key you gave), over every file"
-            ));
-            out.push("Proven:".into());
-            out.push(format!(
-                "  - the holder of key SHA256:{fingerprint} signed these exact files and this {what}"
-            ));
-            not.push(format!("who holds the key: compare SHA256:{fingerprint} with the fingerprint the partner gave you over a channel you trust"));
-            not.push(format!(
-                "when it was signed: {signed_at} is the signer's clock"
-            ));
-        }
-        Signed::Unchecked { keyids, .. } => {
-            out.push(format!(
-                "  signed: {ATTESTATION} names key(s) {} but no key was given: the signature is NOT checked",
-                keyids.join(", ")
-            ));
-            out.push("Proven:".into());
-            out.push(format!(
-                "  - the files agree with each other and with the attestation's statement: {what}"
-            ));
-            not.push("who produced the bundle: pass --key KEY.pub (the signer's public key) to check the signature".into());
-        }
-        Signed::No | Signed::Broken => {
-            out.push("  signed: no (no attestation.intoto.json)".into());
-            out.push("Proven:".into());
-            out.push(format!("  - the files agree with each other: {what}"));
-            not.push("who produced the bundle, or that it is unaltered: without a signature anyone can rewrite the journal and every file computed from it together (sign with ppcert run --sign-key or ppcert sign)".into());
-        }
-    }
     match checked.scenario {
-        ScenarioCheck::BuiltIn => out.insert(
-            3,
-            format!(
-                "  scenario: {} is built into this ppcert, unchanged (same SHA-256), and the ledger counts its requirements",
-                run.scenario
-            ),
-        ),
+        ScenarioCheck::BuiltIn => out.push(format!(
+            "  scenario: {} is built into this ppcert, unchanged (same SHA-256), and the ledger counts its requirements",
+            run.scenario
+        )),
         ScenarioCheck::OtherVersion => not.push(format!(
             "that scenario {} is the one this ppcert holds: its SHA-256 differs (another ppcert version); the requirements are those the run recorded",
             run.scenario
@@ -276,6 +278,9 @@ fn proven(path: &Path, checked: &Checked, derived: &Evidence) -> Vec<String> {
             run.scenario, run.scenario_source
         )),
     }
+    out.push(signed);
+    out.push("Proven:".into());
+    out.push(format!("  - {proof}"));
     not.push("that the exchanges in journal.jsonl happened as written: ppcert records what it sent and received, and the signer vouches for the record".into());
     if run.target.sandbox {
         not.push("that this is certification evidence: the answers came from ppcert's sandbox, not the provider's staging".into());

@@ -31,17 +31,7 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
     let (Some(mut evidence), Some(derived), true) =
         (checked.recorded, checked.derived, refused.is_empty())
     else {
-        for problem in &refused {
-            crate::tell!("{}: {problem}", args.dir.display());
-        }
-        return Err(Failure::new(
-            exit_codes::REQUIREMENT_NOT_MET,
-            format!(
-                "{}: the record is not the run's, refusing to re-render: {}",
-                args.dir.display(),
-                refused.join("; ")
-            ),
-        ));
+        return Err(refuse(&args.dir, &refused));
     };
     // What the reports show of the outcome is what the journal gives, never a stored field.
     evidence.verdict = derived.verdict;
@@ -68,4 +58,18 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
         );
     }
     Ok(exit_codes::SUCCESS)
+}
+
+fn refuse(dir: &std::path::Path, refused: &[&str]) -> Failure {
+    for problem in refused {
+        crate::tell!("{}: {problem}", dir.display());
+    }
+    Failure::new(
+        exit_codes::REQUIREMENT_NOT_MET,
+        format!(
+            "{}: the record is not the run's, refusing to re-render: {}",
+            dir.display(),
+            refused.join("; ")
+        ),
+    )
 }

@@ -30,13 +30,17 @@ struct Read {
     run: Option<RunInfo>,
     exchanges: Vec<Exchange>,
     steps: Vec<StepEvent>,
-    end: Option<(
-        String,
-        bool,
-        Option<Vec<Requirement>>,
-        Option<Vec<FlowSummary>>,
-    )>,
+    end: Option<End>,
     sandbox_marked: bool,
+}
+
+/// The journal's end line: when and how the run ended, and what the verdict needs besides
+/// the exchanges and steps.
+struct End {
+    at: String,
+    complete: bool,
+    requirements: Option<Vec<Requirement>>,
+    flows: Option<Vec<FlowSummary>>,
 }
 
 /// Collects differences, naming the first [`NAMED`] and counting the rest.
@@ -139,7 +143,14 @@ fn read(
                 complete,
                 requirements,
                 flows,
-            } => read.end = Some((at, complete, requirements, flows)),
+            } => {
+                read.end = Some(End {
+                    at,
+                    complete,
+                    requirements,
+                    flows,
+                })
+            }
             _ => {}
         }
     }
@@ -179,7 +190,13 @@ pub fn rederive(journal: impl BufRead, recorded: &Evidence) -> Result<Rederived,
     let mut run = read
         .run
         .ok_or_else(|| format!("{}: no run line", journal::FILE_NAME))?;
-    let Some((at, complete, Some(requirements), Some(flows))) = read.end else {
+    let Some(End {
+        at,
+        complete,
+        requirements: Some(requirements),
+        flows: Some(flows),
+    }) = read.end
+    else {
         return Err(format!(
             "{}: no end line saying what was required and how each flow ended: the run did not finish writing its bundle, or an older ppcert wrote it, and its verdict cannot be computed again",
             journal::FILE_NAME

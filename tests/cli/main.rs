@@ -13,6 +13,7 @@ mod hostile;
 mod inputs;
 mod openapi;
 mod outcomes;
+mod package;
 mod probe;
 mod proxy;
 mod reports;
