@@ -56,7 +56,11 @@ pub fn generate(private: &Path) -> Result<(PathBuf, String), String> {
         .to_public_key_pem(LineEnding::LF)
         .map_err(|e| format!("cannot encode the public key: {e}"))?;
     write_new(private, pem.as_bytes(), 0o600)?;
-    write_new(&public, public_pem.as_bytes(), 0o644)?;
+    if let Err(e) = write_new(&public, public_pem.as_bytes(), 0o644) {
+        // Half a pair is no use: a private key whose public half nobody has.
+        let _ = std::fs::remove_file(private);
+        return Err(e);
+    }
     Ok((public, fingerprint(&key.verifying_key())))
 }
 

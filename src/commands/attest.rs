@@ -32,7 +32,8 @@ pub fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
 
 pub fn sign(args: SignArgs) -> Result<u8, Failure> {
     let key = keys::load_signing(&args.key).map_err(Failure::usage)?;
-    sign_dir(&args.dir, &key, args.force)?;
+    let (path, fingerprint) = sign_dir(&args.dir, &key, args.force)?;
+    crate::say!("signed: {} (key SHA256:{fingerprint})", path.display());
     Ok(exit_codes::SUCCESS)
 }
 
@@ -48,12 +49,13 @@ fn refuse(path: &Path, problems: &[manifest::Problem], what: &str) -> Failure {
 }
 
 /// Signs the bundle in `dir` after checking it: the statement's predicate is computed again
-/// from the journal, never copied from evidence.json.
+/// from the journal, never copied from evidence.json. The attestation's path and the key's
+/// fingerprint.
 pub(crate) fn sign_dir(
     dir: &Path,
     key: &ed25519_dalek::SigningKey,
     force: bool,
-) -> Result<PathBuf, Failure> {
+) -> Result<(PathBuf, String), Failure> {
     let path = dir.join(ATTESTATION);
     if !force && path.symlink_metadata().is_ok() {
         return Err(Failure::usage(format!(
@@ -96,8 +98,7 @@ pub(crate) fn sign_dir(
             format!("{}: cannot write: {e}", path.display()),
         )
     })?;
-    crate::say!("signed: {} (key SHA256:{fingerprint})", path.display());
-    Ok(path)
+    Ok((path, fingerprint))
 }
 
 pub fn package(args: PackageArgs) -> Result<u8, Failure> {

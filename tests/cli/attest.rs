@@ -68,7 +68,7 @@ pub(crate) async fn signed_run() -> (tempfile::TempDir, PathBuf, PathBuf) {
     ];
     let finished = ppcert(dir.path(), &args, None).await;
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    assert!(finished.stdout.contains("signed: "), "{}", finished.stdout);
+    assert!(finished.stderr.contains("signed: "), "{}", finished.stderr);
     let bundle = dir.path().join("b");
     (dir, bundle, public)
 }
@@ -358,4 +358,27 @@ async fn sign_afterwards_refuses_a_bundle_that_does_not_verify_or_is_signed_alre
     for out in [&signed, &forced, &wrong] {
         assert!(!out.stdout.contains(&body) && !out.stderr.contains(&body));
     }
+}
+
+/// `--json` keeps stdout one JSON object: signing says so on stderr.
+#[tokio::test]
+async fn a_signed_run_with_json_prints_only_its_summary_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    keygen(dir.path(), "key").await;
+    let args = [
+        "run",
+        "--scenario",
+        "smoke",
+        "--out",
+        "b",
+        "--sign-key",
+        "key",
+        "--json",
+    ];
+    let finished = ppcert(dir.path(), &args, None).await;
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    let summary: serde_json::Value = serde_json::from_str(&finished.stdout).unwrap();
+    assert_eq!(summary["verdict"], "passed", "{summary}");
+    assert!(finished.stderr.contains("signed: "), "{}", finished.stderr);
+    assert!(dir.path().join("b/attestation.intoto.json").is_file());
 }

@@ -83,11 +83,15 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
         Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
             // An unsigned bundle where a signed one was asked for is a bundle not written. A
             // resumed run rewrote its bundle: the earlier attestation is replaced.
-            super::attest::sign_dir(&dir, &key, true)
-                .map(|_| code)
-                .map_err(|failure| {
+            let (path, fingerprint) =
+                super::attest::sign_dir(&dir, &key, true).map_err(|failure| {
                     Failure::new(crate::exit_codes::BUNDLE_NOT_WRITTEN, failure.error)
-                })
+                })?;
+            // On stderr: with --json, stdout holds the summary object alone.
+            if mode.progress != ProgressMode::Quiet {
+                crate::tell!("signed: {} (key SHA256:{fingerprint})", path.display());
+            }
+            Ok(code)
         }
         _ => {
             let stale = dir.join(crate::report::manifest::ATTESTATION);
