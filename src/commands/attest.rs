@@ -56,6 +56,7 @@ pub(crate) fn sign_dir(
     key: &ed25519_dalek::SigningKey,
     force: bool,
 ) -> Result<(PathBuf, String), Failure> {
+    bundle_dir(dir)?;
     let path = dir.join(ATTESTATION);
     if !force && path.symlink_metadata().is_ok() {
         return Err(Failure::usage(format!(
@@ -101,8 +102,33 @@ pub(crate) fn sign_dir(
     Ok((path, fingerprint))
 }
 
+/// `DIR.tar.gz` beside the bundle: `reports/r1` gives `reports/r1.tar.gz`, `.` gives
+/// `../<its name>.tar.gz`.
+fn default_package(dir: &Path, top: &str) -> PathBuf {
+    match dir.file_name() {
+        Some(name) => {
+            let mut name = name.to_owned();
+            name.push(".tar.gz");
+            dir.with_file_name(name)
+        }
+        None => dir.join("..").join(format!("{top}.tar.gz")),
+    }
+}
+
+/// A bundle is a directory: anything else is a usage error (exit 2), not a failed check.
+fn bundle_dir(dir: &Path) -> Result<(), Failure> {
+    match dir.is_dir() {
+        true => Ok(()),
+        false => Err(Failure::usage(format!(
+            "{}: not a bundle directory",
+            dir.display()
+        ))),
+    }
+}
+
 pub fn package(args: PackageArgs) -> Result<u8, Failure> {
     let dir = &args.dir;
+    bundle_dir(dir)?;
     let source = Source::Dir(dir.clone());
     let checked = check(&source, None, true);
     if !checked.problems.is_empty() {
@@ -112,22 +138,21 @@ pub fn package(args: PackageArgs) -> Result<u8, Failure> {
             "refusing to package a bundle that does not verify",
         ));
     }
-    let out = args.out.clone().unwrap_or_else(|| {
-        let mut name = dir.components().as_path().as_os_str().to_owned();
-        name.push(".tar.gz");
-        PathBuf::from(name)
-    });
+    let top = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().and_then(|n| n.to_str()).map(String::from))
+        .unwrap_or_else(|| "bundle".into());
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_package(dir, &top));
     if out.symlink_metadata().is_ok() {
         return Err(Failure::usage(format!(
             "{}: already exists; ppcert package never overwrites (give another --out)",
             out.display()
         )));
     }
-    let top = dir
-        .canonicalize()
-        .ok()
-        .and_then(|d| d.file_name().and_then(|n| n.to_str()).map(String::from))
-        .unwrap_or_else(|| "bundle".into());
     let mut files: Vec<String> = checked.listed.iter().map(|(_, n)| n.clone()).collect();
     files.push(manifest::FILE_NAME.to_string());
     if checked.signed != Signed::No {
