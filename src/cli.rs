@@ -58,7 +58,8 @@ pub enum Command {
     /// Make one of each call against an unfamiliar staging, show what was read from where,
     /// prove where unread values are, and optionally write the ppcert.toml that works.
     Probe(ProbeArgs),
-    /// Re-render the reports of a finished run from its evidence.json.
+    /// Re-render the reports of a finished run from its evidence.json, once its journal
+    /// confirms the verdict and ledger (refuses, exit 1, when it does not).
     Report(ReportArgs),
     /// Check a bundle (or package) against its MANIFEST.sha256 and compute its verdict again
     /// from its journal; with --key, check its signature too. Exits 1 naming any difference.
@@ -303,6 +304,7 @@ pub struct ReportArgs {
 #[derive(Debug, Args, Clone)]
 pub struct VerifyArgs {
     /// The run's bundle directory, or a package written by `ppcert package`.
+    #[arg(value_name = "DIR|FILE.tar.gz")]
     pub dir: PathBuf,
     /// The signer's public key (KEY.pub): the bundle must carry a valid signature by it.
     #[arg(long, value_name = "KEY.pub")]
