@@ -27,12 +27,12 @@ pub struct Cli {
 /// The documented exit codes, shown under every `--help`.
 pub const EXIT_CODES: &str = "Exit codes:
   0    every requirement met (or the command succeeded)
-  1    the run finished, a requirement not met or a step failed; verify found a change
+  1    the run finished, a requirement not met or a step failed; verify found a difference
   2    usage, config or scenario error (nothing sent)
   3    token rejected (401 on the first call)
   4    target unreachable (no answer to the first call, or not the API root)
   5    refused by the production guard
-  6    requests were sent but the bundle could not be written (the journal keeps them)
+  6    requests were sent but the bundle could not be written or signed (the journal keeps them)
   130  interrupted (Ctrl-C); the bundle is written, marked incomplete";
 
 #[derive(Debug, Subcommand)]
@@ -60,9 +60,11 @@ pub enum Command {
     /// Make one of each call against an unfamiliar staging, show what was read from where,
     /// prove where unread values are, and optionally write the ppcert.toml that works.
     Probe(ProbeArgs),
-    /// Re-render the reports of a finished run from its evidence.json.
+    /// Re-render the reports of a finished run from its evidence.json, once its journal
+    /// confirms the verdict and ledger (refuses, exit 1, when it does not).
     Report(ReportArgs),
-    /// Check a bundle against its MANIFEST.sha256; exits 1 naming anything changed.
+    /// Check a bundle (or package) against its MANIFEST.sha256 and compute its verdict again
+    /// from its journal; with --key, check its signature too. Exits 1 naming any difference.
     Verify(VerifyArgs),
     /// Run the embedded staging simulator ("sandbox") standalone, until Ctrl-C.
     Serve(ServeArgs),
@@ -73,6 +75,16 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Print generated booking data as JSON: what a run would send.
     Generate(GenerateArgs),
+    /// Make an Ed25519 key pair to sign bundles with: KEY (PKCS#8 PEM, private, mode 0600)
+    /// and KEY.pub (SPKI PEM: what you give the provider). Never overwrites a key.
+    Keygen(KeygenArgs),
+    /// Sign a finished bundle: write DIR/attestation.intoto.json, an in-toto statement in a
+    /// DSSE envelope naming every file by SHA-256 and the verdict computed again from the
+    /// journal. Refuses a bundle that does not verify.
+    Sign(SignArgs),
+    /// Pack a bundle and its attestation into one .tar.gz to hand to the provider
+    /// (`ppcert verify FILE.tar.gz` checks it without unpacking).
+    Package(PackageArgs),
 }
 
 /// Where to send requests, and with which token.
@@ -235,6 +247,10 @@ pub struct RunArgs {
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
     #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
     pub partner_name: Option<String>,
+    /// Sign the bundle with this private key (from `ppcert keygen`): writes
+    /// attestation.intoto.json, as `ppcert sign` does. Read before anything is sent.
+    #[arg(long, value_name = "KEY")]
+    pub sign_key: Option<PathBuf>,
     /// First retry delay; later ones double, with jitter.
     #[arg(long, default_value_t = 250, value_name = "MS", hide = true)]
     pub backoff_ms: u64,
@@ -298,8 +314,43 @@ pub struct ReportArgs {
 /// Options of `ppcert verify`.
 #[derive(Debug, Args, Clone)]
 pub struct VerifyArgs {
+    /// The run's bundle directory, or a package written by `ppcert package`.
+    #[arg(value_name = "DIR|FILE.tar.gz")]
+    pub dir: PathBuf,
+    /// The signer's public key (KEY.pub): the bundle must carry a valid signature by it.
+    #[arg(long, value_name = "KEY.pub")]
+    pub key: Option<PathBuf>,
+}
+
+/// Options of `ppcert keygen`.
+#[derive(Debug, Args, Clone)]
+pub struct KeygenArgs {
+    /// Where the private key goes; the public key goes to the same path plus `.pub`.
+    #[arg(long, value_name = "KEY")]
+    pub out: PathBuf,
+}
+
+/// Options of `ppcert sign`.
+#[derive(Debug, Args, Clone)]
+pub struct SignArgs {
     /// The run's bundle directory.
     pub dir: PathBuf,
+    /// The private key (PKCS#8 PEM, from `ppcert keygen`).
+    #[arg(long, value_name = "KEY")]
+    pub key: PathBuf,
+    /// Replace an existing attestation (by default a signed bundle is left as it is).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Options of `ppcert package`.
+#[derive(Debug, Args, Clone)]
+pub struct PackageArgs {
+    /// The run's bundle directory.
+    pub dir: PathBuf,
+    /// The archive to write [default: DIR.tar.gz]; never overwritten.
+    #[arg(long, value_name = "FILE.tar.gz")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `ppcert validate`.

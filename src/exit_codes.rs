@@ -12,7 +12,8 @@ pub const TOKEN_REJECTED: u8 = 3;
 pub const UNREACHABLE: u8 = 4;
 /// Refused by the production guard: the scenario would create contracts or claims in production.
 pub const PRODUCTION_GUARD: u8 = 5;
-/// Requests were sent but the evidence bundle could not be written (disk full, no permission):
+/// Requests were sent but the evidence bundle could not be written (disk full, no permission),
+/// or signed as `--sign-key` asked:
 /// `journal.jsonl` holds what was recorded; `ppcert report DIR` can render it once fixed.
 pub const BUNDLE_NOT_WRITTEN: u8 = 6;
 /// Interrupted (Ctrl-C); the bundle is still written, marked incomplete.

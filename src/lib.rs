@@ -22,6 +22,7 @@ macro_rules! tell {
     }};
 }
 
+pub mod attest;
 pub mod bounds;
 pub mod cli;
 mod commands;
@@ -91,6 +92,9 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Webhook(WebhookCommand::Listen(args)) => commands::webhook::listen(args).await,
         Command::Webhook(WebhookCommand::Send(args)) => commands::webhook::send(args).await,
         Command::Report(args) => commands::report::report(args),
-        Command::Verify(args) => commands::report::verify(args),
+        Command::Verify(args) => commands::attest::verify(args),
+        Command::Keygen(args) => commands::attest::keygen(args),
+        Command::Sign(args) => commands::attest::sign(args),
+        Command::Package(args) => commands::attest::package(args),
     }
 }

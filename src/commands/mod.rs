@@ -1,5 +1,6 @@
 //! Command implementations: the only place that wires modules together.
 
+pub mod attest;
 pub mod check_token;
 pub mod dialects;
 pub mod generate;

@@ -208,7 +208,7 @@ async fn finish(
         dir,
         &mut evidence,
         &proxy.recording,
-        &crate::report::Format::ALL,
+        (&config.requirements, &crate::report::Format::ALL),
     );
     if let Some(sandbox) = sandbox {
         let _ = sandbox.shutdown().await;

@@ -1,10 +1,10 @@
-//! `ppcert report` and `ppcert verify`: re-render a finished run, check a bundle's integrity.
+//! `ppcert report`: re-render a finished run's reports from the record its journal confirms.
 
-use crate::cli::{ReportArgs, VerifyArgs};
+use crate::attest::bundle::Source;
+use crate::attest::verify::check;
+use crate::cli::ReportArgs;
 use crate::error::Failure;
-use crate::evidence::{self, Evidence};
 use crate::exit_codes;
-use crate::journal;
 use crate::report::{self, Format, manifest};
 
 pub fn report(args: ReportArgs) -> Result<u8, Failure> {
@@ -20,25 +20,24 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
             ),
         ));
     }
-    {
-        let problems = manifest::verify(&args.dir).map_err(Failure::usage)?;
-        let record: Vec<&String> = problems
-            .iter()
-            .filter(|p| p.starts_with(evidence::FILE_NAME) || p.starts_with(journal::FILE_NAME))
-            .collect();
-        if !record.is_empty() {
-            let list: Vec<&str> = record.iter().map(|s| s.as_str()).collect();
-            return Err(Failure::new(
-                exit_codes::REQUIREMENT_NOT_MET,
-                format!(
-                    "{}: the record changed since the run, refusing to re-render: {}",
-                    args.dir.display(),
-                    list.join("; ")
-                ),
-            ));
-        }
-    }
-    let evidence = Evidence::read(&args.dir.join(evidence::FILE_NAME)).map_err(Failure::usage)?;
+    let source = Source::Dir(args.dir.clone());
+    let checked = check(&source, None, false);
+    // A changed or missing report is what re-rendering is for; anything else means the record
+    // is not the run's, and a re-render (with a fresh manifest) would vouch for it.
+    let refused: Vec<&str> = (checked.problems.iter())
+        .filter(|p| !p.rerenderable)
+        .map(|p| p.message.as_str())
+        .collect();
+    let (Some(mut evidence), Some(derived), true) =
+        (checked.recorded, checked.derived, refused.is_empty())
+    else {
+        return Err(refuse(&args.dir, &refused));
+    };
+    // What the reports show of the outcome is what the journal gives, never a stored field.
+    evidence.verdict = derived.verdict;
+    evidence.requirements = derived.requirements;
+    evidence.run = derived.run;
+    evidence.flows = derived.flows;
     let formats: Vec<Format> = if args.format.is_empty() {
         Format::ALL.to_vec()
     } else {
@@ -49,27 +48,28 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
     for format in &formats {
         crate::say!("{}", args.dir.join(format.file_name()).display());
     }
+    if args.dir.join(manifest::ATTESTATION).exists()
+        && !check(&source, None, true).problems.is_empty()
+    {
+        crate::tell!(
+            "warning: the re-rendered files no longer match {}: sign again (ppcert sign {} --key KEY --force)",
+            manifest::ATTESTATION,
+            args.dir.display()
+        );
+    }
     Ok(exit_codes::SUCCESS)
 }
 
-pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
-    let problems = manifest::verify(&args.dir).map_err(Failure::usage)?;
-    if problems.is_empty() {
-        crate::say!(
-            "{}: every file matches {}",
-            args.dir.display(),
-            manifest::FILE_NAME
-        );
-        return Ok(exit_codes::SUCCESS);
+fn refuse(dir: &std::path::Path, refused: &[&str]) -> Failure {
+    for problem in refused {
+        crate::tell!("{}: {problem}", dir.display());
     }
-    for problem in &problems {
-        crate::tell!("{}: {problem}", args.dir.display());
-    }
-    Err(Failure::new(
+    Failure::new(
         exit_codes::REQUIREMENT_NOT_MET,
         format!(
-            "{} problem(s): the bundle is not as the run wrote it",
-            problems.len()
+            "{}: the record is not the run's, refusing to re-render: {}",
+            dir.display(),
+            refused.join("; ")
         ),
-    ))
+    )
 }

@@ -95,6 +95,14 @@ impl Recording {
         others: Vec<Arc<dyn Subscriber>>,
     ) -> Recording {
         let (mut exchanges, steps) = previous;
+        // The journal's flow states stay there, as for the steps this session records.
+        let steps = steps
+            .into_iter()
+            .map(|step| StepEvent {
+                state: None,
+                ..step
+            })
+            .collect();
         let next_seq = exchanges.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
         exchanges.iter_mut().for_each(|x| x.slim(true));
         let journal = Arc::new(JournalWriter::new(journal));

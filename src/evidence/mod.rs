@@ -2,6 +2,7 @@
 //! from it alone; the requirement ledger counts exchanges as the provider's own ledger would.
 
 pub mod collect;
+pub mod derive;
 mod ledger;
 pub mod stream;
 pub mod webhooks;
@@ -146,13 +147,7 @@ pub struct BookingRecord {
     pub currency: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FlowSummary {
-    pub label: String,
-    pub flow: String,
-    pub status: FlowStatus,
-    pub reason: Option<String>,
-}
+pub use crate::journal::FlowSummary;
 
 fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {
     let state = &flow.state;
@@ -261,14 +256,23 @@ fn verdict(
 
 impl Evidence {
     pub fn read(path: &std::path::Path) -> Result<Evidence, String> {
-        let text = std::fs::read_to_string(path)
+        let file = std::fs::File::open(path)
             .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        let evidence: Evidence = serde_json::from_str(&text)
-            .map_err(|e| format!("{}:{}: {e}", path.display(), e.line()))?;
+        Evidence::from_reader(&path.display().to_string(), std::io::BufReader::new(file))
+    }
+
+    /// Reads a record from `reader`; `name` says where it came from in errors.
+    pub fn from_reader(name: &str, mut reader: impl std::io::Read) -> Result<Evidence, String> {
+        // Read whole, then parsed: serde_json parses a string several times faster than a reader.
+        let mut text = String::new();
+        reader
+            .read_to_string(&mut text)
+            .map_err(|e| format!("{name}: cannot read: {e}"))?;
+        let evidence: Evidence =
+            serde_json::from_str(&text).map_err(|e| format!("{name}:{}: {e}", e.line()))?;
         if evidence.schema_version != SCHEMA_VERSION {
             return Err(format!(
-                "{}: schema_version {} is not supported (expected {SCHEMA_VERSION})",
-                path.display(),
+                "{name}: schema_version {} is not supported (expected {SCHEMA_VERSION})",
                 evidence.schema_version
             ));
         }

@@ -44,10 +44,25 @@ pub enum Line {
     Resumed {
         at: String,
     },
+    /// The run's end. `requirements` and `flows` are how the run concluded, recorded so that
+    /// `ppcert verify` re-derives the ledger and the verdict from the journal alone.
     End {
         at: String,
         complete: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        requirements: Option<Vec<crate::scenario::Requirement>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flows: Option<Vec<FlowSummary>>,
     },
+}
+
+/// How one flow instance ended, as the evidence lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    pub label: String,
+    pub flow: String,
+    pub status: crate::engine::FlowStatus,
+    pub reason: Option<String>,
 }
 
 pub struct Journal {
@@ -244,6 +259,8 @@ mod tests {
             Line::End {
                 at: "t".into(),
                 complete: false,
+                requirements: Some(Vec::new()),
+                flows: None,
             },
         ];
         for line in lines {

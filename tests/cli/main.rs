@@ -1,6 +1,7 @@
 //! The integration test binary: every test talks to a real sandbox on an ephemeral loopback
 //! port, through real HTTP or the real `ppcert` binary.
 
+mod attest;
 mod bundle;
 mod captures;
 mod ci;
@@ -12,6 +13,7 @@ mod hostile;
 mod inputs;
 mod openapi;
 mod outcomes;
+mod package;
 mod probe;
 mod proxy;
 mod reports;

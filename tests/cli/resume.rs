@@ -89,10 +89,16 @@ async fn ctrl_c_then_resume_completes_and_passes() {
     stop_midway(&sandbox, dir.path(), "-INT", 20).await;
     let interrupted = read_json(&dir.path().join("b/evidence.json"));
     assert_eq!(interrupted["verdict"], "incomplete");
+    // The interrupted bundle and the resumed one each verify: the journal of a run in two
+    // sessions gives the same verdict its evidence records.
+    let verified = ppcert(dir.path(), &["verify", "b"], None).await;
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
     let (finished, evidence) = resume(&sandbox, dir.path()).await;
     assert_eq!(finished.code, 0, "{}", finished.stdout);
     assert_eq!(evidence["verdict"], "passed");
     assert_ledger_is_the_servers(&evidence, &sandbox, "ctrl-c");
+    let verified = ppcert(dir.path(), &["verify", "b"], None).await;
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
 }
 
 /// The "done when" of the reliability work: 20 stops at random moments, by SIGKILL or SIGINT,
@@ -119,6 +125,8 @@ async fn stopped_at_random_moments_and_resumed_every_run_ends_met_and_true() {
         let name = format!("seed {seed}, trial {trial} ({signal} after {lines} journal lines)");
         assert_eq!(finished.code, 0, "{name}: {}", finished.stdout);
         assert_ledger_is_the_servers(&evidence, &sandbox, &name);
+        let verified = ppcert(dir.path(), &["verify", "b"], None).await;
+        assert_eq!(verified.code, 0, "{name}: {}", verified.stderr);
     }
 }
 

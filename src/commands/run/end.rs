@@ -14,6 +14,7 @@ use crate::evidence::{self, Evidence, RunInfo};
 use crate::journal::{self, Line};
 use crate::output::OutputMode;
 use crate::sandbox::Sandbox;
+use crate::scenario::Requirement;
 
 /// How the engine ended: its flows' results (or why there are none), and whether Ctrl-C
 /// stopped it.
@@ -43,7 +44,13 @@ pub(super) async fn conclude(
         let section = receiver.finish(sandbox.as_ref(), &evidence.exchanges).await;
         evidence.webhooks = Some(section);
     }
-    let published = publish(dir, &mut evidence, recording, &config.formats);
+    let requirements = &config.scenario.scenario.requirements;
+    let published = publish(
+        dir,
+        &mut evidence,
+        recording,
+        (requirements, &config.formats),
+    );
     if let Some(sandbox) = sandbox {
         let _ = sandbox.shutdown().await;
     }
@@ -78,11 +85,15 @@ pub(crate) fn publish(
     dir: &Path,
     evidence: &mut Evidence,
     recording: &Recording,
-    formats: &[crate::report::Format],
+    (requirements, formats): (&[Requirement], &[crate::report::Format]),
 ) -> Result<(), String> {
+    // The end line carries what the verdict is computed from besides the exchanges and steps,
+    // so `ppcert verify` can compute it again from the journal alone.
     recording.write_line(&Line::End {
-        at: Utc::now().to_rfc3339(),
+        at: (evidence.run.finished_at.clone()).unwrap_or_else(|| Utc::now().to_rfc3339()),
         complete: evidence.run.complete,
+        requirements: Some(requirements.to_vec()),
+        flows: Some(evidence.flows.clone()),
     });
     // Failpoint for the test of a bundle that cannot be written (hidden, tests only).
     let failpoint = crate::env::failpoint("PPCERT_TEST_FAIL_BUNDLE").map(|_| {

@@ -56,6 +56,11 @@ async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::
 
 pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let mode = OutputMode::decide(&args.output);
+    // The signing key is read before anything is sent: a run must not end unsignable.
+    let signer = match &args.sign_key {
+        Some(path) => Some(crate::attest::keys::load_signing(path).map_err(usage)?),
+        None => None,
+    };
     let (config, previous) = configure(&args)?;
     let receiver = match &config.webhooks {
         Some(wanted) => Some(RunReceiver::start(wanted).await?),
@@ -79,7 +84,34 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     );
     let ended = execute(session.shared.clone(), plan).await;
     let sandbox = opened.sandbox.take();
-    Ok(end::conclude(&config, session, ended, (receiver, sandbox), &mode).await)
+    let dir = session.dir.clone();
+    let code = end::conclude(&config, session, ended, (receiver, sandbox), &mode).await;
+    match signer {
+        Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
+            // An unsigned bundle where a signed one was asked for is a bundle not written. A
+            // resumed run rewrote its bundle: the earlier attestation is replaced.
+            let (path, fingerprint) =
+                super::attest::sign_dir(&dir, &key, true).map_err(|failure| {
+                    Failure::new(crate::exit_codes::BUNDLE_NOT_WRITTEN, failure.error)
+                })?;
+            // On stderr: with --json, stdout holds the summary object alone.
+            if mode.progress != ProgressMode::Quiet {
+                crate::tell!("signed: {} (key SHA256:{fingerprint})", path.display());
+            }
+            Ok(code)
+        }
+        _ => {
+            let stale = dir.join(crate::report::manifest::ATTESTATION);
+            if stale.exists() {
+                crate::tell!(
+                    "warning: {} was signed before this session and no longer matches the bundle; sign again (ppcert sign {} --key KEY --force)",
+                    stale.display(),
+                    dir.display()
+                );
+            }
+            Ok(code)
+        }
+    }
 }
 
 /// The config, with an interrupted run's record merged in when resuming, past the

@@ -1,0 +1,105 @@
+//! A bundle to check, wherever it is: a directory, or a package read into memory (never
+//! unpacked to disk). Both answer the same questions: which entries, and each file's bytes.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+use crate::report::manifest::{self, Entry, Kind, Problem};
+
+/// A package's files, read from its archive, and what was wrong with the archive itself.
+pub struct Loaded {
+    pub entries: Vec<Entry>,
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub problems: Vec<Problem>,
+}
+
+pub enum Source {
+    Dir(PathBuf),
+    Package(PathBuf, Loaded),
+}
+
+impl Source {
+    /// A directory is a bundle; a file is a package (`ppcert package`'s `.tar.gz`).
+    pub fn open(path: &Path) -> Result<Source, String> {
+        let meta = path
+            .metadata()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.is_dir() {
+            Ok(Source::Dir(path.to_path_buf()))
+        } else {
+            let loaded = super::package::read(path)?;
+            Ok(Source::Package(path.to_path_buf(), loaded))
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        match self {
+            Source::Dir(path) | Source::Package(path, _) => path,
+        }
+    }
+
+    /// The entries at the bundle's top.
+    pub fn entries(&self) -> Result<Vec<Entry>, String> {
+        match self {
+            Source::Dir(dir) => {
+                manifest::entries(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))
+            }
+            Source::Package(_, loaded) => Ok(loaded.entries.clone()),
+        }
+    }
+
+    /// What was wrong with the archive itself (none for a directory).
+    pub fn archive_problems(&self) -> Vec<Problem> {
+        match self {
+            Source::Dir(_) => Vec::new(),
+            Source::Package(_, loaded) => loaded.problems.clone(),
+        }
+    }
+
+    /// A regular file of the bundle, read through a buffer.
+    pub fn reader(&self, name: &str) -> std::io::Result<Box<dyn BufRead + '_>> {
+        match self {
+            Source::Dir(dir) => {
+                let path = dir.join(name);
+                if path.symlink_metadata()?.file_type().is_symlink() {
+                    return Err(std::io::Error::other("a symbolic link, not followed"));
+                }
+                Ok(Box::new(std::io::BufReader::new(std::fs::File::open(
+                    path,
+                )?)))
+            }
+            Source::Package(_, loaded) => loaded
+                .files
+                .get(name)
+                .map(|bytes| Box::new(bytes.as_slice()) as Box<dyn BufRead>)
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound)),
+        }
+    }
+
+    pub fn read_to_string(&self, name: &str) -> Result<String, String> {
+        let mut text = String::new();
+        self.reader(name)
+            .and_then(|mut r| r.read_to_string(&mut text))
+            .map_err(|e| format!("{name}: cannot read: {e}"))?;
+        Ok(text)
+    }
+
+    pub fn digest(&self, name: &str) -> std::io::Result<String> {
+        use sha2::Digest;
+        let mut hasher = sha2::Sha256::new();
+        std::io::copy(&mut self.reader(name)?, &mut hasher)?;
+        Ok(hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect())
+    }
+}
+
+/// Whether `entries` holds `name` as a regular file.
+pub fn has_file(entries: &[Entry], name: &str) -> bool {
+    entries
+        .iter()
+        .any(|e| e.utf8 && e.name == name && e.kind == Kind::File)
+}

@@ -1,0 +1,187 @@
+//! `ppcert package`: one `.tar.gz` of a bundle and its attestation, every file under one
+//! directory named after the bundle; and reading one back into memory to verify it, refusing
+//! what a careless `tar x` would let escape (`..`, absolute paths, links, duplicates).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use crate::report::manifest::{Entry, Kind, Problem};
+
+/// A package is read whole into memory: more than this is not a bundle.
+const MAX_BYTES: u64 = 4 << 30;
+
+/// Writes `files` (names in the bundle) of `dir` into `out`, under `top/`. Reproducible: fixed
+/// times, modes and owners, files in name order.
+pub fn write(dir: &Path, top: &str, files: &[String], out: &Path) -> std::io::Result<()> {
+    let tmp = out.with_extension("partial");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    let written = (|| {
+        let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+        let mut tar = tar::Builder::new(gz);
+        let mut header = tar::Header::new_ustar();
+        header.set_entry_type(tar::EntryType::Directory);
+        header.set_mode(0o755);
+        header.set_size(0);
+        header.set_mtime(0);
+        tar.append_data(&mut header, format!("{top}/"), std::io::empty())?;
+        for name in files {
+            let mut source = std::fs::File::open(dir.join(name))?;
+            let mut header = tar::Header::new_ustar();
+            header.set_entry_type(tar::EntryType::Regular);
+            header.set_mode(0o644);
+            header.set_size(source.metadata()?.len());
+            header.set_mtime(0);
+            tar.append_data(&mut header, format!("{top}/{name}"), &mut source)?;
+        }
+        tar.into_inner()?.finish()?.sync_all()
+    })();
+    match written {
+        Ok(()) => std::fs::rename(&tmp, out),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn problem(message: String) -> Problem {
+    Problem {
+        message,
+        rerenderable: false,
+    }
+}
+
+/// Splits an entry's path into the bundle's directory and the file's name; `None` for the
+/// directory's own entry. Anything else is a problem.
+fn place(path: &str) -> Result<(String, Option<String>), String> {
+    if path.starts_with('/') || path.contains('\\') {
+        return Err("an absolute or DOS path".into());
+    }
+    let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    if parts.iter().any(|p| matches!(*p, "" | "." | "..")) {
+        return Err("a path with `..`, `.` or an empty part".into());
+    }
+    match parts.as_slice() {
+        [top] => Ok((top.to_string(), None)),
+        [top, name] => Ok((top.to_string(), Some(name.to_string()))),
+        _ => Err("deeper than the bundle's directory (a bundle holds no subdirectories)".into()),
+    }
+}
+
+/// What reading an archive gathers as it goes.
+struct Reading {
+    loaded: super::bundle::Loaded,
+    tops: std::collections::BTreeSet<String>,
+    total: u64,
+}
+
+impl Reading {
+    fn refuse(&mut self, shown: &str, why: &str) {
+        self.loaded
+            .problems
+            .push(problem(format!("archive entry `{shown}`: {why}")));
+    }
+
+    /// Takes one entry: its place and kind checked, its bytes kept when it is a file.
+    fn take<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), String> {
+        let raw = entry.path_bytes().into_owned();
+        let shown = String::from_utf8_lossy(&raw).into_owned();
+        let kind = match entry.header().entry_type() {
+            tar::EntryType::Regular | tar::EntryType::Continuous => Kind::File,
+            tar::EntryType::Directory => Kind::Directory,
+            tar::EntryType::Symlink | tar::EntryType::Link => Kind::Symlink,
+            _ => Kind::Other,
+        };
+        let Ok(text) = std::str::from_utf8(&raw) else {
+            self.refuse(&shown, "a name that is not UTF-8");
+            return Ok(());
+        };
+        let (top, name) = match place(text) {
+            Ok(placed) => placed,
+            Err(why) => {
+                self.refuse(&shown, &why);
+                return Ok(());
+            }
+        };
+        self.tops.insert(top);
+        let Some(name) = name else {
+            if kind != Kind::Directory {
+                self.refuse(&shown, "outside the bundle's directory");
+            }
+            return Ok(());
+        };
+        if self.loaded.entries.iter().any(|e| e.name == name) {
+            self.refuse(&shown, "a second entry of that name");
+            return Ok(());
+        }
+        self.loaded.entries.push(Entry {
+            name: name.clone(),
+            utf8: true,
+            kind,
+        });
+        if kind == Kind::File {
+            self.total += entry.size();
+            if self.total > MAX_BYTES {
+                return Err(format!(
+                    "more than {} GiB of files: not a bundle",
+                    MAX_BYTES >> 30
+                ));
+            }
+            let mut bytes = Vec::with_capacity(entry.size() as usize);
+            entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+            self.loaded.files.insert(name, bytes);
+        }
+        Ok(())
+    }
+}
+
+/// Reads a package into memory: its files, and every way its archive breaks the rules.
+pub fn read(path: &Path) -> Result<super::bundle::Loaded, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let bad = |e: String| format!("{}: not a readable .tar.gz: {e}", path.display());
+    let mut reading = Reading {
+        loaded: super::bundle::Loaded {
+            entries: Vec::new(),
+            files: BTreeMap::new(),
+            problems: Vec::new(),
+        },
+        tops: Default::default(),
+        total: 0,
+    };
+    for entry in archive.entries().map_err(|e| bad(e.to_string()))? {
+        reading
+            .take(entry.map_err(|e| bad(e.to_string()))?)
+            .map_err(bad)?;
+    }
+    let mut loaded = reading.loaded;
+    if reading.tops.len() > 1 {
+        loaded.problems.push(problem(format!(
+            "the archive holds more than one top directory ({})",
+            reading.tops.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    loaded.entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(loaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_directly_inside_one_directory_have_a_place() {
+        assert_eq!(
+            place("b/evidence.json").unwrap().1.unwrap(),
+            "evidence.json"
+        );
+        assert_eq!(place("b/").unwrap(), ("b".to_string(), None));
+        for bad in ["/etc/passwd", "b/../x", "b/sub/x", "./b/x", "b//x", "..\\x"] {
+            assert!(place(bad).is_err(), "{bad}");
+        }
+    }
+}

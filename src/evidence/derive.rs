@@ -1,0 +1,270 @@
+//! Re-deriving a bundle's record from its journal: the ledger, the verdict, the flows, the
+//! steps and the exchanges, computed again by the same code the run used ([`super::build`]),
+//! and every place where `evidence.json` says otherwise.
+
+use std::io::BufRead;
+
+use serde_json::Value;
+
+use super::{Evidence, RunInfo};
+use crate::engine::{FlowResult, FlowState};
+use crate::journal::{self, FlowSummary, Line};
+use crate::record::{Exchange, StepEvent};
+use crate::scenario::Requirement;
+
+/// At most this many differences are named; the rest are counted.
+const NAMED: usize = 20;
+
+/// The record computed again from the journal, and how `evidence.json` differs from it.
+pub struct Rederived {
+    /// Built by the run's own code from the journal's lines (exchanges kept slim, as a run
+    /// keeps them: the ledger and the verdict read nothing that slimming drops).
+    pub evidence: Evidence,
+    /// Each difference, named by its place in evidence.json; empty when the record agrees.
+    pub differences: Vec<String>,
+}
+
+/// What the journal holds, read one line at a time.
+#[derive(Default)]
+struct Read {
+    run: Option<RunInfo>,
+    exchanges: Vec<Exchange>,
+    steps: Vec<StepEvent>,
+    end: Option<End>,
+    sandbox_marked: bool,
+}
+
+/// The journal's end line: when and how the run ended, and what the verdict needs besides
+/// the exchanges and steps.
+struct End {
+    at: String,
+    complete: bool,
+    requirements: Option<Vec<Requirement>>,
+    flows: Option<Vec<FlowSummary>>,
+}
+
+/// Collects differences, naming the first [`NAMED`] and counting the rest.
+#[derive(Default)]
+struct Differences {
+    named: Vec<String>,
+    more: usize,
+}
+
+impl Differences {
+    fn push(&mut self, difference: String) {
+        if self.named.len() < NAMED {
+            self.named.push(difference);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Names where `recorded` and `derived` differ, down to the first differing leaf.
+    fn compare(&mut self, path: &str, recorded: &Value, derived: &Value) {
+        match (recorded, derived) {
+            (Value::Object(a), Value::Object(b)) => {
+                let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+                for key in keys {
+                    let (x, y) = (a.get(key), b.get(key));
+                    let (x, y) = (x.unwrap_or(&Value::Null), y.unwrap_or(&Value::Null));
+                    self.compare(&format!("{path}.{key}"), x, y);
+                }
+            }
+            (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+                for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                    self.compare(&format!("{path}[{i}]"), x, y);
+                }
+            }
+            (a, b) if a != b => self.push(format!(
+                "{path}: evidence.json says {}, the journal gives {}",
+                short(a),
+                short(b)
+            )),
+            _ => {}
+        }
+    }
+
+    fn compare_as_json<T: serde::Serialize>(&mut self, path: &str, recorded: &T, derived: &T) {
+        let as_json = |value: &T| serde_json::to_value(value).unwrap_or(Value::Null);
+        self.compare(path, &as_json(recorded), &as_json(derived));
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        if self.more > 0 {
+            self.named
+                .push(format!("… and {} more differences", self.more));
+        }
+        self.named
+    }
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+fn at_line(number: usize, message: impl std::fmt::Display) -> String {
+    format!("{}:{number}: {message}", journal::FILE_NAME)
+}
+
+/// Reads the journal line by line, comparing each exchange whole with the record's.
+fn read(
+    journal: impl BufRead,
+    recorded: &Evidence,
+    diff: &mut Differences,
+) -> Result<Read, String> {
+    let mut read = Read::default();
+    for (index, line) in journal.split(b'\n').enumerate() {
+        let number = index + 1;
+        let line = line.map_err(|e| at_line(number, e))?;
+        let text = std::str::from_utf8(&line).map_err(|e| at_line(number, e))?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let parsed = journal::parse_line(text)
+            .map_err(|e| at_line(number, format!("not a journal line: {e}")))?;
+        match parsed {
+            Line::Run { run } if read.run.is_none() => {
+                let run = serde_json::from_value(run)
+                    .map_err(|e| at_line(number, format!("the run line is unreadable: {e}")))?;
+                read.run = Some(run);
+            }
+            Line::Run { .. } => return Err(at_line(number, "a second run line")),
+            Line::Exchange(exchange) => read.exchange(*exchange, recorded, diff),
+            Line::Step(step) => read.steps.push(StepEvent {
+                state: None,
+                ..step
+            }),
+            Line::End {
+                at,
+                complete,
+                requirements,
+                flows,
+            } => {
+                read.end = Some(End {
+                    at,
+                    complete,
+                    requirements,
+                    flows,
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(read)
+}
+
+impl Read {
+    /// Checks one journaled exchange against the record's, then keeps it slim as the run's
+    /// collector does.
+    fn exchange(&mut self, mut exchange: Exchange, recorded: &Evidence, diff: &mut Differences) {
+        let index = self.exchanges.len();
+        match recorded.exchanges.get(index) {
+            None => diff.push(format!(
+                "exchanges: the journal holds exchange {} that evidence.json leaves out",
+                exchange.seq
+            )),
+            Some(kept) if *kept != exchange => diff.compare_as_json(
+                &format!("exchanges[{index}] (seq {})", exchange.seq),
+                kept,
+                &exchange,
+            ),
+            Some(_) => {}
+        }
+        let names_sandbox = (exchange.response.as_ref())
+            .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER));
+        exchange.slim(names_sandbox && !self.sandbox_marked);
+        self.sandbox_marked |= names_sandbox;
+        self.exchanges.push(exchange);
+    }
+}
+
+/// Computes the record again from `journal` and compares `recorded` with it. An error means
+/// the journal itself cannot be read as a finished run's.
+pub fn rederive(journal: impl BufRead, recorded: &Evidence) -> Result<Rederived, String> {
+    let mut diff = Differences::default();
+    let read = read(journal, recorded, &mut diff)?;
+    let mut run = read
+        .run
+        .ok_or_else(|| format!("{}: no run line", journal::FILE_NAME))?;
+    let Some(End {
+        at,
+        complete,
+        requirements: Some(requirements),
+        flows: Some(flows),
+    }) = read.end
+    else {
+        return Err(format!(
+            "{}: no end line saying what was required and how each flow ended: the run did not finish writing its bundle, or an older ppcert wrote it, and its verdict cannot be computed again",
+            journal::FILE_NAME
+        ));
+    };
+    if recorded.exchanges.len() > read.exchanges.len() {
+        diff.push(format!(
+            "exchanges: evidence.json holds {} exchanges the journal does not",
+            recorded.exchanges.len() - read.exchanges.len()
+        ));
+    }
+    run.complete = complete;
+    run.finished_at = Some(at);
+    // A resumed run may carry a fresh token (same source) and other concurrency: the record
+    // keeps the latest, the run line the first.
+    run.token_fingerprint = recorded.run.token_fingerprint.clone();
+    run.concurrency = recorded.run.concurrency;
+    let results: Vec<FlowResult> = flows
+        .into_iter()
+        .map(|f| FlowResult {
+            label: f.label,
+            flow: f.flow,
+            state: FlowState::default(),
+            status: f.status,
+            reason: f.reason,
+        })
+        .collect();
+    let evidence = super::build(
+        run,
+        &requirements,
+        read.exchanges,
+        read.steps,
+        &results,
+        Vec::new(),
+    );
+    diff.compare_as_json("verdict", &recorded.verdict, &evidence.verdict);
+    diff.compare_as_json(
+        "requirements",
+        &recorded.requirements,
+        &evidence.requirements,
+    );
+    diff.compare_as_json("run", &recorded.run, &evidence.run);
+    diff.compare_as_json("flows", &recorded.flows, &evidence.flows);
+    diff.compare_as_json("steps", &recorded.steps, &evidence.steps);
+    Ok(Rederived {
+        evidence,
+        differences: diff.finish(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_are_named_by_their_path_down_to_the_leaf() {
+        let mut diff = Differences::default();
+        diff.compare(
+            "requirements",
+            &serde_json::json!([{"operation": "quote", "met": true, "succeeded": 5}]),
+            &serde_json::json!([{"operation": "quote", "met": false, "succeeded": 3}]),
+        );
+        assert_eq!(
+            diff.finish(),
+            vec![
+                "requirements[0].met: evidence.json says true, the journal gives false",
+                "requirements[0].succeeded: evidence.json says 5, the journal gives 3",
+            ]
+        );
+    }
+}

@@ -1,0 +1,128 @@
+//! The package handed to a provider: `ppcert package` writes one `.tar.gz`; `ppcert verify`
+//! checks it in memory, and refuses an archive built to escape (`..`, absolute paths, links,
+//! duplicates, nesting).
+
+use std::path::Path;
+
+use crate::attest::{signed_run, verify_with};
+use crate::common::*;
+
+#[tokio::test]
+async fn a_package_verifies_without_being_unpacked() {
+    let (dir, bundle, public) = signed_run().await;
+    let packed = ppcert(dir.path(), &["package", "b"], None).await;
+    assert_eq!(packed.code, 0, "{}", packed.stderr);
+    let archive = dir.path().join("b.tar.gz");
+    assert!(archive.is_file());
+    let before: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let checked = verify_with(dir.path(), &archive, &public).await;
+    assert_eq!(checked.code, 0, "{}", checked.stderr);
+    assert!(
+        checked.stdout.contains("signed: by the key"),
+        "{}",
+        checked.stdout
+    );
+    let after: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "nothing unpacked");
+    // The archive holds the bundle's files and the attestation, under one directory.
+    let mut names = Vec::new();
+    let file = std::fs::File::open(&archive).unwrap();
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    for entry in tar.entries().unwrap() {
+        names.push(entry.unwrap().path().unwrap().display().to_string());
+    }
+    assert!(
+        names.contains(&"b/attestation.intoto.json".to_string()),
+        "{names:?}"
+    );
+    assert_eq!(
+        names.len(),
+        std::fs::read_dir(&bundle).unwrap().count() + 1,
+        "{names:?}"
+    );
+    let again = ppcert(dir.path(), &["package", "b"], None).await;
+    assert_eq!(again.code, 2, "never overwrites");
+}
+
+/// An archive entry from raw bytes: tar's own builder refuses the hostile paths.
+fn raw_entry(tar: &mut tar::Builder<Vec<u8>>, path: &[u8], kind: tar::EntryType, data: &[u8]) {
+    let mut header = tar::Header::new_gnu();
+    header.as_old_mut().name[..path.len()].copy_from_slice(path);
+    header.set_entry_type(kind);
+    header.set_mode(0o644);
+    header.set_size(data.len() as u64);
+    if kind == tar::EntryType::Symlink {
+        header.set_link_name("evidence.json").unwrap();
+    }
+    header.set_cksum();
+    tar.append(&header, data).unwrap();
+}
+
+#[tokio::test]
+async fn a_hostile_package_is_refused_and_nothing_escapes() {
+    let (dir, bundle, public) = signed_run().await;
+    let cases: [(&[u8], tar::EntryType, &str); 5] = [
+        (b"b/../escaped", tar::EntryType::Regular, "a path with `..`"),
+        (
+            b"/tmp/ppcert-absolute",
+            tar::EntryType::Regular,
+            "an absolute",
+        ),
+        (
+            b"b/link",
+            tar::EntryType::Symlink,
+            "link (a symbolic link): not in the manifest",
+        ),
+        (
+            b"b/report.md",
+            tar::EntryType::Regular,
+            "a second entry of that name",
+        ),
+        (
+            b"b/sub/report.html",
+            tar::EntryType::Regular,
+            "deeper than the bundle's directory",
+        ),
+    ];
+    for (i, (path, kind, said)) in cases.iter().enumerate() {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut names: Vec<_> = std::fs::read_dir(&bundle)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        for name in names {
+            let bytes = std::fs::read(bundle.join(&name)).unwrap();
+            let entry = format!("b/{}", name.to_str().unwrap());
+            raw_entry(&mut tar, entry.as_bytes(), tar::EntryType::Regular, &bytes);
+        }
+        raw_entry(&mut tar, path, *kind, b"x");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
+        let archive = dir.path().join(format!("hostile{i}.tar.gz"));
+        std::fs::write(&archive, gz.finish().unwrap()).unwrap();
+        let checked = verify_with(dir.path(), &archive, &public).await;
+        assert_eq!(checked.code, 1, "{said}: {}", checked.stdout);
+        assert!(checked.stderr.contains(said), "{said}: {}", checked.stderr);
+    }
+    assert!(!dir.path().join("escaped").exists() && !Path::new("/tmp/ppcert-absolute").exists());
+    // An archive that is not one does not verify (1); a path that is not there is a usage
+    // error (2).
+    let garbage = dir.path().join("garbage.tar.gz");
+    std::fs::write(&garbage, b"not gzip at all").unwrap();
+    let checked = verify_with(dir.path(), &garbage, &public).await;
+    assert_eq!(checked.code, 1, "{}", checked.stderr);
+    assert!(
+        checked.stderr.contains("not a readable .tar.gz"),
+        "{}",
+        checked.stderr
+    );
+    let missing = verify_with(dir.path(), &dir.path().join("nowhere.tar.gz"), &public).await;
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+}
