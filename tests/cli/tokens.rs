@@ -122,6 +122,12 @@ async fn client_credentials_alone_carry_a_run_through_many_token_lifetimes() {
             "{source}"
         );
         nowhere(sandbox.token(), &finished, dir.path());
+        let verified = ppcert(dir.path(), &["verify", "b"], None).await;
+        assert_eq!(
+            verified.code, 0,
+            "rotating tokens keep the bundle verifiable: {}",
+            verified.stderr
+        );
     }
 }
 
