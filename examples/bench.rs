@@ -3,6 +3,9 @@
 //!
 //! - `critical`: sandbox latency 100 ms; wall time of the default batch at --concurrency 16 and
 //!   4, divided by (longest dependency chain × 100 ms).
+//! - `critical-path`: the batch at --concurrency 16 and 100 ms latency against a minimal client
+//!   replaying the same requests (each flow's in order, flows 16 at a time, no gate) on the
+//!   same server, alternated A B A B; the ratio of the medians.
 //! - `concurrency`: the same batch at --concurrency 1 versus 16.
 //! - `soak`: `ppcert serve` under 60 s of sustained POST /quotes: requests/s and its RSS.
 //! - `curve`: time per exchange and peak RSS at --scale 10, 100 and 1000 (linear or not).
@@ -59,7 +62,14 @@ struct Measured {
 /// Runs the release binary against `sandbox`; times it and reads its peak RSS from GNU time.
 fn run_ppcert(sandbox: &Sandbox, args: &[&str]) -> Measured {
     let dir = tempfile::tempdir().unwrap();
+    run_ppcert_into(sandbox, args, &dir.path().join("b"))
+}
+
+/// As [`run_ppcert`], the bundle written to `out` (which must not exist yet).
+fn run_ppcert_into(sandbox: &Sandbox, args: &[&str], out: &Path) -> Measured {
+    let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("token"), sandbox.token()).unwrap();
+    let out = out.display().to_string();
     let base = sandbox.base_url();
     let mut all = vec![
         "run",
@@ -68,7 +78,7 @@ fn run_ppcert(sandbox: &Sandbox, args: &[&str]) -> Measured {
         "--token-file",
         "token",
         "--out",
-        "b",
+        &out,
         "--quiet",
     ];
     all.extend_from_slice(args);
@@ -103,7 +113,7 @@ fn run_ppcert(sandbox: &Sandbox, args: &[&str]) -> Measured {
         })
         .flatten();
     let evidence: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("b/evidence.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(Path::new(&out).join("evidence.json")).unwrap())
             .unwrap();
     Measured {
         wall,
@@ -144,6 +154,79 @@ fn critical(runtime: &tokio::runtime::Runtime) {
             wall / floor
         );
     }
+}
+
+/// Each flow's requests as a run sent them (final attempts, in order): method, URL, body.
+type Chains = Vec<Vec<(String, String, Option<serde_json::Value>)>>;
+
+fn chains(evidence: &serde_json::Value) -> Chains {
+    let mut by_flow: std::collections::BTreeMap<String, Vec<_>> = Default::default();
+    for e in evidence["exchanges"].as_array().unwrap() {
+        if e["retried"] == true {
+            continue;
+        }
+        by_flow
+            .entry(e["flow"].as_str().unwrap().to_string())
+            .or_default()
+            .push((
+                e["method"].as_str().unwrap().to_string(),
+                e["url"].as_str().unwrap().to_string(),
+                e["request"]["body"]
+                    .as_object()
+                    .map(|_| e["request"]["body"].clone()),
+            ));
+    }
+    by_flow.into_values().collect()
+}
+
+/// The minimal client: every chain in order, `width` chains at a time, answers ignored.
+async fn replay(chains: &Chains, token: &str, width: usize) -> Duration {
+    let http = reqwest::Client::new();
+    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(width));
+    let start = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for chain in chains.iter().cloned() {
+        let (http, token, permits) = (http.clone(), token.to_string(), permits.clone());
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await.unwrap();
+            for (method, url, body) in chain {
+                let mut request = http
+                    .request(method.parse().unwrap(), url)
+                    .bearer_auth(&token)
+                    .header("content-type", "application/json");
+                if let Some(body) = body {
+                    request = request.body(body.to_string());
+                }
+                let _ = request.send().await.map(|r| r.bytes());
+            }
+        });
+    }
+    tasks.join_all().await;
+    start.elapsed()
+}
+
+/// ppcert's batch (A) and the minimal client replaying its requests (B), A B A B on one server.
+fn critical_path(runtime: &tokio::runtime::Runtime) {
+    let sandbox = sandbox(runtime, LATENCY);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut ours, mut minimal) = (Vec::new(), Vec::new());
+    for round in 0..RUNS {
+        let out = dir.path().join(format!("b{round}"));
+        let measured = run_ppcert_into(&sandbox, &["--concurrency", "16"], &out);
+        let evidence: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("evidence.json")).unwrap()).unwrap();
+        let replayed = runtime.block_on(replay(&chains(&evidence), sandbox.token(), 16));
+        ours.push(measured.wall.as_secs_f64());
+        minimal.push(replayed.as_secs_f64());
+    }
+    let (a, b) = (median(ours), median(minimal));
+    let floor = longest_chain() as f64 * LATENCY.as_secs_f64();
+    println!(
+        "critical-path: ppcert {a:.3} s ({:.3}x the {floor:.1} s chain), minimal client {b:.3} s ({:.3}x); ppcert / minimal {:.3} (medians of {RUNS}, A B A B)",
+        a / floor,
+        b / floor,
+        a / b
+    );
 }
 
 fn concurrency(runtime: &tokio::runtime::Runtime) {
@@ -413,6 +496,9 @@ fn main() {
     let all = which == "all";
     if all || which == "critical" {
         critical(&runtime);
+    }
+    if all || which == "critical-path" {
+        critical_path(&runtime);
     }
     if all || which == "concurrency" {
         concurrency(&runtime);

@@ -176,10 +176,10 @@ impl Caller<'_> {
             body: spec.body.clone(),
             headers: spec.headers.clone(),
             wrong_token: spec.wrong_token.clone(),
-            // The first call of a run is not retried without an answer: a dead or hanging
-            // target ends the run after one request (exit 4).
-            retry_without_answer: !(self.gatekeeper
-                && self.shared.gate.state() == GateState::Pending),
+            // Nothing sent before the first call is answered (that call, and the early flows'
+            // first quotes) is retried without an answer: a dead or hanging target ends the
+            // run after those few requests (exit 4).
+            retry_without_answer: self.shared.gate.state() != GateState::Pending,
         };
         self.shared.events.emit(RunEvent::Sending {
             flow: self.flow.to_string(),

@@ -135,7 +135,10 @@ impl<'a> FlowRunner<'a> {
         }
         // Nothing goes before the first call has shown the token works and the target answers:
         // a bad token or a dead target costs one request, not one per slot.
-        if !self.cx.caller.gatekeeper && !self.shared.gate.wait_open().await {
+        let early = self.instance.early
+            && index == 0
+            && self.shared.gate.state() == super::gate::GateState::Pending;
+        if !self.cx.caller.gatekeeper && !early && !self.shared.gate.wait_open().await {
             let why = format!("not run: the first call got {}", self.shared.gate.state());
             self.skip_rest(index, &why);
             return Some((FlowStatus::NotRun, why));

@@ -41,6 +41,25 @@ pub use state::{FlowInstance, FlowResult, FlowState, FlowStatus, QuoteRef, Resum
 pub use step_error::StepError;
 pub use token::Tokens;
 
+/// Flows besides the first whose first request may go while the first call is unanswered.
+/// A bad token or a dead target therefore costs at most `1 + EARLY_FLOWS` requests; in
+/// exchange the longest chains start at once instead of one round trip late, which was most
+/// of the gap between a run and its critical path.
+pub const EARLY_FLOWS: usize = 4;
+
+/// The requests a flow's steps send at the least (a polling step once), for ranking flows by
+/// how long their dependency chain is.
+fn chain_length(steps: &[crate::scenario::Step]) -> usize {
+    steps.iter().map(|s| s.operations().len()).sum()
+}
+
+/// Whether a flow opens with a single quote (one flight plan): only that may go early, a
+/// request that creates nothing a bad token could harm, and one, so the bound above counts
+/// requests, not steps.
+fn opens_with_one_request(steps: &[crate::scenario::Step], flight_plans: u32) -> bool {
+    matches!(steps.first(), Some(crate::scenario::Step::Quote)) && flight_plans <= 1
+}
+
 /// The flow instances of a scenario, in order: flow by flow, repeat by repeat.
 pub fn plan(
     scenario: &Scenario,
@@ -60,10 +79,29 @@ pub fn plan(
                 ordinal,
                 index: instances.len() as u64,
                 steps: flow.steps.clone(),
+                early: false,
             });
         }
     }
+    mark_early(&mut instances, scenario.data.flight_plans);
     instances
+}
+
+/// The longest flows after the first, up to [`EARLY_FLOWS`], in plan order.
+fn mark_early(instances: &mut [FlowInstance], flight_plans: u32) {
+    let longest = instances
+        .iter()
+        .map(|i| chain_length(&i.steps))
+        .max()
+        .unwrap_or(0);
+    instances
+        .iter_mut()
+        .skip(1)
+        .filter(|i| {
+            chain_length(&i.steps) == longest && opens_with_one_request(&i.steps, flight_plans)
+        })
+        .take(EARLY_FLOWS)
+        .for_each(|i| i.early = true);
 }
 
 /// Runs every instance, starting them in plan order as permits free up. The first one not yet

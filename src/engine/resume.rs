@@ -82,6 +82,7 @@ mod tests {
             ordinal: 0,
             index: 0,
             steps: vec![Step::Quote, Step::Subscribe, Step::ReadContracts],
+            early: false,
         }
     }
 

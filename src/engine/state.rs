@@ -19,6 +19,9 @@ pub struct FlowInstance {
     /// Global booking index, unique within the run.
     pub index: u64,
     pub steps: Vec<Step>,
+    /// One of the run's longest flows, allowed to send its first request while the gate is
+    /// still pending (see [`EARLY_FLOWS`](super::EARLY_FLOWS)).
+    pub early: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

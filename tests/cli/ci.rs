@@ -44,32 +44,41 @@ async fn the_environment_flag_arms_the_production_guard() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rejected_token_costs_one_request() {
+async fn a_rejected_token_costs_at_most_the_documented_requests() {
+    let bound = 1 + ppcert::engine::EARLY_FLOWS as u64;
     let sandbox = sandbox().await;
     let (finished, dir) = run_smoke(&sandbox.base_url(), "not-the-token", &[]).await;
     assert_eq!(finished.code, 3, "{}", finished.stderr);
-    let dir2 = tempfile::tempdir().unwrap();
-    let base = sandbox.base_url();
-    let certification = ppcert(
-        dir2.path(),
-        &run_args(&base, "b", &["--concurrency", "8"]),
-        Some("not-the-token"),
-    )
-    .await;
-    assert_eq!(certification.code, 3);
-    for bundle in [dir.path().join("b"), dir2.path().join("b")] {
-        let evidence = read_json(&bundle.join("evidence.json"));
+    assert_eq!(
+        sandbox.requests_received(),
+        1,
+        "smoke has one flow: the gate is alone"
+    );
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    assert_eq!(evidence["exchanges"].as_array().unwrap().len(), 1);
+    for concurrency in ["4", "16", "64"] {
+        let fresh = crate::common::sandbox().await;
+        let dir = tempfile::tempdir().unwrap();
+        let base = fresh.base_url();
+        let args = run_args(&base, "b", &["--concurrency", concurrency]);
+        let certification = ppcert(dir.path(), &args, Some("not-the-token")).await;
+        assert_eq!(certification.code, 3);
+        let received = fresh.requests_received();
+        assert!(
+            (2..=bound).contains(&received),
+            "--concurrency {concurrency}: the server got {received} requests (bound {bound})"
+        );
+        let evidence = read_json(&dir.path().join("b/evidence.json"));
         assert_eq!(
-            evidence["exchanges"].as_array().unwrap().len(),
-            1,
-            "the gate is alone"
+            evidence["exchanges"].as_array().unwrap().len() as u64,
+            received
+        );
+        assert!(
+            !certification.stdout.contains("TokenRejected"),
+            "human words, not enum names: {}",
+            certification.stdout
         );
     }
-    assert!(
-        !certification.stdout.contains("TokenRejected"),
-        "human words, not enum names: {}",
-        certification.stdout
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

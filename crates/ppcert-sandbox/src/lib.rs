@@ -305,6 +305,13 @@ impl Sandbox {
         format!("http://{}{}", self.addr, self.shared.options.api_prefix())
     }
 
+    /// Every API request that reached the sandbox, refused ones included.
+    pub fn requests_received(&self) -> u64 {
+        self.shared
+            .requests
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The server's root, without the API's path prefix (the token endpoint is there).
     pub fn root_url(&self) -> String {
         format!("http://{}", self.addr)
