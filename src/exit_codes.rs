@@ -15,6 +15,8 @@ pub const PRODUCTION_GUARD: u8 = 5;
 /// Requests were sent but the evidence bundle could not be written (disk full, no permission),
 /// or signed as `--sign-key` asked:
 /// `journal.jsonl` holds what was recorded; `ppcert report DIR` can render it once fixed.
+/// Likewise any output asked for after requests went out (`probe --write-config`, `webhook
+/// send --junit`): exit 2 always means nothing was sent.
 pub const BUNDLE_NOT_WRITTEN: u8 = 6;
 /// Interrupted (Ctrl-C); the bundle is still written, marked incomplete.
 pub const INTERRUPTED: u8 = 130;

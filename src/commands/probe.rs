@@ -15,6 +15,9 @@ use crate::probe::{Prober, write};
 
 pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let config = configure(&args)?;
+    if let Some(path) = &args.write_config {
+        check_write_target(path, args.force)?;
+    }
     let file = &config.staging.file;
     let chosen = config.staging.dialect_name().to_string();
     let opened = super::target::open(
@@ -77,39 +80,56 @@ fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
     Ok(config)
 }
 
-/// Writes what the probe proved, and says how to use it. The text is loaded back first: a
-/// file `run` could not read is never written. Nothing is overwritten without `--force`, and
-/// a symbolic link is never followed.
-fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result<(), Failure> {
+/// Refuses, before anything is sent, a `--write-config` path that is a symbolic link or an
+/// existing file without `--force`, or whose folder does not exist (exit 2: nothing sent).
+fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
     let shown = path.display();
-    config::parse_file(&shown.to_string(), text).map_err(|e| {
-        Failure::new(
-            exit_codes::REQUIREMENT_NOT_MET,
-            format!("--write-config {shown}: not written: the proven configuration does not load ({e}); this is a ppcert bug, please report it"),
-        )
-    })?;
     let existing = std::fs::symlink_metadata(path).ok();
     if existing
         .as_ref()
         .is_some_and(|m| m.file_type().is_symlink())
     {
-        return Err(Failure::new(
-            exit_codes::REQUIREMENT_NOT_MET,
-            format!("--write-config {shown}: is a symbolic link; not followed, nothing written"),
-        ));
+        return Err(Failure::usage(format!(
+            "--write-config {shown}: is a symbolic link; not followed, nothing sent"
+        )));
     }
     if existing.is_some() && !force {
-        return Err(Failure::new(
-            exit_codes::REQUIREMENT_NOT_MET,
-            format!("--write-config {shown}: already exists; pass --force to replace it"),
-        ));
+        return Err(Failure::usage(format!(
+            "--write-config {shown}: already exists; pass --force to replace it (nothing sent)"
+        )));
     }
-    write_new(path, text, force).map_err(|e| {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(Failure::usage(format!(
+            "--write-config {shown}: {} is not a folder (nothing sent)",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes what the probe proved, and says how to use it. The text is loaded back first: a
+/// file `run` could not read is never written. Requests were sent by now, so a failure here
+/// is exit 6, never the usage error's 2.
+fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result<(), Failure> {
+    let shown = path.display();
+    let not_written = |why: String| {
         Failure::new(
-            exit_codes::REQUIREMENT_NOT_MET,
-            format!("--write-config {shown}: cannot write: {e}"),
+            exit_codes::BUNDLE_NOT_WRITTEN,
+            format!("--write-config {shown}: not written: {why}; the calls above were made"),
         )
+    };
+    config::parse_file(&shown.to_string(), text).map_err(|e| {
+        not_written(format!(
+            "the proven configuration does not load ({e}); this is a ppcert bug, please report it"
+        ))
     })?;
+    // Checked before sending, and again now: the file may have appeared meanwhile.
+    check_write_target(path, force).map_err(|f| not_written(f.error.to_string()))?;
+    write_new(path, text, force).map_err(|e| not_written(e.to_string()))?;
     crate::say!(
         "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",
         path.display(),

@@ -47,10 +47,15 @@ pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
     let graded = grade(&client, args.url.as_str(), cases(args.scheme, &secret)).await;
     crate::say!("{}", table(&graded).trim_end());
     if let Some(path) = &args.junit {
+        // The deliveries were sent by now: a report that cannot be written is exit 6.
+        let unwritten = |why: String| Failure::new(exit_codes::BUNDLE_NOT_WRITTEN, why);
         let xml = junit(args.url.as_str(), &graded)
-            .map_err(|e| Failure::usage(format!("cannot render JUnit: {e}")))?;
+            .map_err(|e| unwritten(format!("cannot render JUnit: {e}")))?;
         std::fs::write(path, xml).map_err(|e| {
-            Failure::usage(format!("--junit {}: cannot write: {e}", path.display()))
+            unwritten(format!(
+                "--junit {}: cannot write: {e}; the deliveries above were sent",
+                path.display()
+            ))
         })?;
     }
     let broken = graded.iter().filter(|g| g.verdict != Verdict::Held).count();

@@ -78,3 +78,49 @@ async fn a_bundle_that_cannot_be_written_after_requests_were_sent_exits_6_keepin
     let journal = std::fs::read_to_string(dir.path().join("b/journal.jsonl")).unwrap();
     assert!(journal.contains("\"exchange\""), "{journal}");
 }
+
+/// After requests went out, a failure to write what was asked is exit 6 ("requests were sent
+/// but the output could not be written"), never exit 2, which promises nothing was sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_exit_2_after_sending_for_probe_or_webhook_send() {
+    let sandbox = crate::common::sandbox().await;
+    let base = sandbox.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("taken.toml"), "# mine\n").unwrap();
+    for (path, why) in [
+        ("no/such/folder/p.toml", "is not a folder"),
+        ("taken.toml", "--force"),
+    ] {
+        let args = ["probe", "--base-url", &base, "--write-config", path];
+        let refused = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+        assert_eq!(refused.code, 2, "{}", refused.stderr);
+        assert!(refused.stderr.contains(why), "{}", refused.stderr);
+        assert_eq!(
+            sandbox.requests_received(),
+            0,
+            "refused before anything is sent"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("taken.toml")).unwrap(),
+        "# mine\n"
+    );
+
+    let (_listener, url) = crate::webhooks::listen("github", dir.path()).await;
+    let hooks = format!("{url}/hooks");
+    let args = [
+        "webhook", "send", "--url", &hooks, "--scheme", "github", "--junit", ".",
+    ];
+    let output = ppcert_command(dir.path(), &args, None)
+        .env("PPCERT_WEBHOOK_SECRET", "whsec_test_0123456789")
+        .output()
+        .await
+        .unwrap();
+    let sent = finished(output);
+    assert_eq!(sent.code, 6, "{}", sent.stderr);
+    assert!(
+        sent.stderr.contains("the deliveries above were sent"),
+        "{}",
+        sent.stderr
+    );
+}
