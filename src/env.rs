@@ -41,7 +41,12 @@ pub fn webhook_secret() -> Option<String> {
 
 /// Test-only failpoints (hidden): `PPCERT_TEST_PANIC_IN_FLOW=<flow label>`,
 /// `PPCERT_TEST_DIE_BEFORE_STEP_LINE=<flow label>:<step index>` and `PPCERT_TEST_FAIL_BUNDLE=1`
-/// cause what no outside input can (or only by luck), for the tests of those paths.
+/// cause what no outside input can (or only by luck), for the tests of those paths. Only a
+/// build with the `failpoints` feature (the test build) reads them.
 pub fn failpoint(name: &str) -> Option<OsString> {
-    std::env::var_os(name)
+    if cfg!(feature = "failpoints") {
+        std::env::var_os(name)
+    } else {
+        None
+    }
 }
