@@ -204,7 +204,7 @@ impl<'a> FlowRunner<'a> {
             Step::Quote => steps::quote(cx).await,
             Step::Subscribe => steps::subscribe(cx).await,
             Step::Update { mutation } => steps::update(cx, *mutation).await,
-            Step::ReadContracts => steps::read_contracts(cx).await,
+            Step::ReadContracts { when_unknown } => steps::read_contracts(cx, *when_unknown).await,
             Step::Claim { product_type } => claims::claim(cx, *product_type).await,
             Step::DeleteQuote => steps::delete_quote(cx).await,
             Step::ReportFlightCancellation => steps::report_flight_cancellation(cx).await,

@@ -81,7 +81,13 @@ mod tests {
             flow: "f".into(),
             ordinal: 0,
             index: 0,
-            steps: vec![Step::Quote, Step::Subscribe, Step::ReadContracts],
+            steps: vec![
+                Step::Quote,
+                Step::Subscribe,
+                Step::ReadContracts {
+                    when_unknown: false,
+                },
+            ],
             early: false,
         }
     }

@@ -108,7 +108,7 @@ impl Made {
             Step::Update { .. } | Step::ReportFlightCancellation => {
                 need(self.booking, "a `subscribe`")?
             }
-            Step::ReadContracts => {
+            Step::ReadContracts { .. } => {
                 need(self.booking, "a `subscribe`")?;
                 self.contract = true;
             }

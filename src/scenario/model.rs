@@ -59,8 +59,14 @@ pub enum Step {
         #[serde(default)]
         mutation: Option<Mutation>,
     },
-    /// GET the booking's contracts: contract id and claim status.
-    ReadContracts,
+    /// GET the booking's contracts: contract id and claim status. The spec's two-step
+    /// cancellation reads them before every claim; with `when_unknown = true` the read is
+    /// skipped when the subscription's answer already gave the contract id (a body or a
+    /// `Location` capture), which shortens the chain by a round trip.
+    ReadContracts {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        when_unknown: bool,
+    },
     /// POST a claim on the booking's contract of `product_type` (default WITHDRAWAL).
     Claim {
         #[serde(default)]
@@ -158,7 +164,7 @@ impl Step {
             Step::Quote => "quote".into(),
             Step::Subscribe => "subscribe".into(),
             Step::Update { .. } => "update".into(),
-            Step::ReadContracts => "read_contracts".into(),
+            Step::ReadContracts { .. } => "read_contracts".into(),
             Step::Claim { .. } => "claim".into(),
             Step::DeleteQuote => "delete_quote".into(),
             Step::ReportFlightCancellation => "report_flight_cancellation".into(),
@@ -176,7 +182,7 @@ impl Step {
             Step::Quote => vec![Quote],
             Step::Subscribe => vec![Subscription],
             Step::Update { .. } => vec![Quote, Update],
-            Step::ReadContracts | Step::AwaitClaimStatus { .. } => vec![ReadContracts],
+            Step::ReadContracts { .. } | Step::AwaitClaimStatus { .. } => vec![ReadContracts],
             Step::Claim { .. } => vec![Claim],
             Step::DeleteQuote => vec![QuoteDeletion],
             Step::ReportFlightCancellation => vec![FlightCancellation],

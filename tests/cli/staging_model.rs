@@ -352,3 +352,52 @@ async fn headers_ppcert_sets_itself_cannot_be_configured() {
         );
     }
 }
+
+/// A scenario may drop the contracts read where the subscription's answer already named the
+/// contract (here by `Location`): the claim goes a round trip sooner. The default keeps the
+/// spec's two-step cancellation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_may_skip_a_read_whose_value_is_already_known() {
+    let sandbox = sandbox_with(SandboxOptions {
+        rate_limit_every: None,
+        ..demanding(Layout::default())
+    })
+    .await;
+    let scenario = r#"
+name = "short-chain"
+description = "claims on contracts named by the subscription's Location"
+[[requirements]]
+operation = "claim"
+required = 2
+[[flows]]
+name = "lifecycle"
+repeat = 2
+steps = [
+  { action = "quote" },
+  { action = "subscribe" },
+  { action = "read_contracts", when_unknown = true },
+  { action = "claim" },
+]
+"#;
+    let dir = dir_with_config(&format!("{HEADERS}{LOCATION}"));
+    std::fs::write(dir.path().join("short.toml"), scenario).unwrap();
+    let (finished, evidence) = certify(&sandbox, dir.path(), &["--scenario", "short.toml"]).await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    ledger_equals_the_stagings(&evidence, &sandbox);
+    let reads = exchanges(&evidence)
+        .iter()
+        .filter(|e| e["operation"] == "read_contracts")
+        .count();
+    assert_eq!(reads, 0, "the contract ids were known from Location");
+    let again = dir.path().join("default-run");
+    std::fs::create_dir(&again).unwrap();
+    std::fs::copy(dir.path().join("ppcert.toml"), again.join("ppcert.toml")).unwrap();
+    let (finished, evidence) = certify(&sandbox, &again, &[]).await;
+    assert_eq!(finished.code, 0, "{}", finished.stdout);
+    assert!(
+        exchanges(&evidence)
+            .iter()
+            .any(|e| e["operation"] == "read_contracts"),
+        "the certification batch keeps the spec's read before each claim"
+    );
+}
