@@ -190,6 +190,7 @@ impl ApiClient {
         let record = RequestRecord {
             headers: recorded,
             body: request.body.as_ref().map(Body::from_value),
+            cut: None,
         };
         (headers, record)
     }
@@ -299,6 +300,7 @@ async fn read_response(
         body,
         body_truncated,
         full_json,
+        cut: None,
     })
 }
 

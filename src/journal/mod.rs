@@ -209,6 +209,7 @@ mod tests {
                 body: Some(Body::from_value(
                     &serde_json::json!({"data": {"a": [1, "x"]}}),
                 )),
+                cut: None,
             },
             response: Some(ResponseRecord {
                 full_json: None,
@@ -216,6 +217,7 @@ mod tests {
                 headers: Default::default(),
                 body: Body::from_value(&serde_json::json!("<html>bad gateway</html>")),
                 body_truncated: true,
+                cut: None,
             }),
             outcome: Outcome::Error,
             checks: Vec::new(),

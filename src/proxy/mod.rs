@@ -28,9 +28,6 @@ use exchange::{Forwarded, bearer, recorded_headers, response_record};
 use routes::Routes;
 use rules::Rules;
 
-/// Bodies larger than this are refused (413): the API's bodies are a few kilobytes.
-const MAX_BODY: usize = 8 << 20;
-
 /// Hop-by-hop headers (RFC 9110 §7.6.1) and those the HTTP stack sets itself.
 const NOT_FORWARDED: [&str; 9] = [
     "connection",
@@ -234,12 +231,9 @@ fn refusal(checks: &[crate::record::Check]) -> Response {
 
 async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request) -> Response {
     let (parts, body) = request.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "ppcert proxy: body too large or cut off",
-        )
-            .into_response();
+    // The shared listener has read the body within its limit already.
+    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
+        return (StatusCode::BAD_REQUEST, "ppcert proxy: body cut off").into_response();
     };
     let started = Instant::now();
     let started_at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
@@ -270,7 +264,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         started_at,
         duration_ms: 0,
         request_headers: recorded_headers(&parts.headers, Some(&token)),
-        request_body: body.to_vec(),
+        request_body: body.clone(),
         response: None,
         error: None,
         checks: judged.checks,

@@ -10,6 +10,7 @@ mod dialects;
 mod faults;
 mod hostile;
 mod inputs;
+mod listeners;
 mod openapi;
 mod outcomes;
 mod probe;

@@ -10,6 +10,7 @@ pub use ppcert_models as models;
 mod dialect;
 mod faults;
 mod handlers;
+pub mod listener;
 mod shape;
 mod store;
 pub mod validate;
@@ -31,7 +32,10 @@ use tokio::task::JoinHandle;
 use crate::models::Operation;
 pub use dialect::ApiDialect;
 pub use shape::{ErrorShape, QuoteWrapper};
-pub use store::{DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE, QUOTE_VALIDITY_HOURS};
+pub use store::{
+    DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE,
+    QUOTE_VALIDITY_HOURS,
+};
 pub use webhooks::{DELIVERY_TIMEOUT, DeliveryAttempt, RETRY_DELAYS, WebhookOptions};
 
 /// Response layouts for the points the spec leaves open, so clients can be tested against each.
@@ -122,8 +126,12 @@ pub struct SandboxOptions {
     pub dialect: ApiDialect,
     /// Unused quotes held at most; beyond it the oldest expire (bounded memory).
     pub max_open_quotes: usize,
+    /// Bookings held at most; beyond it the oldest are forgotten (bounded memory).
+    pub max_bookings: usize,
     /// Deliver webhooks for contract and claim changes.
     pub webhooks: Option<WebhookOptions>,
+    /// Body size, timeouts, connections and the stop's grace period.
+    pub limits: listener::Limits,
 }
 
 impl Default for SandboxOptions {
@@ -143,7 +151,9 @@ impl Default for SandboxOptions {
             path_prefix: None,
             dialect: ApiDialect::Spec,
             max_open_quotes: DEFAULT_MAX_OPEN_QUOTES,
+            max_bookings: DEFAULT_MAX_BOOKINGS,
             webhooks: None,
+            limits: listener::Limits::default(),
         }
     }
 }
@@ -237,6 +247,7 @@ impl Sandbox {
                 store::Store::new(rand::rng().random())
                     .with_numeric_ids(options.layout.integer_ids)
                     .with_max_open_quotes(options.max_open_quotes)
+                    .with_max_bookings(options.max_bookings)
                     .with_events(webhooks.is_some()),
             ),
             webhooks,
@@ -246,14 +257,11 @@ impl Sandbox {
             posts: AtomicU64::new(0),
         });
         let app = router(shared.clone());
+        let limits = shared.options.limits;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let task = tokio::spawn(listener::serve(listener, app, limits, async {
+            let _ = stopped.await;
+        }));
         Ok(Sandbox {
             addr,
             shared,
@@ -314,7 +322,8 @@ impl Sandbox {
             .unwrap_or_else(|e| e.into_inner()) += by;
     }
 
-    /// Stops accepting, lets in-flight requests finish, and waits for the server to end.
+    /// Stops accepting, lets in-flight requests finish (for at most the grace period of its
+    /// limits), and waits for the server to end.
     pub async fn shutdown(mut self) -> std::io::Result<()> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
