@@ -96,11 +96,32 @@ fn check_token_text(source: &str, token: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A token file larger than this is not a token (a log, a key bundle, a wrong path): it is
+/// refused at once instead of being sent, and scrubbed from every record, for minutes.
+pub const MAX_TOKEN_FILE: u64 = 64 * 1024;
+
+/// A file's text, refused without reading it all when it is larger than `max` bytes.
+fn read_small(path: &std::path::Path, max: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "larger than {} KiB: this is not a token file",
+            max / 1024
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text: this is not a token file".into())
+}
+
 /// The token: `--token-file` beats `PPCERT_TOKEN`; never taken from a plain flag.
 pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
     if let Some(path) = &args.token_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--token-file {}: cannot read: {e}", path.display()))?;
+        let text = read_small(path, MAX_TOKEN_FILE)
+            .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
         let token = text.trim_matches(|c: char| c.is_whitespace());
         check_token_text(&format!("--token-file {}", path.display()), token)?;
         if token.is_empty() || token.contains(char::is_whitespace) {

@@ -226,9 +226,10 @@ impl ApiClient {
             }
             Ok(response) => match read_response(response, &self.token).await {
                 Ok(response) => {
-                    // A gateway's 502/504 says nothing of whether the server behind it did the
-                    // write: a non-idempotent one may have been processed, as a lost answer.
-                    attempt.maybe_processed = matches!(response.status, 502 | 504)
+                    // A 5xx (a gateway's 502/504, a 503 from a server that failed after
+                    // writing, any other) says nothing of whether the write was done: a
+                    // non-idempotent one may have been processed, as with a lost answer.
+                    attempt.maybe_processed = response.status >= 500
                         && !matches!(request.method, Method::GET | Method::HEAD);
                     attempt.response = Some(response);
                 }
