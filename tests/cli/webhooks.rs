@@ -33,6 +33,15 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Starts `ppcert webhook listen` on an ephemeral port; returns it, its URL and the JSONL path.
 pub async fn listen(scheme: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
+    listen_with(scheme, dir, SECRET).await
+}
+
+/// As [`listen`], with the given secret.
+pub async fn listen_with(
+    scheme: &str,
+    dir: &std::path::Path,
+    secret: &str,
+) -> (tokio::process::Child, String) {
     let mut child = ppcert_command(
         dir,
         &[
@@ -47,7 +56,7 @@ pub async fn listen(scheme: &str, dir: &std::path::Path) -> (tokio::process::Chi
         ],
         None,
     )
-    .env("PPCERT_WEBHOOK_SECRET", SECRET)
+    .env("PPCERT_WEBHOOK_SECRET", secret)
     .kill_on_drop(true)
     .spawn()
     .unwrap();
