@@ -200,13 +200,13 @@ async fn finish(
     run.complete = true;
     let flows = partner_flows(&recorded.exchanges);
     let mut warnings = Vec::new();
-    let unrecognised = proxy
+    let (count, first) = proxy
         .unrecognised
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    if let Some(first) = unrecognised.first() {
-        warnings.push(format!("{} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})", unrecognised.len()));
+    if let Some(first) = first {
+        warnings.push(format!("{count} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})"));
     }
     let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, warnings);
     let published = super::run::publish(

@@ -57,7 +57,9 @@ pub struct Proxy {
     required: BTreeMap<Operation, u32>,
     pub met: Notify,
     steps: Mutex<HashMap<String, usize>>,
-    pub unrecognised: Mutex<Vec<String>>,
+    /// Requests no endpoint recognised: how many, and the first one (a flood of them must
+    /// not grow memory).
+    pub unrecognised: Mutex<(usize, Option<String>)>,
     /// Each bearer token seen, with its compiled scrubber: compiling one per request would
     /// cost about a millisecond each.
     tokens: Mutex<HashMap<String, Secret>>,
@@ -94,7 +96,7 @@ impl Proxy {
             required,
             met: Notify::new(),
             steps: Mutex::new(HashMap::new()),
-            unrecognised: Mutex::new(Vec::new()),
+            unrecognised: Mutex::new((0, None)),
             tokens: Mutex::new(HashMap::new()),
         })
     }
@@ -245,11 +247,13 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     let recognised = proxy.routes.recognise(parts.method.as_str(), &relative);
     let token = proxy.token(&parts.headers);
     let Some(recognised) = recognised else {
-        proxy
-            .unrecognised
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(format!("{} {}", parts.method, parts.uri.path()));
+        {
+            let mut unrecognised = proxy.unrecognised.lock().unwrap_or_else(|e| e.into_inner());
+            unrecognised.0 += 1;
+            unrecognised
+                .1
+                .get_or_insert_with(|| format!("{} {}", parts.method, parts.uri.path()));
+        }
         return send(&proxy, &parts, &url, body).await.map_or_else(
             |(status, why)| (status, why).into_response(),
             |(response, _, _)| response,

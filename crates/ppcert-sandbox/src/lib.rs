@@ -289,7 +289,7 @@ impl Sandbox {
         self.shared.store().counts()
     }
 
-    /// Every webhook delivery attempt so far, in the order they ended.
+    /// Every webhook delivery attempt so far (the newest 10,000), in the order they ended.
     pub fn webhook_deliveries(&self) -> Vec<DeliveryAttempt> {
         self.shared
             .webhooks
