@@ -28,6 +28,6 @@ mod sandbox_options;
 mod sandbox_webhooks;
 mod scale;
 mod serve;
-mod standard_webhooks;
+mod webhook_interop;
 mod webhook_send;
 mod webhooks;

@@ -1,6 +1,9 @@
-//! Standard Webhooks interop with the official Python library (`standardwebhooks`, installed
-//! by `.ci/run`): deliveries it signs are accepted by `ppcert webhook listen`, and a receiver
-//! that verifies with it passes every expectation of `ppcert webhook send`.
+//! Signature interop with reference implementations ppcert did not write, installed by
+//! `.ci/run`: the official Standard Webhooks Python library (`standardwebhooks`) and GitHub's
+//! `@octokit/webhooks-methods`. Deliveries they sign are accepted by `ppcert webhook listen`
+//! (and ones signed with another key refused), and a receiver verifying with them passes every
+//! expectation of `ppcert webhook send`. (The provider's own scheme has no reference
+//! implementation to test against.)
 
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
@@ -150,4 +153,112 @@ async fn a_receiver_verifying_with_the_official_library_passes_webhook_send() {
     assert_eq!(finished.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("valid contract.created"), "{stdout}");
     assert!(stdout.contains("wrong signature"), "{stdout}");
+}
+
+/// The directory holding `@octokit/webhooks-methods` (GitHub's reference implementation):
+/// `$PPCERT_TEST_NODE_MODULES` (set by `.ci/run`), else skipped on a developer's machine, and
+/// a failure in CI.
+fn octokit() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("PPCERT_TEST_NODE_MODULES").map(std::path::PathBuf::from);
+    let found = dir
+        .as_ref()
+        .filter(|d| d.join("node_modules/@octokit/webhooks-methods").is_dir());
+    let required = std::env::var("CI").is_ok_and(|v| v == "true") || dir.is_some();
+    match (found, required) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, true) => panic!(
+            "@octokit/webhooks-methods is missing; .ci/run installs it (npm install) and sets PPCERT_TEST_NODE_MODULES"
+        ),
+        (None, false) => {
+            eprintln!("skipped: no @octokit/webhooks-methods (run .ci/run)");
+            None
+        }
+    }
+}
+
+/// Runs an ES module script with node from `dir` (so it finds its node_modules).
+fn node(dir: &std::path::Path, script: &str, args: &[&str]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("node");
+    command
+        .current_dir(dir)
+        .args(["--input-type=module", "-e", script, "--"])
+        .args(args);
+    command
+}
+
+const GITHUB_SIGN: &str = r#"
+import { sign } from "@octokit/webhooks-methods";
+const [secret, body] = process.argv.slice(-2);
+console.log(await sign(secret, body));
+"#;
+
+const GITHUB_RECEIVE: &str = r#"
+import http from "node:http";
+import { verify } from "@octokit/webhooks-methods";
+const secret = process.argv.at(-1);
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on("data", (c) => chunks.push(c));
+  req.on("end", async () => {
+    const body = Buffer.concat(chunks).toString("utf8");
+    const signature = req.headers["x-hub-signature-256"];
+    let ok = false;
+    try { ok = !!signature && await verify(secret, body, signature); } catch { ok = false; }
+    res.writeHead(ok ? 204 : 401, { "content-length": "0" });
+    res.end();
+  });
+});
+server.listen(0, "127.0.0.1", () => console.log(server.address().port));
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn github_signatures_interoperate_with_octokit_in_both_directions() {
+    let Some(modules) = octokit() else { return };
+    let secret = "github-interop-secret";
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = crate::webhooks::listen_with("github", dir.path(), secret).await;
+    let body = r#"{"event": "contract.created", "data": {"bookingNumber": "BN-OCTOKIT"}}"#;
+    let mut statuses = Vec::new();
+    for key in [secret, "someone-elses-secret"] {
+        let signed = node(&modules, GITHUB_SIGN, &[key, body])
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            signed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&signed.stderr)
+        );
+        let signature = String::from_utf8_lossy(&signed.stdout).trim().to_string();
+        let status = http_client()
+            .post(format!("{url}/hooks"))
+            .header("x-hub-signature-256", signature)
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+        statuses.push(status);
+    }
+    child.kill().await.unwrap();
+    assert_eq!(statuses, [200, 401]);
+
+    let mut receiver = node(&modules, GITHUB_RECEIVE, &[secret])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(receiver.stdout.take().unwrap()).lines();
+    let port = lines.next_line().await.unwrap().unwrap();
+    let url = format!("http://127.0.0.1:{}/hooks", port.trim());
+    let args = ["webhook", "send", "--url", &url, "--scheme", "github"];
+    let finished = ppcert_command(dir.path(), &args, None)
+        .env("PPCERT_WEBHOOK_SECRET", secret)
+        .output()
+        .await
+        .unwrap();
+    receiver.kill().await.unwrap();
+    let stdout = String::from_utf8_lossy(&finished.stdout);
+    assert_eq!(finished.status.code(), Some(0), "{stdout}");
 }
