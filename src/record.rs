@@ -99,7 +99,7 @@ pub struct RequestRecord {
     pub body: Option<Body>,
     /// Set when `body` keeps only the first part of what was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cut: Option<CutBody>,
+    pub cut: Option<Box<CutBody>>,
 }
 
 /// What a body kept cut in the record was, whole: its length and digest, so the evidence
@@ -111,11 +111,14 @@ pub struct CutBody {
 }
 
 impl CutBody {
-    /// The length and digest of `bytes`, when they are longer than `kept`.
-    pub fn of(bytes: &[u8], kept: usize) -> Option<CutBody> {
-        (bytes.len() > kept).then(|| CutBody {
-            length: bytes.len() as u64,
-            sha256: crate::digest::sha256_hex(bytes),
+    /// The length and digest of `bytes`, when they are longer than `kept`. Boxed: most
+    /// records have none, and every exchange a run holds pays for the field's size.
+    pub fn of(bytes: &[u8], kept: usize) -> Option<Box<CutBody>> {
+        (bytes.len() > kept).then(|| {
+            Box::new(CutBody {
+                length: bytes.len() as u64,
+                sha256: crate::digest::sha256_hex(bytes),
+            })
         })
     }
 }
@@ -129,7 +132,7 @@ pub struct ResponseRecord {
     pub body_truncated: bool,
     /// Set when `body` keeps only the first part of what was answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cut: Option<CutBody>,
+    pub cut: Option<Box<CutBody>>,
     /// The whole JSON answer when `body` keeps only its first part: values are read from it
     /// (an id past the cut is still an id); never written to the record.
     #[serde(skip)]

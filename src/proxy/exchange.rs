@@ -25,7 +25,12 @@ pub const PROXY_KEPT_BODY: usize = 16 * 1024;
 fn kept(
     bytes: &[u8],
     token: &Secret,
-) -> (Body, bool, Option<std::sync::Arc<Value>>, Option<CutBody>) {
+) -> (
+    Body,
+    bool,
+    Option<std::sync::Arc<Value>>,
+    Option<Box<CutBody>>,
+) {
     if bytes.len() <= PROXY_KEPT_BODY {
         let (body, truncated, full_json) = keep_body(bytes, token);
         return (body, truncated, full_json, None);

@@ -291,3 +291,50 @@ async fn forged_deliveries_are_not_kept_and_sender_text_is_escaped() {
     );
     assert!(printed.contains(r"contract.created\u{a}200"), "{printed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_forwards_a_large_body_unchanged_and_keeps_it_cut_with_its_digest() {
+    use sha2::Digest as _;
+    // An upstream that answers with a large body of its own.
+    let answer = format!(
+        r#"{{"data": {{"id": "q1", "pad": "{}"}}}}"#,
+        "a".repeat(50_000)
+    );
+    let sent_back = answer.clone();
+    let upstream = serve(axum::Router::new().fallback(move || {
+        let body = sent_back.clone();
+        async move {
+            (
+                axum::http::StatusCode::CREATED,
+                [("content-type", "application/json")],
+                body,
+            )
+        }
+    }))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr, _) = start("proxy", dir.path(), &["--base-url", &upstream]).await;
+    let request = format!(r#"{{"data": {{"pad": "{}"}}}}"#, "b".repeat(100_000));
+    let reply = http_client()
+        .post(format!("http://{addr}/quotes"))
+        .bearer_auth("tok-large-123")
+        .header("content-type", "application/json")
+        .body(request.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 201);
+    assert_eq!(reply.text().await.unwrap(), answer, "forwarded unchanged");
+    interrupt(&child).await;
+    ended(&mut child, "proxy").await;
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let exchange = &evidence["exchanges"][0];
+    let hex = |text: &str| format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
+    for (record, whole) in [("request", &request), ("response", &answer)] {
+        let cut = &exchange[record]["cut"];
+        assert_eq!(cut["length"], whole.len(), "{record}: {exchange}");
+        assert_eq!(cut["sha256"], hex(whole), "{record}");
+        let kept = exchange[record]["body"].as_str().unwrap();
+        assert_eq!(kept.len(), 16 * 1024, "{record}");
+    }
+}
