@@ -159,6 +159,56 @@ pub struct ProxyArgs {
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
     #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
     pub partner_name: Option<String>,
+    #[command(flatten)]
+    pub listen_limits: ListenArgs,
+}
+
+/// How a long-lived listener (`serve`, `proxy`, `webhook listen`) treats its clients.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ListenArgs {
+    /// Allow an address other than loopback: the listener is then reachable from the network
+    /// (a warning says what is exposed).
+    #[arg(long)]
+    pub public: bool,
+    /// Largest request body (bytes, or with KiB/MiB); a larger one is answered 413 without
+    /// being read [default: 1MiB; proxy: 8MiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_body: Option<usize>,
+    /// Seconds a client has to send a whole request header; then the connection is closed.
+    #[arg(long, default_value_t = 10, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
+    /// Seconds a client has to send a whole request body; then it is answered 408.
+    #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout: u64,
+    /// Connections served at once; more wait until one ends.
+    #[arg(long, default_value_t = 128, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=65_536).map(|n| n as usize))]
+    pub max_connections: usize,
+    /// Seconds in-flight requests may still take after the first Ctrl-C (a second one exits
+    /// at once).
+    #[arg(long, default_value_t = 5, value_name = "SECS", value_parser = clap::value_parser!(u64).range(0..=600))]
+    pub shutdown_grace: u64,
+}
+
+/// `1048576`, `512KiB`, `8MiB` (also `K`, `KB`, `M`, `MB`: powers of 1024 all).
+fn parse_size(value: &str) -> Result<usize, String> {
+    let text = value.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: usize = number
+        .parse()
+        .map_err(|_| format!("`{value}` is not a size (e.g. 1048576, 512KiB, 8MiB)"))?;
+    let factor = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        _ => return Err(format!("`{value}`: unknown unit (use KiB or MiB)")),
+    };
+    number
+        .checked_mul(factor)
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("`{value}` is out of range"))
 }
 
 /// Options of `ppcert webhook send`.
@@ -193,6 +243,8 @@ pub struct WebhookListenArgs {
     /// Append every delivery, with its verdict, to this JSONL file.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub listen_limits: ListenArgs,
 }
 
 /// Options of `ppcert probe`.
@@ -279,6 +331,9 @@ pub struct RunWebhookArgs {
     /// File holding the webhook secret (else $PPCERT_WEBHOOK_SECRET); never a plain flag.
     #[arg(long, value_name = "PATH", requires = "webhook_listen")]
     pub webhook_secret_file: Option<PathBuf>,
+    /// Allow --webhook-listen on an address other than loopback (reachable from the network).
+    #[arg(long, requires = "webhook_listen")]
+    pub public: bool,
 }
 
 /// Output control, shared by the commands that show progress.
@@ -390,7 +445,7 @@ fn parse_instant(value: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
 /// Options of `ppcert serve`.
 #[derive(Debug, Args, Clone)]
 pub struct ServeArgs {
-    /// Loopback address to listen on (port 0 picks a free port).
+    /// Address to listen on (port 0 picks a free port); other than loopback only with --public.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
     /// Bearer token the sandbox accepts [default: a fresh random token, printed at start].
@@ -486,6 +541,11 @@ pub struct ServeArgs {
     /// after it was made (by the sandbox's clock). Keeps a long-lived sandbox's memory bounded.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_MAX_OPEN_QUOTES, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000).map(|n| n as usize))]
     pub max_quotes: usize,
+    /// Bookings held at most; beyond it the oldest are forgotten with their contracts and
+    /// claims (and answer 404 from then on), as are used or deleted quotes beyond four times
+    /// as many. Keeps a long-lived sandbox's memory bounded.
+    #[arg(long, default_value_t = crate::sandbox::DEFAULT_MAX_BOOKINGS, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000).map(|n| n as usize))]
+    pub max_bookings: usize,
     /// Which document's request shapes to enforce: `spec` or `provider-docs` (customer,
     /// birthday, the documented flight-status call).
     #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| if s == "provider-docs" { ApiDialect::ProviderDocs } else { ApiDialect::Spec }))]
@@ -501,6 +561,8 @@ pub struct ServeArgs {
     /// How deliveries are signed: provider-docs (Koala-Signature), standard-webhooks, github.
     #[arg(long, default_value = "provider-docs", value_parser = scheme_parser())]
     pub webhook_scheme: Scheme,
+    #[command(flatten)]
+    pub listen_limits: ListenArgs,
 }
 
 /// The webhook signature schemes by name.

@@ -97,6 +97,30 @@ impl PartialEq for Body {
 pub struct RequestRecord {
     pub headers: BTreeMap<String, String>,
     pub body: Option<Body>,
+    /// Set when `body` keeps only the first part of what was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Box<CutBody>>,
+}
+
+/// What a body kept cut in the record was, whole: its length and digest, so the evidence
+/// still pins down exactly what travelled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CutBody {
+    pub length: u64,
+    pub sha256: String,
+}
+
+impl CutBody {
+    /// The length and digest of `bytes`, when they are longer than `kept`. Boxed: most
+    /// records have none, and every exchange a run holds pays for the field's size.
+    pub fn of(bytes: &[u8], kept: usize) -> Option<Box<CutBody>> {
+        (bytes.len() > kept).then(|| {
+            Box::new(CutBody {
+                length: bytes.len() as u64,
+                sha256: crate::digest::sha256_hex(bytes),
+            })
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -106,6 +130,9 @@ pub struct ResponseRecord {
     pub body: Body,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub body_truncated: bool,
+    /// Set when `body` keeps only the first part of what was answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Box<CutBody>>,
     /// The whole JSON answer when `body` keeps only its first part: values are read from it
     /// (an id past the cut is still an id); never written to the record.
     #[serde(skip)]

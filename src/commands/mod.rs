@@ -5,6 +5,7 @@ pub mod check_token;
 pub mod dialects;
 pub mod generate;
 pub mod guard;
+pub mod listening;
 pub mod probe;
 pub mod proxy;
 pub mod report;

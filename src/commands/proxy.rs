@@ -89,6 +89,12 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
 
 pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
+    super::listening::check_exposure(
+        args.listen,
+        args.listen_limits.public,
+        "--listen",
+        "the proxy (it forwards whatever it receives to the API with the caller's own credentials, and records it)",
+    )?;
     let opened = super::target::open(
         &config.target,
         Duration::from_millis(200),
@@ -100,6 +106,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let journal = super::run::open_journal(&dir, &run, false)?;
     let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
+    let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     let socket = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| Failure::usage(format!("--listen {}: cannot listen: {e}", args.listen)))?;
@@ -107,7 +114,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         .local_addr()
         .map_err(|e| Failure::usage(e.to_string()))?;
     announce(addr, &opened, args.until_met);
-    if let Err(e) = serve(socket, proxy.clone(), args.until_met).await {
+    if let Err(e) = serve(socket, proxy.clone(), args.until_met, limits).await {
         crate::tell!("error: the proxy stopped: {e}");
     }
     finish(&config, run, &proxy, &dir, opened.sandbox).await
@@ -160,27 +167,23 @@ async fn serve(
     socket: tokio::net::TcpListener,
     proxy: Arc<Proxy>,
     until_met: bool,
+    limits: crate::sandbox::listener::Limits,
 ) -> std::io::Result<()> {
     let stopper = proxy.clone();
-    // Small answers must not wait for Nagle's algorithm: the proxy adds under a millisecond.
-    let socket = axum::serve::ListenerExt::tap_io(socket, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(socket, router(proxy))
-        .with_graceful_shutdown(async move {
-            let met = async {
-                if until_met {
-                    stopper.met.notified().await
-                } else {
-                    std::future::pending().await
-                }
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => crate::tell!("stopping: writing the bundle"),
-                _ = met => crate::tell!("every requirement is met: writing the bundle"),
+    let stop = async move {
+        let met = async {
+            if until_met {
+                stopper.met.notified().await
+            } else {
+                std::future::pending().await
             }
-        })
-        .await
+        };
+        tokio::select! {
+            _ = super::listening::first_ctrl_c("stopping: finishing requests in flight, then writing the bundle") => {}
+            _ = met => crate::tell!("every requirement is met: writing the bundle"),
+        }
+    };
+    crate::sandbox::listener::serve(socket, router(proxy), limits, stop).await
 }
 
 async fn finish(
@@ -195,13 +198,13 @@ async fn finish(
     run.complete = true;
     let flows = partner_flows(&recorded.exchanges);
     let mut warnings = Vec::new();
-    let unrecognised = proxy
+    let (count, first) = proxy
         .unrecognised
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
-    if let Some(first) = unrecognised.first() {
-        warnings.push(format!("{} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})", unrecognised.len()));
+    if let Some(first) = first {
+        warnings.push(format!("{count} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})"));
     }
     let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, warnings);
     let published = super::run::publish(

@@ -99,6 +99,7 @@ impl InFlight {
                 request: RequestRecord {
                     headers: Default::default(),
                     body: None,
+                    cut: None,
                 },
                 response: None,
                 outcome: Outcome::Error,

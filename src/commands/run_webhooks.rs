@@ -31,8 +31,14 @@ impl RunReceiver {
         let secret = if wanted.sandbox_delivers {
             random_token().into_bytes()
         } else {
-            super::webhook::secret(wanted.secret_file.as_deref())?
+            super::webhook::secret_for(wanted.scheme, wanted.secret_file.as_deref())?
         };
+        super::listening::check_exposure(
+            wanted.addr,
+            wanted.public,
+            "--webhook-listen",
+            "the run's webhook receiver (it answers anyone; only deliveries signed with the secret are accepted)",
+        )?;
         let socket = tokio::net::TcpListener::bind(wanted.addr)
             .await
             .map_err(|e| {
@@ -48,13 +54,15 @@ impl RunReceiver {
         let listener = Arc::new(Listener::quiet(wanted.scheme, secret.clone()));
         let (stop, stopped) = oneshot::channel::<()>();
         let app = router(listener.clone());
-        tokio::spawn(async move {
-            let _ = axum::serve(socket, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let limits = super::listening::default_limits();
+        tokio::spawn(crate::sandbox::listener::serve(
+            socket,
+            app,
+            limits,
+            async {
+                let _ = stopped.await;
+            },
+        ));
         Ok(RunReceiver {
             for_sandbox: wanted
                 .sandbox_delivers

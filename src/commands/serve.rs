@@ -7,14 +7,15 @@ use crate::error::Failure;
 use crate::exit_codes;
 use crate::sandbox::{Layout, Sandbox, SandboxOptions, WebhookOptions, random_token};
 
-/// Turns `serve`'s flags into sandbox options, refusing a non-loopback address.
+/// Turns `serve`'s flags into sandbox options, refusing a non-loopback address without
+/// `--public`.
 pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
-    if !args.addr.ip().is_loopback() {
-        return Err(Failure::usage(format!(
-            "--addr {}: the sandbox listens on loopback only (127.0.0.0/8 or [::1])",
-            args.addr
-        )));
-    }
+    super::listening::check_exposure(
+        args.addr,
+        args.listen_limits.public,
+        "--addr",
+        "the sandbox API (anyone with its printed token can create bookings) and its OpenAPI document",
+    )?;
     if let Some(prefix) = &args.path_prefix {
         let plain = |c: char| c.is_ascii_alphanumeric() || "/-._~".contains(c);
         if !prefix.starts_with('/') || !prefix.chars().all(plain) || prefix.contains("//") {
@@ -25,7 +26,10 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
     }
     let webhooks = match &args.webhook_url {
         Some(url) => {
-            let secret = super::webhook::secret(args.webhook_secret_file.as_deref())?;
+            let secret = super::webhook::secret_for(
+                args.webhook_scheme,
+                args.webhook_secret_file.as_deref(),
+            )?;
             let mut webhooks = WebhookOptions::new(url.as_str(), args.webhook_scheme, secret);
             webhooks.log = true;
             Some(webhooks)
@@ -66,6 +70,11 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         path_prefix: args.path_prefix.clone(),
         dialect: args.dialect,
         max_open_quotes: args.max_quotes,
+        max_bookings: args.max_bookings,
+        limits: super::listening::limits(
+            &args.listen_limits,
+            crate::sandbox::listener::DEFAULT_MAX_BODY,
+        ),
     })
 }
 
@@ -92,8 +101,7 @@ pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
         crate::say!("webhooks: {url} (scheme {})", args.webhook_scheme.name());
     }
     crate::tell!("press Ctrl-C to stop");
-    let _ = tokio::signal::ctrl_c().await;
-    crate::tell!("stopping: letting in-flight requests finish");
+    super::listening::first_ctrl_c("stopping: letting in-flight requests finish").await;
     sandbox.shutdown().await.map_err(|e| {
         Failure::new(
             exit_codes::USAGE,

@@ -6,6 +6,7 @@ use crate::cli::{WebhookListenArgs, WebhookSendArgs};
 use crate::error::Failure;
 use crate::exit_codes;
 use crate::webhook::listen::{Listener, serve};
+use crate::webhook::scheme::Scheme;
 
 /// The secret: `--webhook-secret-file` beats `PPCERT_WEBHOOK_SECRET`; never a plain flag.
 pub fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
@@ -25,10 +26,28 @@ pub fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
         })
 }
 
+/// The secret, checked for `scheme`: a Standard Webhooks `whsec_` secret must decode.
+pub fn secret_for(scheme: Scheme, file: Option<&Path>) -> Result<Vec<u8>, Failure> {
+    let secret = secret(file)?;
+    crate::webhook::scheme::signing_key(scheme, &secret).map_err(Failure::usage)?;
+    Ok(secret)
+}
+
 pub async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
-    let secret = secret(args.webhook_secret_file.as_deref())?;
+    let secret = secret_for(args.scheme, args.webhook_secret_file.as_deref())?;
+    super::listening::check_exposure(
+        args.addr,
+        args.listen_limits.public,
+        "--addr",
+        "the webhook receiver (it answers anyone; only deliveries signed with the secret are accepted)",
+    )?;
+    let limits = super::listening::limits(
+        &args.listen_limits,
+        crate::sandbox::listener::DEFAULT_MAX_BODY,
+    );
     let listener = Listener::new(args.scheme, secret, args.out.clone());
-    serve(args.addr, listener)
+    let stop = super::listening::first_ctrl_c("stopping: letting deliveries in flight finish");
+    serve(args.addr, listener, limits, stop)
         .await
         .map_err(|e| Failure::usage(format!("cannot listen on {}: {e}", args.addr)))?;
     Ok(exit_codes::SUCCESS)
@@ -38,7 +57,7 @@ pub async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
 /// answered at all.
 pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
     use crate::webhook::send::{Verdict, cases, grade, junit, table};
-    let secret = secret(args.webhook_secret_file.as_deref())?;
+    let secret = secret_for(args.scheme, args.webhook_secret_file.as_deref())?;
     crate::engine::client::install_crypto_provider();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())

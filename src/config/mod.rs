@@ -69,6 +69,8 @@ pub struct WebhookRun {
     pub sandbox_delivers: bool,
     /// Else the staging's secret: this file, or `PPCERT_WEBHOOK_SECRET`.
     pub secret_file: Option<PathBuf>,
+    /// `--public`: a non-loopback `addr` is allowed.
+    pub public: bool,
 }
 
 /// `--webhooks` belongs to the embedded sandbox; a staging delivers where it was told, so
@@ -86,12 +88,14 @@ fn webhook_run(
             scheme: args.webhook_scheme,
             sandbox_delivers: true,
             secret_file: None,
+            public: false,
         })),
         (Some(addr), _) => Ok(Some(WebhookRun {
             addr: *addr,
             scheme: args.webhook_scheme,
             sandbox_delivers: embedded,
             secret_file: args.webhook_secret_file.clone(),
+            public: args.public,
         })),
     }
 }

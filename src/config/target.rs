@@ -13,9 +13,6 @@ pub const TOKEN_WITHOUT_TARGET: &str = "a token is set (PPCERT_TOKEN or --token-
 
 const TARGET_WITHOUT_TOKEN: &str = "a target needs a token: set PPCERT_TOKEN, pass --token-file PATH or --token-command CMD, or configure [auth] in ppcert.toml";
 
-/// A token or secret file larger than this is not a token file.
-const MAX_SECRET_FILE: u64 = 64 * 1024;
-
 /// Where requests go. `Token` is a [`TokenSource`] for commands that authenticate themselves,
 /// and `()` for the proxy, whose partner client brings its own.
 #[derive(Debug, Clone)]
@@ -99,20 +96,32 @@ fn check_token_text(source: &str, token: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// One secret on one line from `path` (a token file, a client secret file); `what` names it in
-/// errors. A file over 64 KiB is refused before it is read.
-pub fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Secret, String> {
-    let shown = format!("{what} {}", path.display());
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("{shown}: cannot read: {e}"))?
-        .len();
-    if size > MAX_SECRET_FILE {
+/// A token file larger than this is not a token (a log, a key bundle, a wrong path): it is
+/// refused at once instead of being sent, and scrubbed from every record, for minutes.
+pub const MAX_TOKEN_FILE: u64 = 64 * 1024;
+
+/// A file's text, refused without reading it all when it is larger than `max` bytes.
+fn read_small(path: &std::path::Path, max: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > max {
         return Err(format!(
-            "{shown}: {size} bytes; a token file holds one token (at most {} KiB)",
-            MAX_SECRET_FILE / 1024
+            "larger than {} KiB: this is not a token file",
+            max / 1024
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text: this is not a token file".into())
+}
+
+/// One secret on one line from `path` (a token file, a client secret file); `what` names it in
+/// errors. A file over 64 KiB is refused before it is read whole.
+pub fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Secret, String> {
+    let shown = format!("{what} {}", path.display());
+    let text = read_small(path, MAX_TOKEN_FILE).map_err(|e| format!("{shown}: {e}"))?;
     let token = text.trim_matches(|c: char| c.is_whitespace());
     check_token_text(&shown, token)?;
     if token.is_empty() || token.contains(char::is_whitespace) {

@@ -296,6 +296,7 @@ impl ApiClient {
         let record = RequestRecord {
             headers: recorded,
             body: request.body.as_ref().map(Body::from_value),
+            cut: None,
         };
         (headers, record)
     }
@@ -335,9 +336,10 @@ impl ApiClient {
             }
             Ok(response) => match read_response(response, self.tokens.as_ref()).await {
                 Ok(response) => {
-                    // A gateway's 502/504 says nothing of whether the server behind it did the
-                    // write: a non-idempotent one may have been processed, as a lost answer.
-                    attempt.maybe_processed = matches!(response.status, 502 | 504)
+                    // A 5xx (a gateway's 502/504, a 503 from a server that failed after
+                    // writing, any other) says nothing of whether the write was done: a
+                    // non-idempotent one may have been processed, as with a lost answer.
+                    attempt.maybe_processed = response.status >= 500
                         && !matches!(request.method, Method::GET | Method::HEAD);
                     attempt.response = Some(response);
                 }
@@ -409,6 +411,7 @@ async fn read_response(
         body,
         body_truncated,
         full_json,
+        cut: None,
     })
 }
 

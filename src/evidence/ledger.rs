@@ -96,6 +96,7 @@ mod tests {
             request: crate::record::RequestRecord {
                 headers: Default::default(),
                 body: None,
+                cut: None,
             },
             response: status.map(|status| crate::record::ResponseRecord {
                 status,
@@ -103,6 +104,7 @@ mod tests {
                 body: crate::record::Body::null(),
                 body_truncated: false,
                 full_json: None,
+                cut: None,
             }),
             outcome: crate::record::Outcome::Error,
             checks: Vec::new(),

@@ -156,13 +156,15 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
 }
 
 /// Reads a journal; a torn last line (the run was killed mid-write, even inside a UTF-8
-/// character) is ignored, any other bad line is an error naming its number.
+/// character: it has no newline after it) is ignored, any other bad line is an error naming
+/// its number. A finished last line that is not a journal line is such an error too: it was
+/// not torn by a crash, and appending after it would leave it in the middle of the record.
 pub fn read(path: &Path) -> Result<Vec<Line>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let mut parsed = Vec::new();
     for (i, raw) in lines.iter().enumerate() {
-        let last = i + 1 == lines.len() || (i + 2 == lines.len() && lines[i + 1].is_empty());
+        let torn = i + 1 == lines.len();
         let parsed_line = std::str::from_utf8(raw)
             .map_err(|e| e.to_string())
             .and_then(|text| {
@@ -175,7 +177,7 @@ pub fn read(path: &Path) -> Result<Vec<Line>, String> {
         match parsed_line {
             Ok(Some(line)) => parsed.push(line),
             Ok(None) => {}
-            Err(_) if last => break,
+            Err(_) if torn => break,
             Err(e) => {
                 return Err(format!(
                     "{}:{}: not a journal line: {e}",
@@ -224,6 +226,7 @@ mod tests {
                 body: Some(Body::from_value(
                     &serde_json::json!({"data": {"a": [1, "x"]}}),
                 )),
+                cut: None,
             },
             response: Some(ResponseRecord {
                 full_json: None,
@@ -231,6 +234,7 @@ mod tests {
                 headers: Default::default(),
                 body: Body::from_value(&serde_json::json!("<html>bad gateway</html>")),
                 body_truncated: true,
+                cut: None,
             }),
             outcome: Outcome::Error,
             checks: Vec::new(),

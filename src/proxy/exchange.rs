@@ -6,10 +6,46 @@ use std::collections::BTreeMap;
 
 use axum::http::HeaderMap;
 
+use axum::body::Bytes;
+use serde_json::Value;
+
 use crate::engine::client::keep_body;
 use crate::models::Operation;
-use crate::record::{Check, Exchange, Outcome, RequestRecord, ResponseRecord};
+use crate::record::{Body, Check, CutBody, Exchange, Outcome, RequestRecord, ResponseRecord};
 use crate::secret::Secret;
+
+/// Bodies longer than this are forwarded unchanged but kept cut in the evidence, with their
+/// length and SHA-256: the API's bodies are a few kilobytes, and a flood of large ones must
+/// not fill the disk.
+pub const PROXY_KEPT_BODY: usize = 16 * 1024;
+
+/// A body as the proxy records it: whole up to [`PROXY_KEPT_BODY`], else its first part
+/// (scrubbed of the token whole, then cut) with what it was. The whole JSON comes back for
+/// reading values.
+fn kept(
+    bytes: &[u8],
+    token: &Secret,
+) -> (
+    Body,
+    bool,
+    Option<std::sync::Arc<Value>>,
+    Option<Box<CutBody>>,
+) {
+    if bytes.len() <= PROXY_KEPT_BODY {
+        let (body, truncated, full_json) = keep_body(bytes, token);
+        return (body, truncated, full_json, None);
+    }
+    let full_json = serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .map(|mut value| {
+            token.scrub_json(&mut value);
+            std::sync::Arc::new(value)
+        });
+    let text = token.scrub(&String::from_utf8_lossy(bytes));
+    let end = text.floor_char_boundary(PROXY_KEPT_BODY);
+    let body = Body::from_value(&Value::String(text[..end].to_string()));
+    (body, true, full_json, CutBody::of(bytes, PROXY_KEPT_BODY))
+}
 
 /// The partner's own bearer token, if it sent one: never recorded, only its fingerprint.
 pub fn bearer(headers: &HeaderMap) -> Option<String> {
@@ -49,13 +85,14 @@ pub fn response_record(
     body: &[u8],
     token: &Secret,
 ) -> ResponseRecord {
-    let (body, body_truncated, full_json) = keep_body(body, token);
+    let (body, body_truncated, full_json, cut) = kept(body, token);
     ResponseRecord {
         status,
         headers: recorded_headers(headers, Some(token)),
         body,
         body_truncated,
         full_json,
+        cut,
     }
 }
 
@@ -68,7 +105,7 @@ pub struct Forwarded {
     pub started_at: String,
     pub duration_ms: u64,
     pub request_headers: BTreeMap<String, String>,
-    pub request_body: Vec<u8>,
+    pub request_body: Bytes,
     pub response: Option<ResponseRecord>,
     pub error: Option<String>,
     pub checks: Vec<Check>,
@@ -78,7 +115,7 @@ pub struct Forwarded {
 
 impl Forwarded {
     pub fn into_exchange(self, token: &Secret) -> Exchange {
-        let (body, _, _) = keep_body(&self.request_body, token);
+        let (body, _, _, cut) = kept(&self.request_body, token);
         let accepted = self
             .response
             .as_ref()
@@ -113,6 +150,7 @@ impl Forwarded {
             request: RequestRecord {
                 headers: self.request_headers,
                 body: (!self.request_body.is_empty()).then_some(body),
+                cut,
             },
             outcome: match (&self.response, violated) {
                 (None, _) => Outcome::Error,

@@ -28,9 +28,6 @@ use exchange::{Forwarded, bearer, recorded_headers, response_record};
 use routes::Routes;
 use rules::Rules;
 
-/// Bodies larger than this are refused (413): the API's bodies are a few kilobytes.
-const MAX_BODY: usize = 8 << 20;
-
 /// Hop-by-hop headers (RFC 9110 §7.6.1) and those the HTTP stack sets itself.
 const NOT_FORWARDED: [&str; 9] = [
     "connection",
@@ -60,7 +57,9 @@ pub struct Proxy {
     required: BTreeMap<Operation, u32>,
     pub met: Notify,
     steps: Mutex<HashMap<String, usize>>,
-    pub unrecognised: Mutex<Vec<String>>,
+    /// Requests no endpoint recognised: how many, and the first one (a flood of them must
+    /// not grow memory).
+    pub unrecognised: Mutex<(usize, Option<String>)>,
     /// Each bearer token seen, with its compiled scrubber: compiling one per request would
     /// cost about a millisecond each.
     tokens: Mutex<HashMap<String, Secret>>,
@@ -97,7 +96,7 @@ impl Proxy {
             required,
             met: Notify::new(),
             steps: Mutex::new(HashMap::new()),
-            unrecognised: Mutex::new(Vec::new()),
+            unrecognised: Mutex::new((0, None)),
             tokens: Mutex::new(HashMap::new()),
         })
     }
@@ -234,12 +233,9 @@ fn refusal(checks: &[crate::record::Check]) -> Response {
 
 async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request) -> Response {
     let (parts, body) = request.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "ppcert proxy: body too large or cut off",
-        )
-            .into_response();
+    // The shared listener has read the body within its limit already.
+    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
+        return (StatusCode::BAD_REQUEST, "ppcert proxy: body cut off").into_response();
     };
     let started = Instant::now();
     let started_at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
@@ -251,11 +247,13 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     let recognised = proxy.routes.recognise(parts.method.as_str(), &relative);
     let token = proxy.token(&parts.headers);
     let Some(recognised) = recognised else {
-        proxy
-            .unrecognised
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(format!("{} {}", parts.method, parts.uri.path()));
+        {
+            let mut unrecognised = proxy.unrecognised.lock().unwrap_or_else(|e| e.into_inner());
+            unrecognised.0 += 1;
+            unrecognised
+                .1
+                .get_or_insert_with(|| format!("{} {}", parts.method, parts.uri.path()));
+        }
         return send(&proxy, &parts, &url, body).await.map_or_else(
             |(status, why)| (status, why).into_response(),
             |(response, _, _)| response,
@@ -270,7 +268,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         started_at,
         duration_ms: 0,
         request_headers: recorded_headers(&parts.headers, Some(&token)),
-        request_body: body.to_vec(),
+        request_body: body.clone(),
         response: None,
         error: None,
         checks: judged.checks,

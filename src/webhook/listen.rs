@@ -1,9 +1,11 @@
 //! `ppcert webhook listen`: a receiver for a staging's webhook deliveries. It verifies each
-//! signature on the raw bytes, answers 2xx for a valid event and 401 for a missing or wrong
-//! signature, deduplicates replays, appends every delivery to a JSONL file with its verdict,
-//! and prints one line per delivery. A run embeds the same receiver (`run --webhooks`).
+//! signature on the raw bytes before it parses or keeps anything, answers 2xx for a valid event
+//! and 401 for a missing or wrong signature (keeping only that delivery's metadata),
+//! deduplicates replays, appends every delivery to a JSONL file with its verdict, and prints
+//! one line per delivery with the sender's text escaped. What it holds in memory is capped.
+//! A run embeds the same receiver (`run --webhooks`).
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,6 +19,7 @@ use serde_json::Value;
 
 use super::scheme::{Delivery, Scheme, verify};
 use crate::models::events::Summary;
+use crate::sandbox::listener::Limits;
 
 /// What a delivery was judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,14 +47,51 @@ pub struct Received {
     pub body: Value,
 }
 
+/// Deliveries held in memory (for a run's evidence) at most; later ones are only counted.
+pub const MAX_KEPT_DELIVERIES: usize = 10_000;
+/// Bytes of accepted bodies held in memory at most; later bodies are kept as `null` (the
+/// JSONL file still has them).
+pub const MAX_KEPT_BODY_BYTES: usize = 16 << 20;
+/// Delivery ids remembered for spotting replays; the oldest are forgotten first.
+pub const MAX_REMEMBERED_IDS: usize = 100_000;
+
+#[derive(Default)]
+struct Kept {
+    list: Vec<Received>,
+    body_bytes: usize,
+    not_kept: u64,
+}
+
+#[derive(Default)]
+struct Seen {
+    ids: HashSet<String>,
+    order: VecDeque<String>,
+}
+
+impl Seen {
+    /// Whether `id` is new; remembers it, forgetting the oldest beyond the cap.
+    fn first(&mut self, id: String) -> bool {
+        if !self.ids.insert(id.clone()) {
+            return false;
+        }
+        self.order.push_back(id);
+        if self.order.len() > MAX_REMEMBERED_IDS
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.ids.remove(&oldest);
+        }
+        true
+    }
+}
+
 pub struct Listener {
     scheme: Scheme,
     secret: Vec<u8>,
     out: Mutex<Option<PathBuf>>,
     /// Print one line per delivery (the command does; a run shows its own progress).
     print: bool,
-    seen: Mutex<HashSet<String>>,
-    received: Mutex<Vec<Received>>,
+    seen: Mutex<Seen>,
+    received: Mutex<Kept>,
 }
 
 impl Listener {
@@ -61,8 +101,8 @@ impl Listener {
             secret,
             out: Mutex::new(out),
             print: true,
-            seen: Mutex::new(HashSet::new()),
-            received: Mutex::new(Vec::new()),
+            seen: Mutex::new(Seen::default()),
+            received: Mutex::new(Kept::default()),
         }
     }
 
@@ -83,12 +123,21 @@ impl Listener {
         *self.out.lock().unwrap_or_else(|e| e.into_inner()) = Some(path);
     }
 
-    /// Every delivery so far, in order of arrival.
+    /// Every delivery kept so far (the first [`MAX_KEPT_DELIVERIES`]), in order of arrival.
     pub fn received(&self) -> Vec<Received> {
         self.received
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .list
             .clone()
+    }
+
+    /// Deliveries received beyond [`MAX_KEPT_DELIVERIES`]: counted, not kept in memory.
+    pub fn not_kept(&self) -> u64 {
+        self.received
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .not_kept
     }
 
     fn judge(&self, headers: &HeaderMap, body: &[u8]) -> (StatusCode, Received) {
@@ -103,52 +152,61 @@ impl Listener {
             header: &header,
             body,
         };
-        let event: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-        let (status, verdict, reason) = match verify(self.scheme, &self.secret, &delivery, now) {
-            Err(refusal) => (
-                StatusCode::UNAUTHORIZED,
-                Verdict::Rejected,
-                Some(refusal.to_string()),
-            ),
-            Ok(id) => {
-                // A replay is acknowledged (the sender must stop) but not processed twice.
-                let key = id.unwrap_or_else(|| crate::digest::sha256_hex(body));
-                let first = self
-                    .seen
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(key);
-                let verdict = match (first, event.is_null()) {
-                    (false, _) => Verdict::Duplicate,
-                    (true, true) => Verdict::AcceptedNotJson,
-                    (true, false) => Verdict::Accepted,
+        // Verified first: a forged delivery is never parsed, and only its metadata is kept.
+        let id = match verify(self.scheme, &self.secret, &delivery, now) {
+            Ok(id) => id,
+            Err(refusal) => {
+                let received = Received {
+                    at: chrono::Utc::now().to_rfc3339(),
+                    verdict: Verdict::Rejected,
+                    reason: Some(refusal.to_string()),
+                    event: None,
+                    booking: None,
+                    claim: None,
+                    claim_status: None,
+                    body: Value::Null,
                 };
-                (StatusCode::OK, verdict, None)
+                return (StatusCode::UNAUTHORIZED, received);
             }
+        };
+        // A replay is acknowledged (the sender must stop) but not processed twice.
+        let key = id.unwrap_or_else(|| crate::digest::sha256_hex(body));
+        let first = self
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .first(key);
+        let event: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let verdict = match (first, event.is_null()) {
+            (false, _) => Verdict::Duplicate,
+            (true, true) => Verdict::AcceptedNotJson,
+            (true, false) => Verdict::Accepted,
         };
         let summary = Summary::of(&event);
         let received = Received {
             at: chrono::Utc::now().to_rfc3339(),
             verdict,
-            reason,
+            reason: None,
             event: summary.event,
             booking: summary.booking_number,
             claim: summary.claim_id,
             claim_status: summary.claim_status,
             body: event,
         };
-        (status, received)
+        (StatusCode::OK, received)
     }
 
-    fn keep(&self, status: StatusCode, received: Received) {
+    fn keep(&self, status: StatusCode, mut received: Received, size: usize) {
         if self.print {
+            // Everything but the status comes from the sender: escaped, so that it cannot
+            // forge console lines or colours.
             crate::say!(
                 "{} {} booking {} claim {} → {}",
                 status.as_u16(),
-                received.event.as_deref().unwrap_or("(no event)"),
-                received.booking.as_deref().unwrap_or("-"),
-                received.claim_status.as_deref().unwrap_or("-"),
-                describe(received.verdict, received.reason.as_deref())
+                printable(received.event.as_deref().unwrap_or("(no event)")),
+                printable(received.booking.as_deref().unwrap_or("-")),
+                printable(received.claim_status.as_deref().unwrap_or("-")),
+                printable(&describe(received.verdict, received.reason.as_deref()))
             );
         }
         let out = self.out.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -163,11 +221,33 @@ impl Listener {
                 crate::tell!("warning: cannot append to {}: {e}", path.display());
             }
         }
-        self.received
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(received);
+        let mut kept = self.received.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.list.len() >= MAX_KEPT_DELIVERIES {
+            kept.not_kept += 1;
+            return;
+        }
+        if kept.body_bytes + size > MAX_KEPT_BODY_BYTES {
+            received.body = Value::Null;
+        } else if !received.body.is_null() {
+            kept.body_bytes += size;
+        }
+        kept.list.push(received);
     }
+}
+
+/// Text from a sender, safe to print on one console line: control characters (newlines,
+/// escape sequences) and bidirectional overrides are written as `\u{..}` escapes.
+pub fn printable(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || bidi {
+            shown.push_str(&c.escape_unicode().to_string());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
 }
 
 fn describe(verdict: Verdict, reason: Option<&str>) -> String {
@@ -189,7 +269,7 @@ async fn receive(
     body: Bytes,
 ) -> StatusCode {
     let (status, received) = listener.judge(&headers, &body);
-    listener.keep(status, received);
+    listener.keep(status, received, body.len());
     status
 }
 
@@ -200,16 +280,17 @@ pub fn router(listener: Arc<Listener>) -> axum::Router {
         .with_state(listener)
 }
 
-/// Serves until Ctrl-C; prints the address first (port 0 picks one).
-pub async fn serve(addr: SocketAddr, listener: Listener) -> std::io::Result<()> {
+/// Serves within `limits` until `stop`; prints the address first (port 0 picks one).
+pub async fn serve(
+    addr: SocketAddr,
+    listener: Listener,
+    limits: Limits,
+    stop: impl std::future::Future<Output = ()> + Send,
+) -> std::io::Result<()> {
     let socket = tokio::net::TcpListener::bind(addr).await?;
     crate::say!(
         "ppcert webhook listening on http://{}",
         socket.local_addr()?
     );
-    axum::serve(socket, router(Arc::new(listener)))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
+    crate::sandbox::listener::serve(socket, router(Arc::new(listener)), limits, stop).await
 }

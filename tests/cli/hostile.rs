@@ -177,6 +177,31 @@ async fn a_gateway_error_after_a_processed_write_is_reconciled_and_counted_once(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_503_after_a_processed_write_is_reconciled_with_the_stagings_counts() {
+    let sandbox = sandbox_with(fast("tok-unavailable-123")).await;
+    // A server that did the write, then failed answering: not a gateway, not in a fixed list.
+    let rule: Rule = Arc::new(|method, path, count| match (method.as_str(), path, count) {
+        ("POST", "/subscriptions", 0) => Action::ForwardThen(503),
+        ("POST", p, 0) if p.ends_with("/claims") => Action::ForwardThen(503),
+        _ => Action::Forward,
+    });
+    let base = front(&sandbox, rule).await;
+    let (finished, evidence, _dir) = certify(&base, sandbox.token()).await;
+    assert_eq!(finished.code, 0, "{}", finished.stdout);
+    let counts = sandbox_counts(&sandbox);
+    for op in ["subscription", "claim"] {
+        assert_eq!(succeeded(&evidence, op), counts[op], "{op}");
+    }
+    let reconciled = evidence["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["reconciled"] == true)
+        .count();
+    assert_eq!(reconciled, 2, "{}", finished.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_success_status_whose_body_is_an_error_is_neither_passed_nor_counted() {
     let sandbox = sandbox_with(fast("tok-errorbody-123")).await;
     let error = r#"{"error": {"code": "NOT_DONE", "message": "nothing was deleted"}}"#;

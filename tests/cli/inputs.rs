@@ -110,6 +110,38 @@ async fn a_token_file_with_a_bom_or_a_nul_is_a_clear_error() {
 }
 
 #[tokio::test]
+async fn a_token_file_over_64_kib_is_refused_at_once() {
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    let base = serve(axum::Router::new().fallback(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async { axum::http::StatusCode::UNAUTHORIZED }
+    }))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("token"), "t".repeat(2 << 20)).unwrap();
+    for command in ["run", "check-token"] {
+        let refused = ppcert(
+            dir.path(),
+            &[command, "--base-url", &base, "--token-file", "token"],
+            None,
+        )
+        .await;
+        assert_eq!(refused.code, 2, "{}", said(&refused));
+        assert!(
+            said(&refused).contains("--token-file token: larger than 64 KiB"),
+            "{}",
+            said(&refused)
+        );
+    }
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing was sent"
+    );
+}
+
+#[tokio::test]
 async fn a_token_without_a_target_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let refused = ppcert(dir.path(), &["run"], Some("a-staging-token")).await;

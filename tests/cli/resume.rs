@@ -163,3 +163,30 @@ async fn killed_between_a_writes_exchange_line_and_its_step_line_counts_the_writ
         assert_ledger_is_the_servers(&evidence, &sandbox, point);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_well_formed_but_bogus_last_journal_line_is_refused_before_anything_is_sent() {
+    let sandbox = sandbox_with(slow_enough()).await;
+    let dir = tempfile::tempdir().unwrap();
+    stop_midway(&sandbox, dir.path(), "-INT", 20).await;
+    let journal = dir.path().join("b/journal.jsonl");
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    // Valid JSON on a finished line: not torn by a crash, so not silently skipped.
+    text.push_str("{\"type\":\"exchange_of_sorts\",\"seq\":1}\n");
+    std::fs::write(&journal, &text).unwrap();
+    let bogus_line = text.lines().count();
+    let before = sandbox_counts(&sandbox);
+    let base = sandbox.base_url();
+    let args = ["run", "--resume", "b", "--base-url", &base];
+    let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+    assert_eq!(finished.code, 2, "{}{}", finished.stdout, finished.stderr);
+    assert!(
+        finished
+            .stderr
+            .contains(&format!("journal.jsonl:{bogus_line}: not a journal line")),
+        "{}",
+        finished.stderr
+    );
+    assert_eq!(sandbox_counts(&sandbox), before, "nothing was sent");
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), text);
+}

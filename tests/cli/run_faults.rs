@@ -68,12 +68,15 @@ async fn retries_and_reconciliation_keep_the_ledger_equal_to_the_sandboxes() {
                 )
             })
             .collect();
-        assert_eq!(
-            ours.get(operation).copied().unwrap_or(0) + unconfirmed,
-            *count,
-            "{operation}: {trail:#?}"
+        let succeeded = ours.get(operation).copied().unwrap_or(0);
+        // Any 5xx to a write may or may not have been processed (the sandbox's injected 503s
+        // were not): a quote cannot be reconciled, so those are unconfirmed, never guessed.
+        assert!(
+            succeeded <= *count && *count <= succeeded + unconfirmed,
+            "{operation}: ledger {succeeded} (+{unconfirmed} unconfirmed), server {count}: {trail:#?}"
         );
         if operation != "quote" {
+            assert_eq!(succeeded, *count, "{operation}: {trail:#?}");
             assert_eq!(
                 unconfirmed, 0,
                 "{operation}: every lost write but a quote is reconciled"

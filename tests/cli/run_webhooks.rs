@@ -94,8 +94,8 @@ async fn run_webhooks_shows_every_claims_delivered_statuses_in_the_evidence_and_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_listen_verifies_a_stagings_deliveries_and_records_forged_ones_as_rejected() {
     for (sender_secret, accepted) in [
-        ("whsec_staging_0123456789", true),
-        ("whsec_someone_else_000", false),
+        ("whsec_c3RhZ2luZ18wMTIzNDU2Nzg5", true),
+        ("whsec_c29tZW9uZV9lbHNlXzAwMA==", false),
     ] {
         let addr = free_loopback_addr();
         let mut webhooks = WebhookOptions::new(
@@ -125,7 +125,7 @@ async fn webhook_listen_verifies_a_stagings_deliveries_and_records_forged_ones_a
             ],
         );
         let output = ppcert_command(dir.path(), &args, Some(staging.token()))
-            .env("PPCERT_WEBHOOK_SECRET", "whsec_staging_0123456789")
+            .env("PPCERT_WEBHOOK_SECRET", "whsec_c3RhZ2luZ18wMTIzNDU2Nzg5")
             .output()
             .await
             .unwrap();

@@ -18,7 +18,10 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::common::*;
 
-const SECRET: &[u8] = b"whsec_sandbox_0123456789";
+/// A Standard Webhooks secret: `whsec_` and base64; the other schemes use it as it is.
+const SECRET: &[u8] = b"whsec_c2FuZGJveF8wMTIzNDU2Nzg5";
+/// What the Standard Webhooks scheme keys its HMAC with: the base64 part, decoded.
+const STANDARD_KEY: &[u8] = b"sandbox_0123456789";
 
 type Received = Arc<Mutex<Vec<(HeaderMap, Bytes)>>>;
 
@@ -49,7 +52,11 @@ fn header(headers: &HeaderMap, name: &str) -> String {
 }
 
 fn hmac(parts: &[&[u8]]) -> Vec<u8> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(SECRET).unwrap();
+    hmac_with(SECRET, parts)
+}
+
+fn hmac_with(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
     for part in parts {
         mac.update(part);
     }
@@ -74,13 +81,10 @@ fn assert_signed(scheme: Scheme, headers: &HeaderMap, body: &[u8]) {
         Scheme::StandardWebhooks => {
             let id = header(headers, "webhook-id");
             let stamp = header(headers, "webhook-timestamp");
-            let expected = base64::engine::general_purpose::STANDARD.encode(hmac(&[
-                id.as_bytes(),
-                b".",
-                stamp.as_bytes(),
-                b".",
-                body,
-            ]));
+            let expected = base64::engine::general_purpose::STANDARD.encode(hmac_with(
+                STANDARD_KEY,
+                &[id.as_bytes(), b".", stamp.as_bytes(), b".", body],
+            ));
             assert_eq!(
                 header(headers, "webhook-signature"),
                 format!("v1,{expected}")

@@ -67,12 +67,12 @@ async fn serve_prints_where_the_api_and_its_document_are() {
 }
 
 #[tokio::test]
-async fn serve_refuses_an_address_beyond_loopback() {
+async fn serve_refuses_an_address_beyond_loopback_without_public() {
     let dir = tempfile::tempdir().unwrap();
     let finished = ppcert(dir.path(), &["serve", "--addr", "0.0.0.0:0"], None).await;
     assert_eq!(finished.code, 2, "{}", finished.stderr);
     assert!(
-        finished.stderr.contains("loopback only"),
+        finished.stderr.contains("not a loopback address") && finished.stderr.contains("--public"),
         "{}",
         finished.stderr
     );

@@ -20,7 +20,7 @@ async fn send(url: &str, scheme: &str, dir: &std::path::Path) -> Finished {
         "webhooks.xml",
     ];
     let output = ppcert_command(dir, &args, None)
-        .env("PPCERT_WEBHOOK_SECRET", "whsec_test_0123456789")
+        .env("PPCERT_WEBHOOK_SECRET", "whsec_dGVzdF8wMTIzNDU2Nzg5")
         .output()
         .await
         .unwrap();
@@ -75,7 +75,7 @@ async fn a_correct_receiver_passes_under_every_scheme() {
                 finished.stdout
             );
         }
-        assert!(!finished.stdout.contains("whsec_test") && !finished.stderr.contains("whsec_test"));
+        assert!(!finished.stdout.contains("dGVzdF8w") && !finished.stderr.contains("dGVzdF8w"));
     }
 }
 

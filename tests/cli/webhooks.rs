@@ -10,10 +10,17 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::common::*;
 
-const SECRET: &str = "whsec_test_0123456789";
+/// A Standard Webhooks secret (`whsec_` and base64); the other schemes use it as it is.
+const SECRET: &str = "whsec_dGVzdF8wMTIzNDU2Nzg5";
+/// The Standard Webhooks scheme's HMAC key: the base64 part, decoded.
+const STANDARD_KEY: &[u8] = b"test_0123456789";
 
 fn hmac(parts: &[&[u8]]) -> Vec<u8> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
+    hmac_with(SECRET.as_bytes(), parts)
+}
+
+fn hmac_with(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
     for part in parts {
         mac.update(part);
     }
@@ -26,6 +33,15 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Starts `ppcert webhook listen` on an ephemeral port; returns it, its URL and the JSONL path.
 pub async fn listen(scheme: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
+    listen_with(scheme, dir, SECRET).await
+}
+
+/// As [`listen`], with the given secret.
+pub async fn listen_with(
+    scheme: &str,
+    dir: &std::path::Path,
+    secret: &str,
+) -> (tokio::process::Child, String) {
     let mut child = ppcert_command(
         dir,
         &[
@@ -40,7 +56,7 @@ pub async fn listen(scheme: &str, dir: &std::path::Path) -> (tokio::process::Chi
         ],
         None,
     )
-    .env("PPCERT_WEBHOOK_SECRET", SECRET)
+    .env("PPCERT_WEBHOOK_SECRET", secret)
     .kill_on_drop(true)
     .spawn()
     .unwrap();
@@ -116,7 +132,10 @@ async fn listen_checks_standard_webhooks_timestamps_and_ids() {
     let body = br#"{"event": "contract.created", "data": {"contract": {"id": "c1"}}}"#;
     let signed = |id: &str, at: i64| {
         let stamp = at.to_string();
-        let mac = hmac(&[id.as_bytes(), b".", stamp.as_bytes(), b".", body]);
+        let mac = hmac_with(
+            STANDARD_KEY,
+            &[id.as_bytes(), b".", stamp.as_bytes(), b".", body],
+        );
         vec![
             ("webhook-id", id.to_string()),
             ("webhook-timestamp", stamp),

@@ -80,6 +80,36 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// The prefix of a Standard Webhooks secret: what follows it is the key, base64-encoded.
+pub const STANDARD_SECRET_PREFIX: &str = "whsec_";
+
+/// The HMAC key a secret stands for. Standard Webhooks secrets are `whsec_<base64>` and the
+/// key is the decoded bytes (the specification, and its official libraries); any other secret,
+/// and a secret without the prefix, is used as its bytes, as the other schemes do.
+pub fn signing_key(scheme: Scheme, secret: &[u8]) -> Result<Vec<u8>, String> {
+    let encoded = match secret.strip_prefix(STANDARD_SECRET_PREFIX.as_bytes()) {
+        Some(encoded) if scheme == Scheme::StandardWebhooks => encoded,
+        _ => return Ok(secret.to_vec()),
+    };
+    // The official libraries accept unpadded base64 too.
+    let trimmed: Vec<u8> = encoded.iter().copied().filter(|b| *b != b'=').collect();
+    let key = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(&trimmed)
+        .map_err(|_| {
+            format!("a {STANDARD_SECRET_PREFIX} secret must be base64 after its prefix (Standard Webhooks)")
+        })?;
+    if key.is_empty() {
+        return Err(format!("the {STANDARD_SECRET_PREFIX} secret is empty"));
+    }
+    Ok(key)
+}
+
+/// The key for HMAC: a secret that fails to decode is used as given, so it verifies nothing
+/// a real sender signed (callers check secrets with [`signing_key`] when they load them).
+fn key_of(scheme: Scheme, secret: &[u8]) -> Vec<u8> {
+    signing_key(scheme, secret).unwrap_or_else(|_| secret.to_vec())
+}
+
 fn mac(secret: &[u8], parts: &[&[u8]]) -> HmacSha256 {
     let mut mac = HmacSha256::new_from_slice(secret).expect("HMAC takes a key of any length");
     for part in parts {
@@ -128,7 +158,8 @@ pub fn sign(
         )],
         Scheme::StandardWebhooks => {
             let stamp = timestamp.to_string();
-            let signed = mac(secret, &[id.as_bytes(), b".", stamp.as_bytes(), b".", body]);
+            let key = key_of(scheme, secret);
+            let signed = mac(&key, &[id.as_bytes(), b".", stamp.as_bytes(), b".", body]);
             let encoded =
                 base64::engine::general_purpose::STANDARD.encode(signed.finalize().into_bytes());
             vec![
@@ -185,12 +216,13 @@ pub fn verify(
                 b".",
                 delivery.body,
             ];
+            let key = key_of(scheme, secret);
             // A space-separated list, for key rotation: any one valid v1 signature will do.
             let valid = signatures.split_whitespace().any(|entry| {
                 entry
                     .strip_prefix("v1,")
                     .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
-                    .is_some_and(|given| mac(secret, &signed).verify_slice(&given).is_ok())
+                    .is_some_and(|given| mac(&key, &signed).verify_slice(&given).is_ok())
             });
             if valid {
                 Ok(Some(id))
@@ -212,6 +244,26 @@ mod tests {
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| v.clone())
         }
+    }
+
+    #[test]
+    fn a_whsec_secret_is_base64_decoded_as_the_specification_says() {
+        // The test vector of the Standard Webhooks reference libraries.
+        let secret = b"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let body = br#"{"test": 2432232314}"#;
+        let signed = sign(
+            Scheme::StandardWebhooks,
+            secret,
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            1_614_265_330,
+            body,
+        );
+        assert_eq!(
+            signed[2].1,
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+        assert!(signing_key(Scheme::StandardWebhooks, b"whsec_not base64!").is_err());
+        assert_eq!(signing_key(Scheme::Github, b"whsec_x").unwrap(), b"whsec_x");
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod faults;
 mod handlers;
 mod idempotency;
 mod oauth;
+pub mod listener;
 mod shape;
 mod store;
 pub mod validate;
@@ -33,7 +34,10 @@ use tokio::task::JoinHandle;
 use crate::models::Operation;
 pub use dialect::ApiDialect;
 pub use shape::{ErrorShape, QuoteWrapper};
-pub use store::{DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE, QUOTE_VALIDITY_HOURS};
+pub use store::{
+    DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE,
+    QUOTE_VALIDITY_HOURS,
+};
 pub use webhooks::{DELIVERY_TIMEOUT, DeliveryAttempt, RETRY_DELAYS, WebhookOptions};
 
 /// Response layouts for the points the spec leaves open, so clients can be tested against each.
@@ -152,8 +156,12 @@ pub struct SandboxOptions {
     pub dialect: ApiDialect,
     /// Unused quotes held at most; beyond it the oldest expire (bounded memory).
     pub max_open_quotes: usize,
+    /// Bookings held at most; beyond it the oldest are forgotten (bounded memory).
+    pub max_bookings: usize,
     /// Deliver webhooks for contract and claim changes.
     pub webhooks: Option<WebhookOptions>,
+    /// Body size, timeouts, connections and the stop's grace period.
+    pub limits: listener::Limits,
 }
 
 impl Default for SandboxOptions {
@@ -177,7 +185,9 @@ impl Default for SandboxOptions {
             path_prefix: None,
             dialect: ApiDialect::Spec,
             max_open_quotes: DEFAULT_MAX_OPEN_QUOTES,
+            max_bookings: DEFAULT_MAX_BOOKINGS,
             webhooks: None,
+            limits: listener::Limits::default(),
         }
     }
 }
@@ -273,6 +283,7 @@ impl Sandbox {
                 store::Store::new(rand::rng().random())
                     .with_numeric_ids(options.layout.integer_ids)
                     .with_max_open_quotes(options.max_open_quotes)
+                    .with_max_bookings(options.max_bookings)
                     .with_events(webhooks.is_some()),
             ),
             webhooks,
@@ -284,14 +295,11 @@ impl Sandbox {
             issued: oauth::Issued::default(),
         });
         let app = router(shared.clone());
+        let limits = shared.options.limits;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let task = tokio::spawn(listener::serve(listener, app, limits, async {
+            let _ = stopped.await;
+        }));
         Ok(Sandbox {
             addr,
             shared,
@@ -331,7 +339,7 @@ impl Sandbox {
         self.shared.store().counts()
     }
 
-    /// Every webhook delivery attempt so far, in the order they ended.
+    /// Every webhook delivery attempt so far (the newest 10,000), in the order they ended.
     pub fn webhook_deliveries(&self) -> Vec<DeliveryAttempt> {
         self.shared
             .webhooks
@@ -364,7 +372,8 @@ impl Sandbox {
             .unwrap_or_else(|e| e.into_inner()) += by;
     }
 
-    /// Stops accepting, lets in-flight requests finish, and waits for the server to end.
+    /// Stops accepting, lets in-flight requests finish (for at most the grace period of its
+    /// limits), and waits for the server to end.
     pub async fn shutdown(mut self) -> std::io::Result<()> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());

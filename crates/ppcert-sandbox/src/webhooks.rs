@@ -87,10 +87,13 @@ impl DeliveryAttempt {
     }
 }
 
+/// Delivery attempts remembered at most (the newest): a long-lived `serve` must stay flat.
+const MAX_KEPT_ATTEMPTS: usize = 10_000;
+
 pub(crate) struct Sender {
     options: WebhookOptions,
     client: reqwest::Client,
-    attempts: Mutex<Vec<DeliveryAttempt>>,
+    attempts: Mutex<std::collections::VecDeque<DeliveryAttempt>>,
     next_id: AtomicU64,
     /// Deliveries that are due and not yet delivered or given up on.
     due: AtomicUsize,
@@ -107,7 +110,7 @@ impl Sender {
         Ok(Sender {
             options,
             client,
-            attempts: Mutex::new(Vec::new()),
+            attempts: Mutex::new(std::collections::VecDeque::new()),
             next_id: AtomicU64::new(0),
             due: AtomicUsize::new(0),
         })
@@ -117,7 +120,9 @@ impl Sender {
         self.attempts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .clone()
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// Deliveries due now and not yet ended.
@@ -206,10 +211,11 @@ impl Sender {
                 outcome
             );
         }
-        self.attempts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(attempt);
+        let mut attempts = self.attempts.lock().unwrap_or_else(|e| e.into_inner());
+        if attempts.len() >= MAX_KEPT_ATTEMPTS {
+            attempts.pop_front();
+        }
+        attempts.push_back(attempt);
     }
 }
 

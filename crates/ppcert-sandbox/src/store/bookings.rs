@@ -60,6 +60,7 @@ impl Store {
         let created = self.attach_contracts(&bn, &ids, &mut booking, now);
         self.bookings.insert(bn.clone(), booking);
         self.announce_contracts(&created);
+        self.remember_booking(&bn);
         self.count(Operation::Subscription);
         Ok(self.subscription_json(&bn))
     }
@@ -277,6 +278,7 @@ impl Store {
                 .map(|quote| std::mem::replace(&mut quote.state, QuoteState::Used));
             if was_open == Some(QuoteState::Open) {
                 self.closed_quote();
+                self.remember_closed_quote(id);
             }
         }
         created

@@ -7,10 +7,12 @@ mod claims;
 mod events;
 mod expiry;
 mod quotes;
+mod retention;
 
 pub use events::Scheduled;
 pub use expiry::{DEFAULT_MAX_OPEN_QUOTES, QUOTE_VALIDITY_HOURS};
 pub use quotes::PRODUCT_RATE;
+pub use retention::DEFAULT_MAX_BOOKINGS;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -110,6 +112,7 @@ pub struct Store {
     /// Decimal ids (a layout variant): some servers number their objects.
     numeric_ids: bool,
     expiry: expiry::Expiry,
+    retention: retention::Retention,
     /// Webhook events not yet handed to the sender; `None` when webhooks are off.
     events: Option<Vec<Scheduled>>,
 }

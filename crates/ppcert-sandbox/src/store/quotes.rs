@@ -91,6 +91,7 @@ impl Store {
         }
         quote.state = QuoteState::Deleted;
         self.closed_quote();
+        self.remember_closed_quote(id);
         self.count(Operation::QuoteDeletion);
         Ok(())
     }

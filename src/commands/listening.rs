@@ -1,0 +1,70 @@
+//! What every long-lived listener shares on the command side: its limits from the flags,
+//! the `--public` rule for non-loopback addresses, and the two-step Ctrl-C.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::cli::ListenArgs;
+use crate::error::Failure;
+use crate::exit_codes;
+use crate::sandbox::listener::{DEFAULT_MAX_BODY, Limits};
+
+/// The proxy's default body limit: it forwards the partner's bodies unchanged, whatever they
+/// hold, so it is more generous than the API listeners.
+pub const PROXY_MAX_BODY: usize = 8 << 20;
+
+/// The limits the flags ask for; `max_body` is the listener's own default when not given.
+pub fn limits(args: &ListenArgs, max_body: usize) -> Limits {
+    Limits {
+        max_body: args.max_body.unwrap_or(max_body),
+        header_timeout: Duration::from_secs(args.header_timeout),
+        body_timeout: Duration::from_secs(args.body_timeout),
+        max_connections: args.max_connections,
+        grace: Duration::from_secs(args.shutdown_grace),
+    }
+}
+
+/// The limits of a listener that has no flags of its own (a run's webhook receiver).
+pub fn default_limits() -> Limits {
+    Limits {
+        max_body: DEFAULT_MAX_BODY,
+        ..Limits::default()
+    }
+}
+
+/// Loopback is always fine; any other address needs `--public` (`flag` names it as the
+/// command spells it), and then a warning says what the network can reach.
+pub fn check_exposure(
+    addr: SocketAddr,
+    public: bool,
+    flag: &str,
+    exposed: &str,
+) -> Result<(), Failure> {
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    if !public {
+        return Err(Failure::usage(format!(
+            "{flag} {addr} is not a loopback address: {exposed} would be reachable from the \
+             network; pass --public to listen there anyway"
+        )));
+    }
+    crate::tell!("warning: --public: {exposed} is reachable from the network on {addr}");
+    Ok(())
+}
+
+/// Resolves at the first Ctrl-C; from then on, a second Ctrl-C ends the process at once
+/// (exit 130) instead of waiting for the graceful stop.
+pub async fn first_ctrl_c(stopping: &str) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        // No signal handling on this platform: run until killed.
+        std::future::pending::<()>().await;
+    }
+    crate::tell!("{stopping} (Ctrl-C again to exit at once)");
+    tokio::spawn(async {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            crate::tell!("second Ctrl-C: exiting now");
+            std::process::exit(i32::from(exit_codes::INTERRUPTED));
+        }
+    });
+}

@@ -1,0 +1,340 @@
+//! Every long-lived listener (`serve`, `proxy`, `webhook listen`, `run --webhook-listen`)
+//! under hostile clients: an oversized body is answered 413 without being read, a half-sent
+//! header or a request stuck mid-body does not hold off one Ctrl-C, non-loopback addresses
+//! need `--public`, forged deliveries are not kept, and sender text cannot forge console lines.
+
+use std::time::Duration;
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::common::*;
+
+const SECRET: &str = "whsec_bGlzdGVuZXJzLXRlc3Qtc2VjcmV0";
+
+/// A listener's command line, listening on an ephemeral loopback port.
+fn listener_args(kind: &str) -> Vec<&'static str> {
+    match kind {
+        "serve" => vec!["serve", "--addr", "127.0.0.1:0"],
+        "proxy" => vec!["proxy", "--listen", "127.0.0.1:0", "--out", "b"],
+        _ => vec![
+            "webhook",
+            "listen",
+            "--addr",
+            "127.0.0.1:0",
+            "--out",
+            "events.jsonl",
+        ],
+    }
+}
+
+const KINDS: [&str; 3] = ["serve", "proxy", "webhook"];
+
+/// Starts a listener with `extra` flags; returns it, its `host:port`, and its stdout lines
+/// (collected as they come).
+async fn start(
+    kind: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (
+    tokio::process::Child,
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let mut args = listener_args(kind);
+    args.extend_from_slice(extra);
+    let mut child = ppcert_command(dir, &args, None)
+        .env("PPCERT_WEBHOOK_SECRET", SECRET)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = stdout.next_line().await.unwrap().unwrap();
+    let addr = first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("{kind}: no address in {first:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    (child, addr, lines)
+}
+
+async fn interrupt(child: &tokio::process::Child) {
+    let pid = child.id().unwrap().to_string();
+    let status = tokio::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits for the listener to end; a listener that never ends fails the test (not a timing
+/// assertion: the bound is far beyond the one-second grace period the tests give).
+async fn ended(child: &mut tokio::process::Child, what: &str) -> i32 {
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("{what}: still running after one Ctrl-C"))
+        .unwrap();
+    status.code().unwrap_or(-1)
+}
+
+/// The path each listener answers a POST on.
+fn post_path(kind: &str) -> &'static str {
+    if kind == "webhook" {
+        "/hooks"
+    } else {
+        "/quotes"
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_body_is_answered_413_before_it_is_read() {
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut child, addr, _) = start(kind, dir.path(), &["--max-body", "64KiB"]).await;
+        let mut tcp = TcpStream::connect(&addr).await.unwrap();
+        // Announces 100 MB and sends none of it: the answer must come without the body.
+        let head = format!(
+            "POST {} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n",
+            post_path(kind)
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        let mut answer = vec![0; 512];
+        let n = tokio::time::timeout(Duration::from_secs(30), tcp.read(&mut answer))
+            .await
+            .unwrap_or_else(|_| panic!("{kind}: no answer before the body"))
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer[..n]).to_string();
+        assert!(answer.starts_with("HTTP/1.1 413"), "{kind}: {answer}");
+        assert!(answer.contains("65536 bytes"), "{kind}: {answer}");
+        // A chunked body has no length to refuse up front: it is cut off as it goes past.
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let (mut reader, mut writer) = tcp.into_split();
+        let head = format!(
+            "POST {} HTTP/1.1\r\nhost: {addr}\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n",
+            post_path(kind),
+            200 * 1024
+        );
+        tokio::spawn(async move {
+            let _ = writer.write_all(head.as_bytes()).await;
+            // The server may close before taking it all: that is the point.
+            let _ = writer.write_all(&vec![b'x'; 200 * 1024]).await;
+            std::future::pending::<()>().await;
+        });
+        let mut answer = vec![0; 512];
+        let n = tokio::time::timeout(Duration::from_secs(30), reader.read(&mut answer))
+            .await
+            .unwrap_or_else(|_| panic!("{kind}: no answer to the chunked body"))
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer[..n]).to_string();
+        assert!(
+            answer.starts_with("HTTP/1.1 413"),
+            "{kind} chunked: {answer}"
+        );
+        interrupt(&child).await;
+        ended(&mut child, kind).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_sent_header_does_not_block_shutdown() {
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut child, addr, _) = start(kind, dir.path(), &["--shutdown-grace", "1"]).await;
+        let mut tcp = TcpStream::connect(&addr).await.unwrap();
+        tcp.write_all(b"POST /quotes HTTP/1.1\r\nhost: x\r\ncontent-")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        interrupt(&child).await;
+        let code = ended(&mut child, kind).await;
+        assert_eq!(code, if kind == "proxy" { 1 } else { 0 }, "{kind}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_sigint_stops_each_listener_mid_request_and_the_proxy_still_writes_its_bundle() {
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut child, addr, _) = start(kind, dir.path(), &["--shutdown-grace", "1"]).await;
+        // A whole header, then ten bytes of the thousand announced: a request in flight.
+        let mut tcp = TcpStream::connect(&addr).await.unwrap();
+        let head = format!(
+            "POST {} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"data\": ",
+            post_path(kind)
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        interrupt(&child).await;
+        let code = ended(&mut child, kind).await;
+        if kind == "proxy" {
+            // Nothing was certified: the run's exit code says so, and the bundle verifies.
+            assert_eq!(code, 1);
+            let verified = ppcert(dir.path(), &["verify", "b"], None).await;
+            assert_eq!(verified.code, 0, "{}{}", verified.stdout, verified.stderr);
+        } else {
+            assert_eq!(code, 0, "{kind}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_loopback_address_needs_public() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [&[&str]; 4] = [
+        &["serve", "--addr", "0.0.0.0:0"],
+        &["proxy", "--listen", "0.0.0.0:0", "--out", "b"],
+        &["webhook", "listen", "--addr", "0.0.0.0:0"],
+        &[
+            "run",
+            "--base-url",
+            "https://staging.example.invalid",
+            "--webhook-listen",
+            "0.0.0.0:0",
+        ],
+    ];
+    for args in cases {
+        let finished = ppcert_command(dir.path(), args, Some("tok-public-123"))
+            .env("PPCERT_WEBHOOK_SECRET", SECRET)
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&finished.stderr);
+        assert_eq!(finished.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("not a loopback address") && stderr.contains("--public"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(
+        !dir.path().join("b").exists(),
+        "nothing is written when refused"
+    );
+}
+
+fn provider_signature(body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
+    mac.update(body);
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_deliveries_are_not_kept_and_sender_text_is_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr, stdout) = start("webhook", dir.path(), &["--shutdown-grace", "1"]).await;
+    let url = format!("http://{addr}/hooks");
+    let forged = format!(
+        r#"{{"event": "claim.updated", "data": {{"bookingNumber": "FORGED-MARKER", "pad": "{}"}}}}"#,
+        "y".repeat(100_000)
+    );
+    for _ in 0..3 {
+        let status = http_client()
+            .post(&url)
+            .header("koala-signature", "00".repeat(32))
+            .body(forged.clone())
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status, 401);
+    }
+    // Signed, so accepted: its event name tries to end the line and paint the console.
+    let hostile = "contract.created\n200 claim.updated booking FAKE → accepted\u{1b}[31m";
+    let body = serde_json::json!({"event": hostile, "data": {"bookingNumber": "BN-1"}})
+        .to_string()
+        .into_bytes();
+    let status = http_client()
+        .post(&url)
+        .header("koala-signature", provider_signature(&body))
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 200);
+    interrupt(&child).await;
+    ended(&mut child, "webhook listen").await;
+    let kept = std::fs::read_to_string(dir.path().join("events.jsonl")).unwrap();
+    assert!(!kept.contains("FORGED-MARKER"), "a forged body was kept");
+    let lines: Vec<serde_json::Value> = kept
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    for forged in &lines[..3] {
+        assert_eq!(forged["verdict"], "rejected");
+        assert!(forged["body"].is_null() && forged["event"].is_null());
+    }
+    assert_eq!(
+        lines[3]["event"], hostile,
+        "the file keeps the text as sent"
+    );
+    let printed = stdout.lock().unwrap().join("\n");
+    assert!(!printed.contains('\u{1b}'), "{printed}");
+    assert!(
+        !printed.lines().any(|l| l.starts_with("200 claim.updated")),
+        "a forged console line: {printed}"
+    );
+    assert!(printed.contains(r"contract.created\u{a}200"), "{printed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_forwards_a_large_body_unchanged_and_keeps_it_cut_with_its_digest() {
+    use sha2::Digest as _;
+    // An upstream that answers with a large body of its own.
+    let answer = format!(
+        r#"{{"data": {{"id": "q1", "pad": "{}"}}}}"#,
+        "a".repeat(50_000)
+    );
+    let sent_back = answer.clone();
+    let upstream = serve(axum::Router::new().fallback(move || {
+        let body = sent_back.clone();
+        async move {
+            (
+                axum::http::StatusCode::CREATED,
+                [("content-type", "application/json")],
+                body,
+            )
+        }
+    }))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr, _) = start("proxy", dir.path(), &["--base-url", &upstream]).await;
+    let request = format!(r#"{{"data": {{"pad": "{}"}}}}"#, "b".repeat(100_000));
+    let reply = http_client()
+        .post(format!("http://{addr}/quotes"))
+        .bearer_auth("tok-large-123")
+        .header("content-type", "application/json")
+        .body(request.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 201);
+    assert_eq!(reply.text().await.unwrap(), answer, "forwarded unchanged");
+    interrupt(&child).await;
+    ended(&mut child, "proxy").await;
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let exchange = &evidence["exchanges"][0];
+    let hex = |text: &str| format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
+    for (record, whole) in [("request", &request), ("response", &answer)] {
+        let cut = &exchange[record]["cut"];
+        assert_eq!(cut["length"], whole.len(), "{record}: {exchange}");
+        assert_eq!(cut["sha256"], hex(whole), "{record}");
+        let kept = exchange[record]["body"].as_str().unwrap();
+        assert_eq!(kept.len(), 16 * 1024, "{record}");
+    }
+}
