@@ -11,6 +11,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::cancel::Cancel;
+pub use super::waits::{announced_wait, parse_retry_after};
 use super::token::{Lease, Tokens};
 use crate::record::{Body, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED_BEARER, Scrub};
@@ -19,8 +20,6 @@ use crate::secret::{REDACTED_BEARER, Scrub};
 pub const MAX_KEPT_BODY: usize = 64 * 1024;
 /// Reading stops here: a larger body is an error, never a memory problem.
 pub const MAX_READ_BODY: usize = 16 * 1024 * 1024;
-/// The longest `Retry-After` honoured.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 #[derive(Clone)]
 pub struct ApiClient {
@@ -67,66 +66,27 @@ impl Attempt {
         self.response.as_ref().map(|r| r.status)
     }
 
-    fn retry_delay(&self) -> Option<Option<Duration>> {
+    fn retry(&self) -> Retry {
         match &self.response {
-            None => Some(None),
-            Some(r) if matches!(r.status, 429 | 503) => Some(announced_wait(&r.headers)),
-            Some(r) if matches!(r.status, 502 | 504) => Some(None),
-            Some(_) => None,
+            None => Retry::Backoff,
+            Some(r) if matches!(r.status, 429 | 503) => {
+                announced_wait(&r.headers).map_or(Retry::Backoff, Retry::After)
+            }
+            Some(r) if matches!(r.status, 502 | 504) => Retry::Backoff,
+            Some(_) => Retry::No,
         }
     }
 }
 
-/// The wait a 429 or 503 announces: `Retry-After`, else `RateLimit-Reset` or
-/// `X-RateLimit-Reset` (delta seconds, or a Unix time when larger than now), else the `t`
-/// parameter of a structured `RateLimit` header.
-pub fn announced_wait(headers: &BTreeMap<String, String>) -> Option<Duration> {
-    let get = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    };
-    if let Some(wait) = get("retry-after").and_then(parse_retry_after) {
-        return Some(wait);
-    }
-    let reset = get("ratelimit-reset")
-        .or_else(|| get("x-ratelimit-reset"))
-        .or_else(|| {
-            get("ratelimit")?
-                .split([';', ','])
-                .find_map(|part| part.trim().strip_prefix("t="))
-        })?;
-    parse_reset(reset, Utc::now().timestamp())
-}
-
-/// A reset value: delta seconds, or a Unix time in seconds when it is larger than `now`
-/// (no delta is that long). Fractions round up, so the retry never comes early.
-fn parse_reset(value: &str, now: i64) -> Option<Duration> {
-    let seconds: f64 = value
-        .trim()
-        .parse()
-        .ok()
-        .filter(|s: &f64| s.is_finite() && *s >= 0.0)?;
-    let seconds = seconds.ceil() as i64;
-    let delta = if seconds > now {
-        seconds - now
-    } else {
-        seconds
-    };
-    Some(Duration::from_secs(delta.max(0) as u64).min(MAX_RETRY_AFTER))
-}
-
-/// `Retry-After`: delta-seconds or an HTTP date.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    if let Ok(secs) = value.trim().parse::<u64>() {
-        return Some(Duration::from_secs(secs).min(MAX_RETRY_AFTER));
-    }
-    let at = chrono::DateTime::parse_from_rfc2822(value.trim()).ok()?;
-    let wait = (at.with_timezone(&Utc) - Utc::now())
-        .to_std()
-        .unwrap_or_default();
-    Some(wait.min(MAX_RETRY_AFTER))
+/// Whether an attempt is tried again, and after what wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// The answer is final.
+    No,
+    /// After the wait the server announced.
+    After(Duration),
+    /// After exponential backoff with jitter.
+    Backoff,
 }
 
 /// rustls on `ring`: a TLS stack that builds with no C toolchain or cmake (aws-lc-sys
@@ -234,8 +194,10 @@ impl ApiClient {
                 }
                 continue;
             }
-            let delay = attempts.last().and_then(Attempt::retry_delay);
-            let Some(announced) = delay else { break };
+            let retry = attempts.last().map_or(Retry::No, Attempt::retry);
+            if retry == Retry::No {
+                break;
+            }
             if !request.retry_without_answer
                 && attempts.last().is_some_and(|a| a.response.is_none())
             {
@@ -244,7 +206,10 @@ impl ApiClient {
             if attempts.len() as u32 > self.retries || cancel.is_cancelled() {
                 break;
             }
-            let wait = announced.unwrap_or_else(|| self.backoff_delay(attempts.len() as u32));
+            let wait = match retry {
+                Retry::After(announced) => announced,
+                _ => self.backoff_delay(attempts.len() as u32),
+            };
             if !cancel.sleep(wait).await {
                 break;
             }
@@ -439,44 +404,4 @@ pub fn keep_body(bytes: &[u8], token: &dyn Scrub) -> (Body, bool, Option<std::sy
         text.len() > MAX_KEPT_BODY,
         None,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn waits_honour_retry_after_and_rate_limit_resets() {
-        let now = Utc::now().timestamp();
-        let in_5 = (now + 5).to_string();
-        for (pairs, expected) in [
-            (vec![("retry-after", "2")], Some(2)),
-            (vec![("RateLimit-Reset", "1")], Some(1)),
-            (vec![("x-ratelimit-reset", "3")], Some(3)),
-            (vec![("x-ratelimit-reset", in_5.as_str())], Some(5)),
-            (vec![("ratelimit", "\"default\";r=0;t=4")], Some(4)),
-            (
-                vec![("retry-after", "1"), ("ratelimit-reset", "9")],
-                Some(1),
-            ),
-            (vec![("ratelimit-reset", "0.2")], Some(1)),
-            (vec![("ratelimit-reset", "soon")], None),
-            (vec![], None),
-        ] {
-            let wait = announced_wait(&headers(&pairs)).map(|d| d.as_secs());
-            // A Unix time is read against the clock; a second may pass in between.
-            let ok = match (wait, expected) {
-                (Some(w), Some(e)) => w == e || (e == 5 && w == 4),
-                (w, e) => w.is_none() && e.is_none(),
-            };
-            assert!(ok, "{pairs:?}: {wait:?}");
-        }
-    }
 }

@@ -18,6 +18,7 @@ pub(crate) mod state;
 mod step_context;
 mod step_error;
 mod steps;
+mod waits;
 pub mod token;
 mod token_command;
 pub(crate) mod tolerant;
