@@ -3,6 +3,7 @@
 
 pub mod collect;
 mod ledger;
+pub mod spill;
 pub mod stream;
 pub mod webhooks;
 
