@@ -14,6 +14,10 @@
 //! - `throughput`: POST /quotes on the sandbox with keep-alive from wrk (needs `wrk`).
 //! - `proxy`: p50 and p95 latency of POST /quotes with keep-alive, sent directly to a
 //!   zero-latency sandbox and through `ppcert proxy` (the release binary) in front of it.
+//! - `webhook-flood`, `proxy-flood [SECS]`, `serve-batches [SECS]`: memory of the long-lived
+//!   listeners under hostile or heavy traffic (see `listeners.rs`).
+
+mod listeners;
 
 use std::path::Path;
 use std::process::Command;
@@ -517,5 +521,19 @@ fn main() {
     }
     if all || which == "proxy" {
         proxy(&runtime);
+    }
+    ppcert::engine::client::install_crypto_provider();
+    let secs = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    if which == "webhook-flood" {
+        listeners::webhook_flood(&runtime);
+    }
+    if which == "proxy-flood" {
+        listeners::proxy_flood(&runtime, secs);
+    }
+    if which == "serve-batches" {
+        listeners::serve_batches(secs);
     }
 }

@@ -104,7 +104,8 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
     let dir = super::run::new_bundle_dir(args.out.as_deref(), &run.id)?;
     let journal = super::run::open_journal(&dir, &run, false)?;
-    let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
+    // Nothing per exchange in memory: a session may forward requests for hours.
+    let recording = Recording::spilling(journal);
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
     let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     let socket = tokio::net::TcpListener::bind(args.listen)

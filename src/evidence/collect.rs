@@ -51,6 +51,8 @@ struct Collected {
     steps: Vec<StepEvent>,
     /// An exchange kept shows the sandbox's header (one suffices).
     sandbox_marked: bool,
+    /// Keep nothing: `take` reads the record back from the journal ([`super::spill`]).
+    spill: bool,
 }
 
 pub struct Collector(Mutex<Collected>);
@@ -58,6 +60,9 @@ pub struct Collector(Mutex<Collected>);
 impl Subscriber for Collector {
     fn on(&self, event: &RunEvent) {
         let mut collected = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if collected.spill {
+            return;
+        }
         match event {
             RunEvent::ExchangeFinished(exchange) => {
                 let mut kept = Exchange::clone(exchange);
@@ -110,6 +115,7 @@ impl Recording {
             exchanges,
             steps,
             sandbox_marked: false,
+            spill: false,
         })));
         let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![journal.clone(), collector.clone()];
         subscribers.extend(others);
@@ -118,6 +124,19 @@ impl Recording {
             journal,
             collector,
         }
+    }
+
+    /// A recording that keeps nothing per exchange in memory: [`Recording::take`] reads the
+    /// slim record back from the journal, so a long session's memory stays flat.
+    pub fn spilling(journal: Journal) -> Recording {
+        let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
+        recording
+            .collector
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .spill = true;
+        recording
     }
 
     /// A line of the run itself (its end), outside the engine's events.
@@ -129,6 +148,9 @@ impl Recording {
     pub fn take(&self) -> Recorded {
         let collected =
             std::mem::take(&mut *self.collector.0.lock().unwrap_or_else(|e| e.into_inner()));
+        if collected.spill {
+            return self.read_back();
+        }
         let mut unwritten = self.journal.take_unwritten();
         let mut exchanges = collected.exchanges;
         let mut kept_whole = std::collections::HashSet::new();
@@ -146,6 +168,27 @@ impl Recording {
                 path: self.journal.path().to_path_buf(),
                 kept_whole,
             }),
+        }
+    }
+
+    /// What a spilling recording recorded, read back from its journal.
+    fn read_back(&self) -> Recorded {
+        let unwritten = self.journal.take_unwritten();
+        let kept_whole = unwritten.exchanges.keys().copied().collect();
+        let path = self.journal.path().to_path_buf();
+        let (exchanges, steps, error) = match super::spill::read_back(&path, unwritten.exchanges) {
+            Ok((exchanges, steps)) => (exchanges, steps, unwritten.error),
+            Err(e) => (
+                Vec::new(),
+                Vec::new(),
+                Some(format!("cannot read it back: {e}")),
+            ),
+        };
+        Recorded {
+            exchanges,
+            steps,
+            journal_error: error,
+            archive: Some(Archive { path, kept_whole }),
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod collect;
 pub mod derive;
 mod ledger;
+pub mod spill;
 pub mod stream;
 pub mod webhooks;
 

@@ -338,3 +338,23 @@ async fn the_proxy_forwards_a_large_body_unchanged_and_keeps_it_cut_with_its_dig
         assert_eq!(kept.len(), 16 * 1024, "{record}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_sigint_exits_at_once_with_130() {
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        // A grace period far longer than the test: only the second Ctrl-C can end it in time.
+        let (mut child, addr, _) = start(kind, dir.path(), &["--shutdown-grace", "600"]).await;
+        let mut tcp = TcpStream::connect(&addr).await.unwrap();
+        let head = format!(
+            "POST {} HTTP/1.1\r\nhost: {addr}\r\ncontent-length: 1000\r\n\r\n{{",
+            post_path(kind)
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        interrupt(&child).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        interrupt(&child).await;
+        assert_eq!(ended(&mut child, kind).await, 130, "{kind}");
+    }
+}

@@ -168,6 +168,16 @@ async fn webhook_listen_verifies_a_stagings_deliveries_and_records_forged_ones_a
                     .all(|e| e["reason"].as_str().unwrap().contains("signature")),
                 "{webhooks}"
             );
+            // Forged deliveries keep their metadata only: no body, no event, in the evidence
+            // and in the bundle's webhooks.jsonl.
+            assert!(
+                events
+                    .iter()
+                    .all(|e| e["body"].is_null() && e["event"].is_null()),
+                "{webhooks}"
+            );
+            let kept = std::fs::read_to_string(dir.path().join("b/webhooks.jsonl")).unwrap();
+            assert!(!kept.contains("claim.updated") && !kept.contains("contract.created"));
             assert!(
                 claims(&evidence)
                     .iter()

@@ -1,0 +1,328 @@
+//! Memory of the long-lived listeners under hostile or heavy traffic (issue 25), each the
+//! release binary in its own process, its resident memory read from `/proc/PID/status`:
+//!
+//! - `webhook-flood`: `ppcert webhook listen` under 40 forged 2 MB deliveries sent at once,
+//!   with the default body limit and with `--max-body 4MiB` (read whole, then refused):
+//!   peak RSS (VmHWM), median of 5 fresh processes.
+//! - `proxy-flood [SECS]`: `ppcert proxy` in front of a zero-latency sandbox under SECS
+//!   (default 60) of 16 keep-alive clients, one request in ten carrying a 1 MiB body: RSS each
+//!   quarter and at the peak, then Ctrl-C, the bundle's size and `ppcert verify`.
+//! - `serve-batches [SECS]`: `ppcert serve` under back-to-back certification batches (each a
+//!   `ppcert run`) for SECS (default 60): RSS each quarter and at the peak, at the default
+//!   `--max-bookings` and at 300 (so that eviction happens within the run).
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{RUNS, binary, median, quote_body};
+
+/// A `/proc/PID/status` field in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+/// Starts the release binary with `args`; returns it and the `host:port` of its first line.
+fn start(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+    let mut command = Command::new(binary());
+    command
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("ppcert starts");
+    let first = std::io::BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let addr = first
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_default()
+        .to_string();
+    (child, addr)
+}
+
+fn interrupt(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+}
+
+/// Samples a process's RSS every 250 ms until stopped: (seconds since start, KiB).
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<(f64, u64)>>,
+}
+
+impl Sampler {
+    fn start(pid: u32) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let started = Instant::now();
+            let mut samples = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                samples.push((started.elapsed().as_secs_f64(), status_kib(pid, "VmRSS:")));
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            samples
+        });
+        Sampler { stop, thread }
+    }
+
+    fn finish(self) -> Vec<(f64, u64)> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+/// RSS at each quarter of the samples: whether memory is flat shows at a glance.
+fn quarters(samples: &[(f64, u64)]) -> String {
+    if samples.is_empty() {
+        return "no samples".into();
+    }
+    (1..=4)
+        .map(|q| {
+            let (at, kib) = samples[(samples.len() * q / 4).saturating_sub(1)];
+            format!("{at:.0} s {}", mib(kib))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const SECRET: &str = "whsec_YmVuY2gtd2ViaG9vay1zZWNyZXQ=";
+
+/// One fresh `webhook listen`, 40 forged 2 MB deliveries at once: its peak RSS in KiB and the
+/// statuses answered.
+fn webhook_once(runtime: &tokio::runtime::Runtime, extra: &[&str]) -> (u64, Vec<u16>) {
+    let mut args = vec!["webhook", "listen", "--addr", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let (mut child, addr) = start(&args, &[("PPCERT_WEBHOOK_SECRET", SECRET)]);
+    let body = format!(
+        r#"{{"event":"claim.updated","data":{{"pad":"{}"}}}}"#,
+        "x".repeat(2_000_000)
+    );
+    let statuses = runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let sends = (0..40).map(|i| {
+            let request = client
+                .post(format!("http://{addr}/hooks"))
+                .header("koala-signature", format!("{i:064x}"))
+                .body(body.clone());
+            async move { request.send().await.map_or(0, |r| r.status().as_u16()) }
+        });
+        futures_util::future::join_all(sends).await
+    });
+    let peak = status_kib(child.id(), "VmHWM:");
+    let _ = child.kill();
+    let _ = child.wait();
+    (peak, statuses)
+}
+
+pub fn webhook_flood(runtime: &tokio::runtime::Runtime) {
+    for (label, extra) in [
+        ("default limits (1 MiB body)", &[][..]),
+        ("--max-body 4MiB", &["--max-body", "4MiB"][..]),
+    ] {
+        let mut peaks = Vec::new();
+        let mut answered = Vec::new();
+        for _ in 0..RUNS {
+            let (peak, statuses) = webhook_once(runtime, extra);
+            peaks.push(peak as f64);
+            answered = statuses;
+        }
+        answered.sort_unstable();
+        answered.dedup();
+        println!(
+            "webhook-flood, {label}: 40 forged 2 MB deliveries at once, answered {answered:?}; peak RSS median {} (runs: {})",
+            mib(median(peaks.clone()) as u64),
+            peaks
+                .iter()
+                .map(|p| mib(*p as u64))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+}
+
+/// One keep-alive client sending until `until`: quotes, and every `large_every`th request a
+/// 1 MiB body (never when 0).
+async fn flood_client(
+    (addr, token): (String, String),
+    until: Instant,
+    large_every: u64,
+    sent: Arc<AtomicU64>,
+) {
+    let client = reqwest::Client::new();
+    let quote = quote_body();
+    let large = format!(r#"{{"data":{{"pad":"{}"}}}}"#, "z".repeat(1 << 20));
+    let mut n = 0u64;
+    while Instant::now() < until {
+        n += 1;
+        let large_now = large_every > 0 && n.is_multiple_of(large_every);
+        let body = if large_now {
+            large.clone()
+        } else {
+            quote.clone()
+        };
+        let answer = client
+            .post(format!("http://{addr}/quotes"))
+            .bearer_auth(&token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await;
+        if let Ok(answer) = answer {
+            let _ = answer.bytes().await;
+            sent.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn dir_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+pub fn proxy_flood(runtime: &tokio::runtime::Runtime, secs: u64) {
+    for large_every in [10, 0] {
+        proxy_flood_once(runtime, secs, large_every);
+    }
+}
+
+fn proxy_flood_once(runtime: &tokio::runtime::Runtime, secs: u64, large_every: u64) {
+    let sandbox = super::sandbox(runtime, Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b");
+    let base = sandbox.base_url();
+    let out_arg = out.display().to_string();
+    let (mut child, addr) = start(
+        &[
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--base-url",
+            &base,
+            "--out",
+            &out_arg,
+        ],
+        &[],
+    );
+    let sampler = Sampler::start(child.id());
+    let sent = Arc::new(AtomicU64::new(0));
+    let until = Instant::now() + Duration::from_secs(secs);
+    runtime.block_on(async {
+        let clients = (0..16).map(|_| {
+            let to = (addr.clone(), sandbox.token().to_string());
+            flood_client(to, until, large_every, sent.clone())
+        });
+        futures_util::future::join_all(clients).await;
+    });
+    let samples = sampler.finish();
+    let peak = status_kib(child.id(), "VmHWM:");
+    let stopping = Instant::now();
+    // The bundle is written from the journal after the stop: its cost is shown apart.
+    let finishing = Sampler::start(child.id());
+    interrupt(&mut child);
+    let _ = child.wait();
+    let finish_peak = finishing.finish().iter().map(|s| s.1).max().unwrap_or(0);
+    let verified = Command::new(binary())
+        .args(["verify", &out_arg])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let exchanges = sent.load(Ordering::Relaxed);
+    let size = dir_size(&out);
+    println!(
+        "proxy-flood: {secs} s, 16 clients, {exchanges} exchanges ({}): RSS {}; peak {}; Ctrl-C to bundle written {:.1} s (peak meanwhile {}); bundle {} ({} bytes an exchange), verify {}",
+        if large_every > 0 {
+            format!("one in {large_every} with a 1 MiB body")
+        } else {
+            "quotes only".to_string()
+        },
+        quarters(&samples),
+        mib(peak),
+        stopping.elapsed().as_secs_f64(),
+        mib(finish_peak),
+        mib(size / 1024),
+        size / exchanges.max(1),
+        if verified { "ok" } else { "FAILED" }
+    );
+}
+
+/// One certification batch against `base`, the release binary as a user runs it.
+fn batch(base: &str, token_file: &std::path::Path) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    Command::new(binary())
+        .args(["run", "--base-url", base, "--token-file"])
+        .arg(token_file)
+        .args(["--quiet", "--concurrency", "8", "--out"])
+        .arg(dir.path().join("b"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+pub fn serve_batches(secs: u64) {
+    let token_dir = tempfile::tempdir().unwrap();
+    let token_file = token_dir.path().join("token");
+    std::fs::write(&token_file, "bench-serve-token-1234").unwrap();
+    for max_bookings in [None, Some("300")] {
+        let mut args = vec![
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--token",
+            "bench-serve-token-1234",
+        ];
+        if let Some(max) = max_bookings {
+            args.extend_from_slice(&["--max-bookings", max]);
+        }
+        let (mut child, addr) = start(&args, &[]);
+        let base = format!("http://{addr}");
+        let sampler = Sampler::start(child.id());
+        let until = Instant::now() + Duration::from_secs(secs);
+        let (mut batches, mut failed) = (0, 0);
+        while Instant::now() < until {
+            batches += 1;
+            if !batch(&base, &token_file) {
+                failed += 1;
+            }
+        }
+        let samples = sampler.finish();
+        let peak = status_kib(child.id(), "VmHWM:");
+        let _ = child.kill();
+        let _ = child.wait();
+        println!(
+            "serve-batches, --max-bookings {}: {secs} s, {batches} certification batches ({failed} not passed): RSS {}; peak {}",
+            max_bookings.unwrap_or("10000 (default)"),
+            quarters(&samples),
+            mib(peak)
+        );
+    }
+}
