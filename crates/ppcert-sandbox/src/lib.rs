@@ -14,6 +14,8 @@ mod idempotency;
 mod oauth;
 mod shape;
 mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod validate;
 mod webhooks;
 

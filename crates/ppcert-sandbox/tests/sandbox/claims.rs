@@ -1,11 +1,11 @@
 //! Claims, the 24 h rule, claim status over time, updates and flight cancellations.
 
 use chrono::{Duration, Utc};
-use ppcert::models::Operation;
-use ppcert::sandbox::SandboxOptions;
+use ppcert_sandbox::SandboxOptions;
+use ppcert_sandbox::models::Operation;
 use serde_json::json;
 
-use crate::common::*;
+use ppcert_sandbox::testing::*;
 
 fn postdated(hours: i64) -> String {
     iso(Utc::now() + Duration::hours(hours))
