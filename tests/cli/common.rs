@@ -92,30 +92,110 @@ pub fn every_requirement_met(evidence: &Value) -> bool {
         .all(|r| r["met"] == true)
 }
 
+/// One `ppcert run` of a test, built step by step: the target and the arguments in the order
+/// given (after `run --base-url BASE --out OUT`). `finish` and `evidence` run it in a fresh
+/// directory, `spawn` and `command` in the caller's (which may add environment variables to the
+/// command); the bundle goes to `b/` unless told.
+pub struct Run {
+    base: Option<String>,
+    token: Option<String>,
+    out: String,
+    args: Vec<String>,
+}
+
+impl Run {
+    /// A run against `sandbox`, with its token.
+    pub fn against(sandbox: &Sandbox) -> Run {
+        Run::at(&sandbox.base_url(), sandbox.token())
+    }
+
+    /// A run against `base`, sending `token`.
+    pub fn at(base: &str, token: &str) -> Run {
+        Run {
+            base: Some(base.to_string()),
+            token: Some(token.to_string()),
+            ..Run::embedded()
+        }
+    }
+
+    /// A run with no target and no token: against ppcert's embedded sandbox.
+    pub fn embedded() -> Run {
+        Run {
+            base: None,
+            token: None,
+            out: "b".to_string(),
+            args: Vec::new(),
+        }
+    }
+
+    pub fn scenario(self, name: &str) -> Run {
+        self.args(&["--scenario", name])
+    }
+
+    /// The bundle's directory, relative to the run's directory.
+    pub fn out(mut self, out: &str) -> Run {
+        self.out = out.to_string();
+        self
+    }
+
+    pub fn args(mut self, args: &[&str]) -> Run {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// The `ppcert` command of this run in `dir`, not started.
+    pub fn command(&self, dir: &std::path::Path) -> tokio::process::Command {
+        let mut args = vec!["run"];
+        if let Some(base) = &self.base {
+            args.extend(["--base-url", base]);
+        }
+        args.extend(["--out", &self.out]);
+        args.extend(self.args.iter().map(String::as_str));
+        ppcert_command(dir, &args, self.token.as_deref())
+    }
+
+    /// Starts the run in `dir`, not waiting for it.
+    pub fn spawn(&self, dir: &std::path::Path) -> tokio::process::Child {
+        self.command(dir).spawn().unwrap()
+    }
+
+    /// Runs to the end in a fresh directory; returns how it ended and the directory.
+    pub async fn finish(&self) -> (Finished, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let output = self
+            .command(dir.path())
+            .output()
+            .await
+            .expect("ppcert runs");
+        (finished(output), dir)
+    }
+
+    /// Runs to the end in a fresh directory, which must then hold the bundle's evidence.json.
+    pub async fn evidence(&self) -> (Finished, Value, tempfile::TempDir) {
+        let (finished, dir) = self.finish().await;
+        let path = dir.path().join(&self.out).join("evidence.json");
+        assert!(
+            path.exists(),
+            "no evidence.json; stderr: {}",
+            finished.stderr
+        );
+        (finished, read_json(&path), dir)
+    }
+}
+
 /// Runs a scenario with the binary against `sandbox`; returns the result and the evidence.
 pub async fn run_against(
     sandbox: &Sandbox,
     scenario: &str,
     extra: &[&str],
 ) -> (Finished, Value, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("bundle");
-    let base = sandbox.base_url();
-    let mut args = run_args(
-        &base,
-        out.to_str().unwrap(),
-        &["--scenario", scenario, "--backoff-ms", "1"],
-    );
-    args.extend_from_slice(extra);
-    let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
-    let evidence_path = out.join("evidence.json");
-    assert!(
-        evidence_path.exists(),
-        "no evidence.json; stderr: {}",
-        finished.stderr
-    );
-    let evidence = read_json(&evidence_path);
-    (finished, evidence, dir)
+    Run::against(sandbox)
+        .out("bundle")
+        .scenario(scenario)
+        .args(&["--backoff-ms", "1"])
+        .args(extra)
+        .evidence()
+        .await
 }
 
 /// A fresh working directory holding `toml` as its ppcert.toml.
@@ -127,11 +207,11 @@ pub fn dir_with_config(toml: &str) -> tempfile::TempDir {
 
 /// `ppcert run --scenario smoke` against `base` in a fresh directory; the bundle goes to `b/`.
 pub async fn run_smoke(base: &str, token: &str, extra: &[&str]) -> (Finished, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut args = run_args(base, "b", &["--scenario", "smoke"]);
-    args.extend_from_slice(extra);
-    let finished = ppcert(dir.path(), &args, Some(token)).await;
-    (finished, dir)
+    Run::at(base, token)
+        .scenario("smoke")
+        .args(extra)
+        .finish()
+        .await
 }
 
 /// Starts the certification batch against `sandbox` in `dir` (bundle in `b/`), not waiting for it.
@@ -140,11 +220,9 @@ pub fn spawn_run(
     dir: &std::path::Path,
     concurrency: &str,
 ) -> tokio::process::Child {
-    let base = sandbox.base_url();
-    let args = run_args(&base, "b", &["--concurrency", concurrency]);
-    ppcert_command(dir, &args, Some(sandbox.token()))
-        .spawn()
-        .unwrap()
+    Run::against(sandbox)
+        .args(&["--concurrency", concurrency])
+        .spawn(dir)
 }
 
 /// The example quote request of the sandbox's served OpenAPI document.
