@@ -11,8 +11,8 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::cancel::Cancel;
-pub use super::waits::{announced_wait, parse_retry_after};
 use super::token::{Lease, Tokens};
+pub use super::waits::{announced_wait, parse_retry_after};
 use crate::record::{Body, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED_BEARER, Scrub};
 

@@ -18,10 +18,10 @@ pub(crate) mod state;
 mod step_context;
 mod step_error;
 mod steps;
-mod waits;
 pub mod token;
 mod token_command;
 pub(crate) mod tolerant;
+mod waits;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,151 +1,12 @@
-//! Shared fixtures: a sandbox on an ephemeral port, a client for it, valid request bodies.
+//! Shared fixtures: the sandbox crate's test fixtures, and runners of the real `ppcert` binary.
 
-use chrono::{Duration, SecondsFormat, Utc};
-use ppcert::sandbox::{Sandbox, SandboxOptions};
-use serde_json::{Value, json};
+use ppcert::sandbox::Sandbox;
+use serde_json::Value;
 
-pub async fn sandbox_with(options: SandboxOptions) -> Sandbox {
-    Sandbox::start(options)
-        .await
-        .expect("sandbox starts on loopback")
-}
-
-pub async fn sandbox() -> Sandbox {
-    sandbox_with(SandboxOptions::default()).await
-}
-
-/// A plain reqwest client; ppcert's TLS provider is installed first, as the binary does.
-pub fn http_client() -> reqwest::Client {
-    ppcert::engine::client::install_crypto_provider();
-    reqwest::Client::new()
-}
-
-/// A raw HTTP client for a sandbox, with the spec's headers.
-pub struct Api {
-    pub base: String,
-    pub token: String,
-    pub http: reqwest::Client,
-}
-
-pub struct Reply {
-    pub status: u16,
-    pub body: Value,
-    pub headers: reqwest::header::HeaderMap,
-}
-
-impl Api {
-    pub fn new(sandbox: &Sandbox) -> Api {
-        Api {
-            base: sandbox.base_url(),
-            token: sandbox.token().to_string(),
-            http: http_client(),
-        }
-    }
-
-    pub async fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .header("Content-Type", "application/JSON")
-            .header("accept", "application/JSON")
-            .header("Authorization", format!("Bearer {}", self.token));
-        if let Some(body) = body {
-            request = request.body(body.to_string());
-        }
-        let response = request.send().await.expect("sandbox answers");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let text = response.text().await.unwrap_or_default();
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply {
-            status,
-            body,
-            headers,
-        }
-    }
-
-    pub async fn post(&self, path: &str, body: &Value) -> Reply {
-        self.send("POST", path, Some(body)).await
-    }
-
-    /// POST /quotes for `travelers` adults on one flight `days` ahead; returns (id, reference).
-    pub async fn quote(&self, travelers: usize, price: f64) -> (String, String) {
-        self.quote_with(&quote_body(travelers, price, 30)).await
-    }
-
-    /// POST /quotes with `body`, which must be accepted; returns (id, reference).
-    pub async fn quote_with(&self, body: &Value) -> (String, String) {
-        let reply = self.post("/quotes", body).await;
-        assert_eq!(reply.status, 201, "{}", reply.body);
-        let data = &reply.body["data"];
-        (
-            data["id"].as_str().unwrap().to_string(),
-            data["reference"].as_str().unwrap().to_string(),
-        )
-    }
-
-    /// Quote then subscribe `booking` for one adult; returns the WITHDRAWAL contract id.
-    pub async fn subscribe(&self, booking: &str) -> String {
-        let (_, reference) = self.quote(1, 400.0).await;
-        let reply = self
-            .post(
-                "/subscriptions",
-                &subscription_body(booking, &[(&reference, 1)]),
-            )
-            .await;
-        assert_eq!(reply.status, 201, "{}", reply.body);
-        reply.body["data"]["contracts"][0]["id"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
-}
-
-pub fn iso(at: chrono::DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Secs, false)
-}
-
-pub fn flight(days_ahead: i64) -> Value {
-    let departure = Utc::now() + Duration::days(days_ahead);
-    json!({
-        "airlineIata": "AF", "number": "1234",
-        "departureAirportIata": "CDG", "arrivalAirportIata": "FCO",
-        "departureDate": iso(departure), "arrivalDate": iso(departure + Duration::minutes(125)),
-    })
-}
-
-pub fn quote_body(travelers: usize, price: f64, days_ahead: i64) -> Value {
-    json!({"data": {
-        "currency": "EUR",
-        "trips": [{
-            "price": {"amount": price, "currency": "EUR"},
-            "journeys": [{"flights": [flight(days_ahead)]}],
-            "travelers": vec![json!({"ageRange": "ADULT"}); travelers],
-        }],
-    }})
-}
-
-pub fn traveler(i: usize) -> Value {
-    json!({"ageRange": "ADULT", "birthdate": "1980-02-03", "firstName": format!("Ana{i}"), "lastName": "Lopez"})
-}
-
-pub fn client() -> Value {
-    json!({"email": "ana@example.com", "firstname": "Ana", "lastname": "Lopez"})
-}
-
-/// A subscription body using (reference, traveler count) pairs.
-pub fn subscription_body(booking: &str, quotes: &[(&str, usize)]) -> Value {
-    let quotes: Vec<Value> = quotes
-        .iter()
-        .map(|(reference, n)| json!({"reference": reference, "travelers": (0..*n).map(traveler).collect::<Vec<_>>()}))
-        .collect();
-    json!({"data": {"bookingNumber": booking, "quotes": quotes, "client": client()}})
-}
-
-pub fn update_body(quote_id: &str, travelers: usize) -> Value {
-    json!({"data": {"quotes": [{"id": quote_id, "travelers": (0..travelers).map(traveler).collect::<Vec<_>>()}], "client": client()}})
-}
+/// The fixtures the sandbox's own tests use too (a sandbox on loopback, `Api`, valid bodies,
+/// `serve`, the webhook receiver): defined once, in the sandbox crate behind its `testing`
+/// feature, which this package's dev-dependency turns on.
+pub use ppcert_sandbox::testing::*;
 
 /// The real `ppcert` binary, run in `cwd` with a clean environment for its own variables.
 pub fn ppcert_command(
@@ -216,14 +77,6 @@ pub fn evidence_counts(evidence: &Value) -> std::collections::BTreeMap<String, u
     counts
 }
 
-pub fn sandbox_counts(sandbox: &Sandbox) -> std::collections::BTreeMap<String, u64> {
-    sandbox
-        .counts()
-        .into_iter()
-        .map(|(op, n)| (op.as_str().to_string(), n))
-        .collect()
-}
-
 /// `run --base-url BASE --out OUT` and then `extra`: every test's `ppcert run` starts so.
 pub fn run_args<'a>(base: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["run", "--base-url", base, "--out", out];
@@ -239,30 +92,110 @@ pub fn every_requirement_met(evidence: &Value) -> bool {
         .all(|r| r["met"] == true)
 }
 
+/// One `ppcert run` of a test, built step by step: the target and the arguments in the order
+/// given (after `run --base-url BASE --out OUT`). `finish` and `evidence` run it in a fresh
+/// directory, `spawn` and `command` in the caller's (which may add environment variables to the
+/// command); the bundle goes to `b/` unless told.
+pub struct Run {
+    base: Option<String>,
+    token: Option<String>,
+    out: String,
+    args: Vec<String>,
+}
+
+impl Run {
+    /// A run against `sandbox`, with its token.
+    pub fn against(sandbox: &Sandbox) -> Run {
+        Run::at(&sandbox.base_url(), sandbox.token())
+    }
+
+    /// A run against `base`, sending `token`.
+    pub fn at(base: &str, token: &str) -> Run {
+        Run {
+            base: Some(base.to_string()),
+            token: Some(token.to_string()),
+            ..Run::embedded()
+        }
+    }
+
+    /// A run with no target and no token: against ppcert's embedded sandbox.
+    pub fn embedded() -> Run {
+        Run {
+            base: None,
+            token: None,
+            out: "b".to_string(),
+            args: Vec::new(),
+        }
+    }
+
+    pub fn scenario(self, name: &str) -> Run {
+        self.args(&["--scenario", name])
+    }
+
+    /// The bundle's directory, relative to the run's directory.
+    pub fn out(mut self, out: &str) -> Run {
+        self.out = out.to_string();
+        self
+    }
+
+    pub fn args(mut self, args: &[&str]) -> Run {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// The `ppcert` command of this run in `dir`, not started.
+    pub fn command(&self, dir: &std::path::Path) -> tokio::process::Command {
+        let mut args = vec!["run"];
+        if let Some(base) = &self.base {
+            args.extend(["--base-url", base]);
+        }
+        args.extend(["--out", &self.out]);
+        args.extend(self.args.iter().map(String::as_str));
+        ppcert_command(dir, &args, self.token.as_deref())
+    }
+
+    /// Starts the run in `dir`, not waiting for it.
+    pub fn spawn(&self, dir: &std::path::Path) -> tokio::process::Child {
+        self.command(dir).spawn().unwrap()
+    }
+
+    /// Runs to the end in a fresh directory; returns how it ended and the directory.
+    pub async fn finish(&self) -> (Finished, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let output = self
+            .command(dir.path())
+            .output()
+            .await
+            .expect("ppcert runs");
+        (finished(output), dir)
+    }
+
+    /// Runs to the end in a fresh directory, which must then hold the bundle's evidence.json.
+    pub async fn evidence(&self) -> (Finished, Value, tempfile::TempDir) {
+        let (finished, dir) = self.finish().await;
+        let path = dir.path().join(&self.out).join("evidence.json");
+        assert!(
+            path.exists(),
+            "no evidence.json; stderr: {}",
+            finished.stderr
+        );
+        (finished, read_json(&path), dir)
+    }
+}
+
 /// Runs a scenario with the binary against `sandbox`; returns the result and the evidence.
 pub async fn run_against(
     sandbox: &Sandbox,
     scenario: &str,
     extra: &[&str],
 ) -> (Finished, Value, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("bundle");
-    let base = sandbox.base_url();
-    let mut args = run_args(
-        &base,
-        out.to_str().unwrap(),
-        &["--scenario", scenario, "--backoff-ms", "1"],
-    );
-    args.extend_from_slice(extra);
-    let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
-    let evidence_path = out.join("evidence.json");
-    assert!(
-        evidence_path.exists(),
-        "no evidence.json; stderr: {}",
-        finished.stderr
-    );
-    let evidence = read_json(&evidence_path);
-    (finished, evidence, dir)
+    Run::against(sandbox)
+        .out("bundle")
+        .scenario(scenario)
+        .args(&["--backoff-ms", "1"])
+        .args(extra)
+        .evidence()
+        .await
 }
 
 /// A fresh working directory holding `toml` as its ppcert.toml.
@@ -272,21 +205,13 @@ pub fn dir_with_config(toml: &str) -> tempfile::TempDir {
     dir
 }
 
-/// Serves `router` on an ephemeral loopback port; returns its base URL.
-pub async fn serve(router: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    base
-}
-
 /// `ppcert run --scenario smoke` against `base` in a fresh directory; the bundle goes to `b/`.
 pub async fn run_smoke(base: &str, token: &str, extra: &[&str]) -> (Finished, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut args = run_args(base, "b", &["--scenario", "smoke"]);
-    args.extend_from_slice(extra);
-    let finished = ppcert(dir.path(), &args, Some(token)).await;
-    (finished, dir)
+    Run::at(base, token)
+        .scenario("smoke")
+        .args(extra)
+        .finish()
+        .await
 }
 
 /// Starts the certification batch against `sandbox` in `dir` (bundle in `b/`), not waiting for it.
@@ -295,11 +220,9 @@ pub fn spawn_run(
     dir: &std::path::Path,
     concurrency: &str,
 ) -> tokio::process::Child {
-    let base = sandbox.base_url();
-    let args = run_args(&base, "b", &["--concurrency", concurrency]);
-    ppcert_command(dir, &args, Some(sandbox.token()))
-        .spawn()
-        .unwrap()
+    Run::against(sandbox)
+        .args(&["--concurrency", concurrency])
+        .spawn(dir)
 }
 
 /// The example quote request of the sandbox's served OpenAPI document.

@@ -1,148 +1,17 @@
-//! The sandbox's webhook deliveries, through real HTTP on loopback: a certification run causes a
-//! `contract.created` per contract and a `claim.updated` per claim status, each verified here
-//! with an independent HMAC for every scheme; failed deliveries are retried on the documented,
-//! bounded schedule; `ppcert serve --webhook-url` logs each attempt and never the secret.
+//! Webhook deliveries caused through the `ppcert` binary: a certification run causes a
+//! `contract.created` per contract and a `claim.updated` per claim status, each verified with an
+//! independent HMAC; `ppcert serve --webhook-url` logs each attempt and never the secret. The
+//! sandbox's own delivery rules are tested in its crate (`crates/ppcert-sandbox/tests`).
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode};
-use base64::Engine as _;
-use hmac::{Hmac, Mac};
-use ppcert::sandbox::WebhookOptions;
+use axum::http::StatusCode;
 use ppcert::webhook::scheme::Scheme;
 use serde_json::Value;
-use sha2::Sha256;
 use tokio::io::AsyncBufReadExt;
 
+use crate::common::webhooks::*;
 use crate::common::*;
-
-/// A Standard Webhooks secret: `whsec_` and base64; the other schemes use it as it is.
-const SECRET: &[u8] = b"whsec_c2FuZGJveF8wMTIzNDU2Nzg5";
-/// What the Standard Webhooks scheme keys its HMAC with: the base64 part, decoded.
-const STANDARD_KEY: &[u8] = b"sandbox_0123456789";
-
-type Received = Arc<Mutex<Vec<(HeaderMap, Bytes)>>>;
-
-/// A receiver that keeps every delivery and answers `answer(n)` to the nth (from 1).
-async fn receiver(answer: fn(usize) -> StatusCode) -> (String, Received) {
-    let received: Received = Arc::default();
-    let kept = received.clone();
-    let router = axum::Router::new().fallback(axum::routing::post(
-        move |headers: HeaderMap, body: Bytes| {
-            let kept = kept.clone();
-            async move {
-                let mut all = kept.lock().unwrap();
-                all.push((headers, body));
-                answer(all.len())
-            }
-        },
-    ));
-    (format!("{}/hooks", serve(router).await), received)
-}
-
-fn header(headers: &HeaderMap, name: &str) -> String {
-    headers
-        .get(name)
-        .unwrap_or_else(|| panic!("no {name} header"))
-        .to_str()
-        .unwrap()
-        .to_string()
-}
-
-fn hmac(parts: &[&[u8]]) -> Vec<u8> {
-    hmac_with(SECRET, parts)
-}
-
-fn hmac_with(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
-    for part in parts {
-        mac.update(part);
-    }
-    mac.finalize().into_bytes().to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Checks the delivery's signature by recomputing it here, as a partner's receiver would.
-fn assert_signed(scheme: Scheme, headers: &HeaderMap, body: &[u8]) {
-    match scheme {
-        Scheme::ProviderDocs => {
-            assert_eq!(header(headers, "koala-signature"), hex(&hmac(&[body])));
-            assert_eq!(header(headers, "webhook-version"), "v2");
-        }
-        Scheme::Github => assert_eq!(
-            header(headers, "x-hub-signature-256"),
-            format!("sha256={}", hex(&hmac(&[body])))
-        ),
-        Scheme::StandardWebhooks => {
-            let id = header(headers, "webhook-id");
-            let stamp = header(headers, "webhook-timestamp");
-            let expected = base64::engine::general_purpose::STANDARD.encode(hmac_with(
-                STANDARD_KEY,
-                &[id.as_bytes(), b".", stamp.as_bytes(), b".", body],
-            ));
-            assert_eq!(
-                header(headers, "webhook-signature"),
-                format!("v1,{expected}")
-            );
-        }
-    }
-}
-
-async fn sandbox_sending_to(
-    url: &str,
-    scheme: Scheme,
-    retry: Duration,
-) -> ppcert::sandbox::Sandbox {
-    let mut webhooks = WebhookOptions::new(url, scheme, SECRET.to_vec());
-    webhooks.retry_delays = vec![retry; 3];
-    sandbox_with(ppcert::sandbox::SandboxOptions {
-        claim_step: Duration::from_millis(50),
-        webhooks: Some(webhooks),
-        ..Default::default()
-    })
-    .await
-}
-
-/// Waits until `done` holds of what was received (at most 10 s).
-async fn until(received: &Received, done: impl Fn(&[(HeaderMap, Bytes)]) -> bool) {
-    for _ in 0..200 {
-        if done(&received.lock().unwrap()) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "deliveries never arrived: {} so far",
-        received.lock().unwrap().len()
-    );
-}
-
-fn events(received: &Received) -> Vec<Value> {
-    received
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, body)| serde_json::from_slice(body).unwrap())
-        .collect()
-}
-
-/// Per claim id, the statuses delivered, in order of arrival.
-fn claim_statuses(events: &[Value]) -> std::collections::BTreeMap<String, Vec<String>> {
-    let mut statuses = std::collections::BTreeMap::<String, Vec<String>>::new();
-    for event in events.iter().filter(|e| e["event"] == "claim.updated") {
-        let claim = &event["data"]["claim"];
-        statuses
-            .entry(claim["id"].as_str().unwrap().to_string())
-            .or_default()
-            .push(claim["status"].as_str().unwrap().to_string());
-    }
-    statuses
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_certification_run_causes_signed_deliveries_for_every_contract_and_claim_status() {
@@ -218,71 +87,6 @@ async fn a_certification_run_causes_signed_deliveries_for_every_contract_and_cla
             "claim.updated lacks {field}: {claim}"
         );
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_scheme_signs_so_that_an_independent_hmac_verifies_it() {
-    for scheme in [Scheme::StandardWebhooks, Scheme::Github] {
-        let (url, received) = receiver(|_| StatusCode::NO_CONTENT).await;
-        let sandbox = sandbox_sending_to(&url, scheme, Duration::from_millis(20)).await;
-        Api::new(&sandbox).subscribe("WH-SCHEME-1").await;
-        until(&received, |all| !all.is_empty()).await;
-        let (headers, body) = received.lock().unwrap()[0].clone();
-        assert_signed(scheme, &headers, &body);
-        let event: Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(event["event"], "contract.created");
-        assert_eq!(
-            event["data"]["contract"]["subscription"]["bookingNumber"],
-            "WH-SCHEME-1"
-        );
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refused_delivery_is_retried_and_an_absent_receiver_is_given_up_on() {
-    let (url, received) = receiver(|n| {
-        if n == 1 {
-            StatusCode::SERVICE_UNAVAILABLE
-        } else {
-            StatusCode::OK
-        }
-    })
-    .await;
-    let sandbox = sandbox_sending_to(&url, Scheme::ProviderDocs, Duration::from_millis(20)).await;
-    Api::new(&sandbox).subscribe("WH-RETRY-1").await;
-    until(&received, |all| all.len() >= 2).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let attempts = sandbox.webhook_deliveries();
-    assert_eq!(attempts.len(), 2, "{attempts:?}");
-    assert_eq!((attempts[0].attempt, attempts[0].status), (1, Some(503)));
-    assert_eq!((attempts[1].attempt, attempts[1].status), (2, Some(200)));
-    assert_eq!(attempts[0].delivery_id, attempts[1].delivery_id);
-    let (first, second) = {
-        let all = received.lock().unwrap();
-        (all[0].1.clone(), all[1].1.clone())
-    };
-    assert_eq!(first, second, "a retry resends the same event");
-
-    // Nobody listens there: every attempt fails, and they stop after the schedule's length.
-    let closed = {
-        let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        socket.local_addr().unwrap()
-    };
-    let sandbox = sandbox_sending_to(
-        &format!("http://{closed}/hooks"),
-        Scheme::ProviderDocs,
-        Duration::from_millis(10),
-    )
-    .await;
-    Api::new(&sandbox).subscribe("WH-RETRY-2").await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let attempts = sandbox.webhook_deliveries();
-    assert_eq!(attempts.len(), 4, "one try and three retries: {attempts:?}");
-    assert!(
-        attempts
-            .iter()
-            .all(|a| a.status.is_none() && a.error.is_some())
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

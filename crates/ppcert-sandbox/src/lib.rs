@@ -11,10 +11,12 @@ mod dialect;
 mod faults;
 mod handlers;
 mod idempotency;
-mod oauth;
 pub mod listener;
+mod oauth;
 mod shape;
 mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod validate;
 mod webhooks;
 

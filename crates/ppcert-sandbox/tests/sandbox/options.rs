@@ -1,11 +1,11 @@
 //! The sandbox's testing options (layout variants, faults) and its robustness.
 
-use ppcert::models::Operation;
-use ppcert::sandbox::{ContractsLayout, DeltaShape, Layout, SandboxOptions};
+use ppcert_sandbox::models::Operation;
+use ppcert_sandbox::{ContractsLayout, DeltaShape, Layout, SandboxOptions};
 use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::common::*;
+use ppcert_sandbox::testing::*;
 
 fn with_layout(layout: Layout) -> SandboxOptions {
     SandboxOptions {

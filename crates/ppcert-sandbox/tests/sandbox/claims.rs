@@ -1,11 +1,11 @@
 //! Claims, the 24 h rule, claim status over time, updates and flight cancellations.
 
 use chrono::{Duration, Utc};
-use ppcert::models::Operation;
-use ppcert::sandbox::SandboxOptions;
+use ppcert_sandbox::SandboxOptions;
+use ppcert_sandbox::models::Operation;
 use serde_json::json;
 
-use crate::common::*;
+use ppcert_sandbox::testing::*;
 
 fn postdated(hours: i64) -> String {
     iso(Utc::now() + Duration::hours(hours))
@@ -210,10 +210,7 @@ async fn update_rules() {
     api.subscribe("BK-U").await;
     let mut quote = quote_body(2, 900.0, 40);
     quote["data"]["bookingNumber"] = json!("BK-U");
-    let update_quote = api.post("/quotes", &quote).await.body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (update_quote, _) = api.quote_with(&quote).await;
     let reply = api
         .send(
             "PATCH",
@@ -267,10 +264,7 @@ async fn update_after_departure_is_refused_as_invalid_contract() {
     api.subscribe("BK-EXP").await;
     let mut quote = quote_body(1, 450.0, 60);
     quote["data"]["bookingNumber"] = json!("BK-EXP");
-    let id = api.post("/quotes", &quote).await.body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (id, _) = api.quote_with(&quote).await;
     sandbox.advance_clock(Duration::days(31));
     let reply = api
         .send("PATCH", "/subscriptions/BK-EXP", Some(&update_body(&id, 1)))

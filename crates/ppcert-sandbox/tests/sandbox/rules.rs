@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::*;
+use ppcert_sandbox::testing::*;
 
 #[tokio::test]
 async fn auth_requires_the_exact_bearer_token() {
@@ -16,7 +16,7 @@ async fn auth_requires_the_exact_bearer_token() {
         assert_eq!(reply.status, 401, "token {wrong:?}");
         assert_eq!(reply.body["error"]["code"], "UNAUTHORIZED");
     }
-    let raw = crate::common::http_client()
+    let raw = ppcert_sandbox::testing::http_client()
         .post(format!("{}/quotes", api.base))
         .header("Content-Type", "application/json")
         .header("Authorization", format!("bearer {token}"))
@@ -32,7 +32,9 @@ async fn auth_requires_the_exact_bearer_token() {
     api.token = token;
     assert_eq!(api.post("/quotes", &body).await.status, 201);
     assert_eq!(
-        sandbox.counts().get(&ppcert::models::Operation::Quote),
+        sandbox
+            .counts()
+            .get(&ppcert_sandbox::models::Operation::Quote),
         Some(&1)
     );
 }
@@ -160,7 +162,7 @@ async fn quote_is_priced_as_a_percentage_with_distinct_id_and_reference() {
     assert_ne!(data["id"], data["reference"]);
     assert_eq!(
         data["price"]["amount"].as_f64(),
-        Some(400.0 * ppcert::sandbox::PRODUCT_RATE)
+        Some(400.0 * ppcert_sandbox::PRODUCT_RATE)
     );
     assert!(
         data.get("priceDelta").is_none(),
@@ -179,7 +181,7 @@ async fn update_quote_reports_signed_price_delta() {
         let reply = api.post("/quotes", &body).await;
         assert_eq!(reply.status, 201);
         let delta = reply.body["data"]["priceDelta"].as_f64().unwrap();
-        assert_eq!(delta, (price - 400.0) * ppcert::sandbox::PRODUCT_RATE);
+        assert_eq!(delta, (price - 400.0) * ppcert_sandbox::PRODUCT_RATE);
         assert_eq!(delta.signum(), sign);
     }
 }
@@ -240,7 +242,7 @@ async fn subscription_rules() {
         .await;
     assert_eq!(reused_booking.status, 409);
     assert_eq!(
-        sandbox.counts()[&ppcert::models::Operation::Subscription],
+        sandbox.counts()[&ppcert_sandbox::models::Operation::Subscription],
         1
     );
 }
@@ -447,7 +449,7 @@ async fn quote_deletion_rules() {
         .await;
     assert_eq!(gone.status, 409);
     assert_eq!(
-        sandbox.counts()[&ppcert::models::Operation::QuoteDeletion],
+        sandbox.counts()[&ppcert_sandbox::models::Operation::QuoteDeletion],
         1
     );
 }

@@ -2,9 +2,9 @@
 //! sandbox's clock) or when more than `max_open_quotes` unused quotes are held, oldest first; a
 //! quote used after that is refused saying it expired, and when.
 
-use ppcert::sandbox::SandboxOptions;
+use ppcert_sandbox::SandboxOptions;
 
-use crate::common::*;
+use ppcert_sandbox::testing::*;
 
 #[tokio::test]
 async fn a_quote_used_after_its_72_hours_is_refused_saying_when_it_expired() {

@@ -1,0 +1,9 @@
+//! The sandbox's own integration tests, one binary (`cargo test -p ppcert-sandbox`): each starts
+//! a sandbox on an ephemeral loopback port and talks to it through real HTTP, with the fixtures
+//! of `ppcert_sandbox::testing` and nothing of ppcert's client.
+
+mod claims;
+mod expiry;
+mod options;
+mod rules;
+mod webhooks;
