@@ -15,5 +15,10 @@ pub const PRODUCTION_GUARD: u8 = 5;
 /// Requests were sent but the evidence bundle could not be written (disk full, no permission):
 /// `journal.jsonl` holds what was recorded; `ppcert report DIR` can render it once fixed.
 pub const BUNDLE_NOT_WRITTEN: u8 = 6;
+/// `proxy -- COMMAND`: COMMAND exists but could not be started (not executable); as `env`,
+/// `timeout` and `docker run` say it.
+pub const COMMAND_NOT_STARTED: u8 = 126;
+/// `proxy -- COMMAND`: COMMAND was not found.
+pub const COMMAND_NOT_FOUND: u8 = 127;
 /// Interrupted (Ctrl-C); the bundle is still written, marked incomplete.
 pub const INTERRUPTED: u8 = 130;

@@ -6,6 +6,7 @@ pub mod generate;
 pub mod guard;
 pub mod probe;
 pub mod proxy;
+pub mod proxy_command;
 pub mod report;
 pub mod resume;
 pub mod run;

@@ -99,17 +99,70 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let journal = super::run::open_journal(&dir, &run, false)?;
     let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
-    let socket = tokio::net::TcpListener::bind(args.listen)
+    let listen = super::proxy_command::listen_address(&args);
+    let socket = tokio::net::TcpListener::bind(listen)
         .await
-        .map_err(|e| Failure::usage(format!("--listen {}: cannot listen: {e}", args.listen)))?;
+        .map_err(|e| Failure::usage(format!("--listen {listen}: cannot listen: {e}")))?;
     let addr = socket
         .local_addr()
         .map_err(|e| Failure::usage(e.to_string()))?;
+    if !args.command.is_empty() {
+        return with_command(&args, (socket, addr), (&config, run, &dir), proxy, opened).await;
+    }
     announce(addr, &opened, args.until_met);
     if let Err(e) = serve(socket, proxy.clone(), args.until_met).await {
         crate::tell!("error: the proxy stopped: {e}");
     }
-    finish(&config, run, &proxy, &dir, opened.sandbox).await
+    finish(&config, run, &proxy, &dir, opened.sandbox, false).await
+}
+
+/// `proxy -- COMMAND`: the session lasts as long as COMMAND; its failure is the exit code.
+async fn with_command(
+    args: &ProxyArgs,
+    (socket, addr): (tokio::net::TcpListener, std::net::SocketAddr),
+    (config, run, dir): (&ProxyConfig, RunInfo, &Path),
+    proxy: Arc<Proxy>,
+    opened: super::target::Opened<()>,
+) -> Result<u8, Failure> {
+    use super::proxy_command::{Session, discard, proxy_url, supervise};
+    let session = Session {
+        command: &args.command,
+        url: proxy_url(addr, &opened.base_url),
+        sandbox_token: opened.sandbox.as_ref().map(|s| s.token().to_string()),
+        until_met: args.until_met,
+        stop_when_met: args.stop_command_when_met,
+    };
+    crate::tell!(
+        "ppcert proxy listening on {} → {}; running `{}` with PPCERT_PROXY_URL set to it",
+        session.url,
+        opened.base_url,
+        Path::new(&args.command[0]).display()
+    );
+    let served = proxy.clone();
+    let ended = supervise(session, proxy.clone(), |stop| {
+        serve_until(socket, served, stop)
+    })
+    .await;
+    let ended = match ended {
+        Ok(ended) => ended,
+        Err(failure) => {
+            discard(dir);
+            if let Some(sandbox) = opened.sandbox {
+                let _ = sandbox.shutdown().await;
+            }
+            return Err(failure);
+        }
+    };
+    let code = finish(
+        config,
+        run,
+        &proxy,
+        dir,
+        opened.sandbox,
+        ended.interrupted(),
+    )
+    .await?;
+    Ok(ended.exit_code(code))
 }
 
 /// The proxy in front of `base_url`, counting the requirements the partner must meet.
@@ -161,24 +214,34 @@ async fn serve(
     until_met: bool,
 ) -> std::io::Result<()> {
     let stopper = proxy.clone();
+    let stop = async move {
+        let met = async {
+            if until_met {
+                stopper.met.notified().await
+            } else {
+                std::future::pending().await
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => crate::tell!("stopping: writing the bundle"),
+            _ = met => crate::tell!("every requirement is met: writing the bundle"),
+        }
+    };
+    serve_until(socket, proxy, stop).await
+}
+
+/// Forwards until `stop` resolves, then lets requests in flight finish.
+async fn serve_until(
+    socket: tokio::net::TcpListener,
+    proxy: Arc<Proxy>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     // Small answers must not wait for Nagle's algorithm: the proxy adds under a millisecond.
     let socket = axum::serve::ListenerExt::tap_io(socket, |tcp| {
         let _ = tcp.set_nodelay(true);
     });
     axum::serve(socket, router(proxy))
-        .with_graceful_shutdown(async move {
-            let met = async {
-                if until_met {
-                    stopper.met.notified().await
-                } else {
-                    std::future::pending().await
-                }
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => crate::tell!("stopping: writing the bundle"),
-                _ = met => crate::tell!("every requirement is met: writing the bundle"),
-            }
-        })
+        .with_graceful_shutdown(stop)
         .await
 }
 
@@ -188,10 +251,12 @@ async fn finish(
     proxy: &Proxy,
     dir: &Path,
     sandbox: Option<crate::sandbox::Sandbox>,
+    interrupted: bool,
 ) -> Result<u8, Failure> {
     let recorded = proxy.recording.take();
     run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
-    run.complete = true;
+    // Ctrl-C is how a bare proxy session ends; with COMMAND it cuts the partner's suite short.
+    run.complete = !interrupted;
     let flows = partner_flows(&recorded.exchanges);
     let mut warnings = Vec::new();
     let unrecognised = proxy
@@ -217,7 +282,7 @@ async fn finish(
     }
     let outcome = RunOutcome {
         bundle_written: published.is_ok(),
-        interrupted: false,
+        interrupted,
         first_call: FirstCall::Answered,
         passed: evidence.verdict == evidence::Verdict::Passed,
     };

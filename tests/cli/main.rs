@@ -14,6 +14,7 @@ mod openapi;
 mod outcomes;
 mod probe;
 mod proxy;
+mod proxy_command;
 mod reports;
 mod resume;
 mod run;
