@@ -21,7 +21,7 @@ use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
 use crate::scenario::Requirement;
 
 /// Said in the evidence of every proxy session.
-pub const SOURCE: &str = "partner traffic through ppcert proxy";
+pub const SOURCE: &str = evidence::PARTNER_TRAFFIC;
 
 struct ProxyConfig {
     target: Upstream,

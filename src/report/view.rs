@@ -43,6 +43,9 @@ pub struct View<'a> {
     pub flows: Vec<FlowView<'a>>,
     pub timeline: Timeline,
     pub sample: Sample,
+    /// A `ppcert proxy` session: no scenario, seed, concurrency, scale or bookings of ppcert's
+    /// own, which the reports say instead of showing blanks and zeros.
+    pub partner_traffic: bool,
 }
 
 /// Passed exchanges shown in full per operation; every exchange that did not pass is shown
@@ -235,6 +238,45 @@ fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
     }
 }
 
+/// How long a failure's "why" may be in the tables (the job summary included): one readable
+/// line; the exchange itself, linked, holds the rest.
+pub const WHY_CHARS: usize = 200;
+
+/// Checks that only restate the status, which the server's own words say better.
+const STATUS_CHECKS: [&str; 2] = ["status", "the server accepted it"];
+
+/// Why an exchange failed, in the server's own words as the terminal shows them (`HTTP 400:
+/// data.client.email: missing field`), then the first other check it failed; cut to
+/// [`WHY_CHARS`].
+fn why(x: &Exchange) -> String {
+    let refused = x.response.as_ref().filter(|r| !r.accepted());
+    let server = refused.map(|r| format!("HTTP {}: {}", r.status, r.describe()));
+    let failed = x.checks.iter().filter(|c| !c.passed && !c.warning);
+    let mut other = failed
+        .clone()
+        .filter(|c| !STATUS_CHECKS.contains(&c.name.as_str()));
+    let mut parts: Vec<String> = server.into_iter().collect();
+    parts.extend(other.next().map(|c| format!("{}: {}", c.name, c.detail)));
+    if parts.is_empty() {
+        let first = failed
+            .clone()
+            .next()
+            .map(|c| format!("{}: {}", c.name, c.detail));
+        parts.extend(first.or_else(|| x.error.clone()));
+    }
+    cut(&parts.join("; "), WHY_CHARS)
+}
+
+/// `text` on one line, at most `chars` characters, an ellipsis saying it was cut.
+fn cut(text: &str, chars: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= chars {
+        return line;
+    }
+    let kept: String = line.chars().take(chars - 1).collect();
+    format!("{}…", kept.trim_end())
+}
+
 fn failures(evidence: &Evidence) -> Vec<Failure> {
     evidence
         .exchanges
@@ -248,13 +290,7 @@ fn failures(evidence: &Evidence) -> Vec<Failure> {
                 .response
                 .as_ref()
                 .map_or("no answer".into(), |r| format!("HTTP {}", r.status)),
-            message: x
-                .checks
-                .iter()
-                .find(|c| !c.passed && !c.warning)
-                .map(|c| format!("{}: {}", c.name, c.detail))
-                .or_else(|| x.error.clone())
-                .unwrap_or_default(),
+            message: why(x),
         })
         .collect()
 }
@@ -337,10 +373,16 @@ fn banners(evidence: &Evidence) -> Vec<String> {
     if let Some(notice) = &evidence.run.notice {
         banners.push(notice.clone());
     }
-    if !evidence.run.complete {
+    if !evidence.run.complete && partner_traffic(evidence) {
+        banners.push("This session was interrupted before the partner's command ended: the record is incomplete and the verdict cannot be PASSED. A proxy session cannot be resumed: run it again.".into());
+    } else if !evidence.run.complete {
         banners.push("This run was interrupted: the record is incomplete and the verdict cannot be PASSED. Resume it with ppcert run --resume DIR.".into());
     }
     banners
+}
+
+fn partner_traffic(evidence: &Evidence) -> bool {
+    evidence.run.scenario_source == crate::evidence::PARTNER_TRAFFIC
 }
 
 /// A listed flow's label and its exchanges as the timeline marks them.
@@ -398,5 +440,6 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
             flows_not_listed,
             rows_shown: ROWS_SHOWN,
         },
+        partner_traffic: partner_traffic(evidence),
     }
 }

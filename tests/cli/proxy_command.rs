@@ -108,6 +108,24 @@ async fn a_partners_own_client_certifies_with_one_command_on_a_staging_that_need
     );
     let verified = ppcert(dir.path(), &["verify", "b"], None).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
+    // The reports say what does not apply to partner traffic instead of blanks and zeros.
+    for report in ["report.md", "report.html"] {
+        let text = std::fs::read_to_string(dir.path().join("b").join(report)).unwrap();
+        for blank in [
+            "concurrency 0",
+            "Bookings (0)",
+            "SHA-256 ``",
+            "fingerprint ``",
+            "fingerprint <code></code>",
+            "SHA-256 <",
+        ] {
+            assert!(!text.contains(blank), "{report} shows {blank}");
+        }
+        assert!(
+            text.contains("not applicable: the partner's requests carry their own tokens"),
+            "{report}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
