@@ -42,7 +42,7 @@ With `proxy -- COMMAND`, a COMMAND that fails ends ppcert with COMMAND's own exi
 pub enum Command {
     /// Run a scenario (default `certification`) and write the evidence bundle.
     Run(RunArgs),
-    /// POST /quotes once: any answer but 401 means the token is valid (spec §5.3).
+    /// POST /quotes once: any answer but 401 means the token is valid; nothing is created.
     CheckToken(TargetArgs),
     /// Check scenario and config files without sending a request.
     Validate(ValidateArgs),
@@ -90,7 +90,7 @@ pub struct TargetArgs {
     /// Config file [default: ./ppcert.toml if present].
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Per-request timeout.
+    /// Per-request timeout [default: `[run] timeout_secs`, else 30].
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(bounds::TIMEOUT_SECS))]
     pub timeout: Option<u64>,
     /// What the target is: `staging`, or `production` (arms the production guard; never
