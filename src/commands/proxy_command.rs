@@ -133,6 +133,7 @@ where
             _ => {}
         }
     };
+    let interrupts = Interrupts::listen();
     let mut child = match spawn(&session) {
         Ok(child) => child,
         Err(failure) => {
@@ -141,7 +142,7 @@ where
             return Err(failure);
         }
     };
-    let ended = watch(&mut child, &proxy, &session).await;
+    let ended = watch(&mut child, interrupts, &proxy, &session).await;
     let _ = stop.send(());
     drained(server).await;
     Ok(ended)
@@ -190,9 +191,12 @@ fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
 }
 
 /// Waits for COMMAND to end by itself, for Ctrl-C, or (when asked) for every requirement met.
-async fn watch(child: &mut Child, proxy: &Proxy, session: &Session<'_>) -> Ended {
-    let interrupt = interrupt();
-    tokio::pin!(interrupt);
+async fn watch(
+    child: &mut Child,
+    mut interrupts: Interrupts,
+    proxy: &Proxy,
+    session: &Session<'_>,
+) -> Ended {
     let mut awaiting_met = session.until_met || session.stop_when_met;
     loop {
         tokio::select! {
@@ -202,7 +206,7 @@ async fn watch(child: &mut Child, proxy: &Proxy, session: &Session<'_>) -> Ended
                 }
                 return Ended::Exited(status.ok());
             }
-            _ = &mut interrupt => {
+            _ = interrupts.received() => {
                 crate::tell!("interrupted: stopping COMMAND, then writing the bundle");
                 stop(child, Signal::Interrupt).await;
                 return Ended::Interrupted;
@@ -220,27 +224,46 @@ async fn watch(child: &mut Child, proxy: &Proxy, session: &Session<'_>) -> Ended
     }
 }
 
-/// Ctrl-C, or SIGTERM (a CI job being cancelled).
-async fn interrupt() {
+/// Ctrl-C, or SIGTERM (a CI job being cancelled), listened for from before COMMAND starts,
+/// so that no signal in between ends ppcert without its bundle.
+struct Interrupts {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Interrupts {
+    fn listen() -> Interrupts {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let signals = signal(SignalKind::interrupt())
+                .and_then(|int| Ok((int, signal(SignalKind::terminate())?)));
+            if let Err(e) = &signals {
+                crate::tell!("warning: cannot listen for Ctrl-C: {e}");
             }
-            Err(_) => std::future::pending::<()>().await,
+            Interrupts {
+                signals: signals.ok(),
+            }
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    let ctrl_c = async {
+        #[cfg(not(unix))]
+        Interrupts {}
+    }
+
+    async fn received(&mut self) {
+        #[cfg(unix)]
+        match &mut self.signals {
+            Some((int, term)) => {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            None => std::future::pending().await,
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = terminate => {}
     }
 }
 

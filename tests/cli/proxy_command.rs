@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use ppcert::sandbox::{Layout, SandboxOptions};
 use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
 
 use crate::common::*;
 
@@ -235,21 +236,26 @@ async fn stop_command_when_met_ends_a_suite_that_would_run_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_the_command_and_still_writes_the_bundle() {
     let dir = tempfile::tempdir().unwrap();
-    let args = ["proxy", "--out", "b", "--", "sleep", "600"];
+    let args = [
+        "proxy",
+        "--out",
+        "b",
+        "--",
+        "sh",
+        "-c",
+        "echo ready; exec sleep 600",
+    ];
     let mut child = ppcert_command(dir.path(), &args, None)
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    // The journal exists once the proxy is up and COMMAND about to start.
-    let journal = dir.path().join("b/journal.jsonl");
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while !journal.exists() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .expect("the proxy starts");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // COMMAND's first line: the proxy is up and listening for Ctrl-C.
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
+        .await
+        .expect("COMMAND starts");
+    assert_eq!(first.unwrap().as_deref(), Some("ready"));
+    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
     let pid = child.id().unwrap().to_string();
     tokio::process::Command::new("kill")
         .args(["-INT", &pid])
