@@ -5,6 +5,7 @@ mod bundle;
 mod captures;
 mod ci;
 mod common;
+#[cfg(unix)]
 mod container;
 mod datagen;
 mod dialects;
