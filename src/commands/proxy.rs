@@ -32,6 +32,8 @@ struct ProxyConfig {
     partner_name: String,
     strict: bool,
     timeout: Duration,
+    /// `--cacert`: the upstream is reached through a TLS-inspecting proxy or a private CA.
+    cacert: Option<std::path::PathBuf>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -57,6 +59,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
         timeout: staging.timeout,
+        cacert: staging.cacert.clone(),
     })
 }
 
@@ -176,7 +179,7 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
     let environment = config.target.environment();
     let rules = Rules::new(super::target::sandbox_dialect(&config.dialect), environment)
         .with_definitions(&config.endpoints);
-    Proxy::new(
+    let mut proxy = Proxy::new(
         base_url,
         Routes::new(&config.endpoints),
         rules,
@@ -184,7 +187,29 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         recording,
         required,
     )
-    .map_err(Failure::usage)
+    .map_err(Failure::usage)?;
+    if let Some(path) = &config.cacert {
+        proxy.client = trusting(path, config.timeout)?;
+    }
+    Ok(proxy)
+}
+
+/// The upstream client as [`Proxy::new`] builds it, also trusting `--cacert`'s root.
+fn trusting(path: &Path, timeout: Duration) -> Result<reqwest::Client, Failure> {
+    let pem = std::fs::read(path)
+        .map_err(|e| Failure::usage(format!("--cacert {}: cannot read: {e}", path.display())))?;
+    let root = reqwest::Certificate::from_pem(&pem).map_err(|e| {
+        Failure::usage(format!(
+            "--cacert {}: not a PEM certificate: {e}",
+            path.display()
+        ))
+    })?;
+    reqwest::Client::builder()
+        .add_root_certificate(root)
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot build an HTTP client: {e}")))
 }
 
 /// Where the partner points its client (stdout, for scripts), and how the session ends.

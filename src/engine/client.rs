@@ -312,7 +312,7 @@ fn describe(e: &reqwest::Error) -> String {
 
 /// What to do about a certificate the client does not trust: usually a TLS-inspecting
 /// corporate proxy or a staging signed by a private CA.
-fn tls_hint(error: &str) -> &'static str {
+pub(crate) fn tls_hint(error: &str) -> &'static str {
     let lower = error.to_ascii_lowercase();
     if lower.contains("certificate") || lower.contains("unknownissuer") || lower.contains("tls") {
         " (a TLS-inspecting proxy or a private CA? pass its root certificate with --cacert FILE)"
