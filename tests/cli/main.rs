@@ -31,5 +31,6 @@ mod sandbox_webhooks;
 mod scale;
 mod serve;
 mod staging_model;
+mod tls;
 mod webhook_send;
 mod webhooks;
