@@ -72,7 +72,8 @@ pub enum Command {
     /// Certify your own integration from its traffic: a proxy in front of the API (staging, or
     /// the embedded sandbox by default) that forwards every request unchanged, checks each
     /// against the spec's rules, counts it as the provider does, and writes the evidence bundle
-    /// when stopped (Ctrl-C or --until-met).
+    /// when stopped (Ctrl-C or --until-met). `ppcert proxy -- COMMAND` runs your own test
+    /// suite through it and stops when the suite exits.
     Proxy(ProxyArgs),
     /// Print generated booking data as JSON: what a run would send.
     Generate(GenerateArgs),
