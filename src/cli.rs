@@ -33,13 +33,16 @@ pub const EXIT_CODES: &str = "Exit codes:
   4    target unreachable (no answer to the first call, or not the API root)
   5    refused by the production guard
   6    requests were sent but the bundle could not be written or signed (the journal keeps them)
-  130  interrupted (Ctrl-C); the bundle is written, marked incomplete";
+  126  proxy -- COMMAND: COMMAND was found but could not be started
+  127  proxy -- COMMAND: COMMAND was not found
+  130  interrupted (Ctrl-C); the bundle is written, marked incomplete
+With `proxy -- COMMAND`, a COMMAND that fails ends ppcert with COMMAND's own exit code.";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario (default `certification`) and write the evidence bundle.
     Run(RunArgs),
-    /// POST /quotes once: any answer but 401 means the token is valid (spec §5.3).
+    /// POST /quotes once: any answer but 401 means the token is valid; nothing is created.
     CheckToken(TargetArgs),
     /// Check scenario and config files without sending a request.
     Validate(ValidateArgs),
@@ -71,7 +74,8 @@ pub enum Command {
     /// Certify your own integration from its traffic: a proxy in front of the API (staging, or
     /// the embedded sandbox by default) that forwards every request unchanged, checks each
     /// against the spec's rules, counts it as the provider does, and writes the evidence bundle
-    /// when stopped (Ctrl-C or --until-met).
+    /// when stopped (Ctrl-C or --until-met). `ppcert proxy -- COMMAND` runs your own test
+    /// suite through it and stops when the suite exits.
     Proxy(ProxyArgs),
     /// Print generated booking data as JSON: what a run would send.
     Generate(GenerateArgs),
@@ -105,7 +109,7 @@ pub struct TargetArgs {
     /// Config file [default: ./ppcert.toml if present].
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Per-request timeout.
+    /// Per-request timeout [default: `[run] timeout_secs`, else 30].
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(bounds::TIMEOUT_SECS))]
     pub timeout: Option<u64>,
     /// What the target is: `staging`, or `production` (arms the production guard; never
@@ -140,8 +144,9 @@ pub enum WebhookCommand {
 pub struct ProxyArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Address your integration sends its requests to (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:8181")]
+    /// Address your integration sends its requests to (port 0 picks a free port). With
+    /// COMMAND, the default is a free loopback port.
+    #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
     /// Where the evidence bundle goes [default: reports/<run-id>].
     #[arg(long, value_name = "DIR")]
@@ -159,6 +164,17 @@ pub struct ProxyArgs {
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
     #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
     pub partner_name: Option<String>,
+    /// With COMMAND: end it (SIGTERM to its process group, SIGKILL 10 s later) as soon as
+    /// every requirement is met; implies --until-met. Without it, COMMAND runs to its end.
+    #[arg(long, requires = "command")]
+    pub stop_command_when_met: bool,
+    /// Your own test suite or client, run through the proxy: `ppcert proxy -- npm test`.
+    /// Started directly (no shell) with PPCERT_PROXY_URL and PPCERT_BASE_URL set to the
+    /// proxy's root (path prefix included) and, against the embedded sandbox, PPCERT_TOKEN set
+    /// to the sandbox's token; its output passes through. The proxy stops when it exits and
+    /// the bundle is written. Exit code: COMMAND's own when it failed, else the table below.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }
@@ -210,6 +226,9 @@ fn parse_size(value: &str) -> Result<usize, String> {
         .filter(|n| *n > 0)
         .ok_or_else(|| format!("`{value}` is out of range"))
 }
+
+/// Where `ppcert proxy` listens unless told.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8181";
 
 /// Options of `ppcert webhook send`.
 #[derive(Debug, Args, Clone)]

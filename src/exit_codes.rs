@@ -18,5 +18,10 @@ pub const PRODUCTION_GUARD: u8 = 5;
 /// Likewise any output asked for after requests went out (`probe --write-config`, `webhook
 /// send --junit`): exit 2 always means nothing was sent.
 pub const BUNDLE_NOT_WRITTEN: u8 = 6;
+/// `proxy -- COMMAND`: COMMAND exists but could not be started (not executable); as `env`,
+/// `timeout` and `docker run` say it.
+pub const COMMAND_NOT_STARTED: u8 = 126;
+/// `proxy -- COMMAND`: COMMAND was not found.
+pub const COMMAND_NOT_FOUND: u8 = 127;
 /// Interrupted (Ctrl-C); the bundle is still written, marked incomplete.
 pub const INTERRUPTED: u8 = 130;

@@ -44,13 +44,59 @@ pub fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
     Ok(exit_codes::SUCCESS)
 }
 
-/// `ppcert man`: the man page, generated from the clap definition.
+/// `ppcert man`: one man page, generated from the clap definition. Its commands are listed
+/// with their help here rather than as `ppcert-run(1)` pages, which nothing installs.
 pub fn man() -> Result<u8, Failure> {
     let command = <crate::cli::Cli as clap::CommandFactory>::command();
+    let man = clap_mangen::Man::new(command.clone());
     let mut out = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut out)
-        .map_err(|e| Failure::usage(format!("cannot render the man page: {e}")))?;
+    let rendered = (|| -> std::io::Result<()> {
+        man.render_title(&mut out)?;
+        man.render_name_section(&mut out)?;
+        man.render_synopsis_section(&mut out)?;
+        man.render_description_section(&mut out)?;
+        man.render_options_section(&mut out)?;
+        out.extend_from_slice(commands_section(&command).as_bytes());
+        man.render_extra_section(&mut out)?;
+        man.render_version_section(&mut out)
+    })();
+    rendered.map_err(|e| Failure::usage(format!("cannot render the man page: {e}")))?;
     crate::say!("{}", String::from_utf8_lossy(&out));
     Ok(exit_codes::SUCCESS)
+}
+
+/// Each command with its help, and where its options are told.
+fn commands_section(command: &clap::Command) -> String {
+    let mut roff = String::from(".SH COMMANDS\n");
+    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+        let about = sub
+            .get_long_about()
+            .or_else(|| sub.get_about())
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        roff.push_str(&format!(
+            ".TP\n\\fBppcert {}\\fR\n{}\n",
+            roff_text(sub.get_name()),
+            roff_text(&about)
+        ));
+    }
+    roff.push_str(
+        ".PP\nEach command's options: \\fBppcert\\fR \\fICOMMAND\\fR \\fB\\-\\-help\\fR.\n",
+    );
+    roff
+}
+
+/// Plain text made safe for roff: backslashes and hyphens escaped, no line read as a request.
+fn roff_text(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let line = line.replace('\\', "\\e").replace('-', "\\-");
+            if line.starts_with('.') || line.starts_with('\'') {
+                format!("\\&{line}")
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -8,6 +8,7 @@ pub mod guard;
 pub mod listening;
 pub mod probe;
 pub mod proxy;
+pub mod proxy_command;
 pub mod report;
 pub mod resume;
 pub mod run;

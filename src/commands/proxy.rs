@@ -21,7 +21,7 @@ use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
 use crate::scenario::Requirement;
 
 /// Said in the evidence of every proxy session.
-pub const SOURCE: &str = "partner traffic through ppcert proxy";
+pub const SOURCE: &str = evidence::PARTNER_TRAFFIC;
 
 struct ProxyConfig {
     target: Upstream,
@@ -32,6 +32,8 @@ struct ProxyConfig {
     partner_name: String,
     strict: bool,
     timeout: Duration,
+    /// `--cacert`: the upstream is reached through a TLS-inspecting proxy or a private CA.
+    cacert: Option<std::path::PathBuf>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -57,6 +59,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
         timeout: staging.timeout,
+        cacert: staging.cacert.clone(),
     })
 }
 
@@ -108,17 +111,75 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let recording = Recording::spilling(journal);
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
     let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
-    let socket = tokio::net::TcpListener::bind(args.listen)
+    let listen = super::proxy_command::listen_address(&args);
+    let socket = tokio::net::TcpListener::bind(listen)
         .await
-        .map_err(|e| Failure::usage(format!("--listen {}: cannot listen: {e}", args.listen)))?;
+        .map_err(|e| Failure::usage(format!("--listen {listen}: cannot listen: {e}")))?;
     let addr = socket
         .local_addr()
         .map_err(|e| Failure::usage(e.to_string()))?;
+    if !args.command.is_empty() {
+        let listening = (socket, addr, limits);
+        return with_command(&args, listening, (&config, run, &dir), proxy, opened).await;
+    }
     announce(addr, &opened, args.until_met);
     if let Err(e) = serve(socket, proxy.clone(), args.until_met, limits).await {
         crate::tell!("error: the proxy stopped: {e}");
     }
-    finish(&config, run, &proxy, &dir, opened.sandbox).await
+    finish(&config, run, &proxy, &dir, opened.sandbox, false).await
+}
+
+/// `proxy -- COMMAND`: the session lasts as long as COMMAND; its failure is the exit code.
+async fn with_command(
+    args: &ProxyArgs,
+    (socket, addr, limits): (
+        tokio::net::TcpListener,
+        std::net::SocketAddr,
+        crate::sandbox::listener::Limits,
+    ),
+    (config, run, dir): (&ProxyConfig, RunInfo, &Path),
+    proxy: Arc<Proxy>,
+    opened: super::target::Opened<()>,
+) -> Result<u8, Failure> {
+    use super::proxy_command::{Session, discard, proxy_url, supervise};
+    let session = Session {
+        command: &args.command,
+        url: proxy_url(addr, &opened.base_url),
+        sandbox_token: opened.sandbox.as_ref().map(|s| s.token().to_string()),
+        until_met: args.until_met,
+        stop_when_met: args.stop_command_when_met,
+    };
+    crate::tell!(
+        "ppcert proxy listening on {} → {}; running `{}` with PPCERT_PROXY_URL set to it",
+        session.url,
+        opened.base_url,
+        Path::new(&args.command[0]).display()
+    );
+    let served = proxy.clone();
+    let ended = supervise(session, proxy.clone(), |stop| {
+        serve_until(socket, served, limits, stop)
+    })
+    .await;
+    let ended = match ended {
+        Ok(ended) => ended,
+        Err(failure) => {
+            discard(dir);
+            if let Some(sandbox) = opened.sandbox {
+                let _ = sandbox.shutdown().await;
+            }
+            return Err(failure);
+        }
+    };
+    let code = finish(
+        config,
+        run,
+        &proxy,
+        dir,
+        opened.sandbox,
+        ended.interrupted(),
+    )
+    .await?;
+    Ok(ended.exit_code(code))
 }
 
 /// The proxy in front of `base_url`, counting the requirements the partner must meet.
@@ -132,7 +193,7 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
     let environment = config.target.environment();
     let rules = Rules::new(super::target::sandbox_dialect(&config.dialect), environment)
         .with_definitions(&config.endpoints);
-    Proxy::new(
+    let mut proxy = Proxy::new(
         base_url,
         Routes::new(&config.endpoints),
         rules,
@@ -140,7 +201,29 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         recording,
         required,
     )
-    .map_err(Failure::usage)
+    .map_err(Failure::usage)?;
+    if let Some(path) = &config.cacert {
+        proxy.client = trusting(path, config.timeout)?;
+    }
+    Ok(proxy)
+}
+
+/// The upstream client as [`Proxy::new`] builds it, also trusting `--cacert`'s root.
+fn trusting(path: &Path, timeout: Duration) -> Result<reqwest::Client, Failure> {
+    let pem = std::fs::read(path)
+        .map_err(|e| Failure::usage(format!("--cacert {}: cannot read: {e}", path.display())))?;
+    let root = reqwest::Certificate::from_pem(&pem).map_err(|e| {
+        Failure::usage(format!(
+            "--cacert {}: not a PEM certificate: {e}",
+            path.display()
+        ))
+    })?;
+    reqwest::Client::builder()
+        .add_root_certificate(root)
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot build an HTTP client: {e}")))
 }
 
 /// Where the partner points its client (stdout, for scripts), and how the session ends.
@@ -184,6 +267,17 @@ async fn serve(
             _ = met => crate::tell!("every requirement is met: writing the bundle"),
         }
     };
+    serve_until(socket, proxy, limits, stop).await
+}
+
+/// Forwards until `stop` resolves, then lets requests in flight finish, within the listener's
+/// limits.
+async fn serve_until(
+    socket: tokio::net::TcpListener,
+    proxy: Arc<Proxy>,
+    limits: crate::sandbox::listener::Limits,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     crate::sandbox::listener::serve(socket, router(proxy), limits, stop).await
 }
 
@@ -193,10 +287,12 @@ async fn finish(
     proxy: &Proxy,
     dir: &Path,
     sandbox: Option<crate::sandbox::Sandbox>,
+    interrupted: bool,
 ) -> Result<u8, Failure> {
     let recorded = proxy.recording.take();
     run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
-    run.complete = true;
+    // Ctrl-C is how a bare proxy session ends; with COMMAND it cuts the partner's suite short.
+    run.complete = !interrupted;
     let flows = partner_flows(&recorded.exchanges);
     let mut warnings = Vec::new();
     let (count, first) = proxy
@@ -222,7 +318,7 @@ async fn finish(
     }
     let outcome = RunOutcome {
         bundle_written: published.is_ok(),
-        interrupted: false,
+        interrupted,
         first_call: FirstCall::Answered,
         passed: evidence.verdict == evidence::Verdict::Passed,
     };

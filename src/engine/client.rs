@@ -333,7 +333,19 @@ fn describe(e: &reqwest::Error) -> String {
         text.push_str(&format!(": {inner}"));
         source = inner.source();
     }
+    text.push_str(tls_hint(&text));
     text
+}
+
+/// What to do about a certificate the client does not trust: usually a TLS-inspecting
+/// corporate proxy or a staging signed by a private CA.
+pub(crate) fn tls_hint(error: &str) -> &'static str {
+    let lower = error.to_ascii_lowercase();
+    if lower.contains("certificate") || lower.contains("unknownissuer") || lower.contains("tls") {
+        " (a TLS-inspecting proxy or a private CA? pass its root certificate with --cacert FILE)"
+    } else {
+        ""
+    }
 }
 
 /// Reads the body up to [`MAX_READ_BODY`], keeps at most [`MAX_KEPT_BODY`] of it, parsed as
@@ -404,4 +416,20 @@ pub fn keep_body(bytes: &[u8], token: &dyn Scrub) -> (Body, bool, Option<std::sy
         text.len() > MAX_KEPT_BODY,
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_untrusted_certificate_points_to_cacert() {
+        // rustls's words for a certificate signed by an unknown CA, as reqwest chains them.
+        let untrusted = "connection failed: error sending request: client error (Connect): invalid peer certificate: UnknownIssuer";
+        assert!(tls_hint(untrusted).contains("--cacert FILE"));
+        assert_eq!(
+            tls_hint("connection failed: Connection refused (os error 111)"),
+            ""
+        );
+    }
 }

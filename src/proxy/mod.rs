@@ -332,14 +332,15 @@ async fn send(
         (
             StatusCode::BAD_GATEWAY,
             format!(
-                "ppcert proxy: the API did not answer: {}",
+                "ppcert proxy: the API did not answer: {}{}",
                 if e.is_connect() {
                     "could not connect"
                 } else if e.is_timeout() {
                     "timed out"
                 } else {
                     "the request failed"
-                }
+                },
+                crate::engine::client::tls_hint(&format!("{e:?}"))
             ),
         )
     })?;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::failures::{Failure, failures};
 use super::timeline::{self, Mark, Timeline, parse};
 use crate::engine::FlowStatus;
 use crate::evidence::{Evidence, Verdict};
@@ -43,6 +44,9 @@ pub struct View<'a> {
     pub flows: Vec<FlowView<'a>>,
     pub timeline: Timeline,
     pub sample: Sample,
+    /// A `ppcert proxy` session: no scenario, seed, concurrency, scale or bookings of ppcert's
+    /// own, which the reports say instead of showing blanks and zeros.
+    pub partner_traffic: bool,
 }
 
 /// Passed exchanges shown in full per operation; every exchange that did not pass is shown
@@ -92,15 +96,6 @@ pub struct Sample {
     pub passed_per_operation: usize,
     pub flows_not_listed: usize,
     pub rows_shown: usize,
-}
-
-#[derive(Serialize)]
-pub struct Failure {
-    pub seq: u64,
-    pub flow: String,
-    pub step: String,
-    pub status: String,
-    pub message: String,
 }
 
 #[derive(Serialize)]
@@ -235,30 +230,6 @@ fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
     }
 }
 
-fn failures(evidence: &Evidence) -> Vec<Failure> {
-    evidence
-        .exchanges
-        .iter()
-        .filter(|x| x.outcome != Outcome::Passed && !x.retried)
-        .map(|x| Failure {
-            seq: x.seq,
-            flow: x.flow.clone(),
-            step: x.step.clone(),
-            status: x
-                .response
-                .as_ref()
-                .map_or("no answer".into(), |r| format!("HTTP {}", r.status)),
-            message: x
-                .checks
-                .iter()
-                .find(|c| !c.passed && !c.warning)
-                .map(|c| format!("{}: {}", c.name, c.detail))
-                .or_else(|| x.error.clone())
-                .unwrap_or_default(),
-        })
-        .collect()
-}
-
 /// Nearest-rank percentiles of every answered attempt, per operation.
 fn latency(evidence: &Evidence) -> Vec<Latency> {
     let mut by_operation: BTreeMap<String, Vec<u64>> = BTreeMap::new();
@@ -337,10 +308,16 @@ fn banners(evidence: &Evidence) -> Vec<String> {
     if let Some(notice) = &evidence.run.notice {
         banners.push(notice.clone());
     }
-    if !evidence.run.complete {
+    if !evidence.run.complete && partner_traffic(evidence) {
+        banners.push("This session was interrupted before the partner's command ended: the record is incomplete and the verdict cannot be PASSED. A proxy session cannot be resumed: run it again.".into());
+    } else if !evidence.run.complete {
         banners.push("This run was interrupted: the record is incomplete and the verdict cannot be PASSED. Resume it with ppcert run --resume DIR.".into());
     }
     banners
+}
+
+fn partner_traffic(evidence: &Evidence) -> bool {
+    evidence.run.scenario_source == crate::evidence::PARTNER_TRAFFIC
 }
 
 /// A listed flow's label and its exchanges as the timeline marks them.
@@ -398,5 +375,6 @@ pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
             flows_not_listed,
             rows_shown: ROWS_SHOWN,
         },
+        partner_traffic: partner_traffic(evidence),
     }
 }

@@ -141,6 +141,17 @@ async fn command_line_conventions() {
     assert!(bash.stdout.contains("_ppcert") && bash.stdout.contains("--base-url"));
     let man = ppcert(dir.path(), &["man"], None).await;
     assert!(
+        !man.stdout.contains("(1)") && man.stdout.contains("\\fBppcert proxy\\fR"),
+        "one page, naming no other page that does not exist"
+    );
+    let check = ppcert(dir.path(), &["check-token", "--help"], None).await;
+    assert!(!check.stdout.contains('§'), "{}", check.stdout);
+    assert!(
+        check.stdout.contains("else 30]"),
+        "--timeout shows its default: {}",
+        check.stdout
+    );
+    assert!(
         man.stdout.starts_with(".ie") || man.stdout.contains(".TH ppcert"),
         "{}",
         &man.stdout[..200.min(man.stdout.len())]

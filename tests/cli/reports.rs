@@ -105,6 +105,15 @@ async fn html_is_valid_html5_opening_on_the_verdict_and_the_ledger() {
         "ppcert's sandbox, even reached by URL, gets the sandbox banner"
     );
     assert!(html.contains("<svg") && html.contains("@media print"));
+    // A passing run's printout (its PDF) holds its exchanges, closed on screen, and no heading
+    // is left alone at the foot of a page.
+    let print = &html[html.find("@media print").unwrap()..html.find("</style>").unwrap()];
+    assert!(
+        print.contains("details::details-content { content-visibility: visible; display: block; }")
+            && !print.contains("display: none"),
+        "{print}"
+    );
+    assert!(print.contains("h1, h2, summary") && print.contains("break-after: avoid"));
     // The timeline draws one bar per exchange listed, green for each that passed.
     let listed = html.matches("<details class=\"exchange\"").count();
     assert!(listed > 0);
@@ -303,4 +312,94 @@ async fn junit_gates_like_the_exit_code_for_a_consumer() {
     }
     assert_eq!(failed_requirements, ["requirement › claim"]);
     assert!(names.contains("lifecycle#3 › 5 claim"), "{names:?}");
+}
+
+/// A staging refusing every quote at length, as gateways do: `{"error": {...}}` and a long
+/// message.
+async fn refusing(_: axum::http::Request<axum::body::Body>) -> impl IntoResponse {
+    let message = format!(
+        "data.client.email: missing field; {}",
+        "the request was checked against schema v7. ".repeat(12)
+    );
+    let body = serde_json::json!({"error": {"code": "INVALID_FIELD", "field": "data.client.email", "message": message}});
+    (
+        StatusCode::BAD_REQUEST,
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+}
+
+/// The "why" cells of a Failures table, in report.md.
+fn why_cells(md: &str) -> Vec<String> {
+    let table = &md[md.find("### Failures").unwrap()..md.find("### Bookings").unwrap()];
+    table
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| #"))
+        .map(|l| {
+            l.trim_end_matches(" |")
+                .rsplit(" | ")
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_tables_quote_the_server_cut_to_a_readable_length() {
+    // The sandbox's own words for a claim on an unknown contract, in both tables.
+    let sandbox = sandbox().await;
+    let dir = dir_with_config("[endpoints.claim]\npath = \"/contracts/unknown/claims\"\n");
+    let base = sandbox.base_url();
+    let finished = ppcert(
+        dir.path(),
+        &run_args(&base, "b", &["--scale", "11", "--concurrency", "8"]),
+        Some(sandbox.token()),
+    )
+    .await;
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    // Markdown shows a backtick as a quote: it must not open a code span in the job summary.
+    let words = "HTTP 404: NOT_FOUND: no contract with id 'unknown'";
+    let md = std::fs::read_to_string(dir.path().join("b/report.md")).unwrap();
+    let cells = why_cells(&md);
+    assert!(
+        cells.len() == 50 && cells.iter().all(|w| w == words),
+        "{md}"
+    );
+    let html = assert_valid_html5(&dir.path().join("b/report.html"));
+    let table = &html[html.find("id=\"failures\"").unwrap()..html.find("id=\"bookings\"").unwrap()];
+    let row = "<td>HTTP 404: NOT_FOUND: no contract with id `unknown`</td>";
+    // 55 claims refused: report.md lists 50 and sends the reader to report.html for the 5
+    // more it really lists.
+    assert_eq!(table.matches(row).count(), 55, "{table}");
+    assert!(md.contains("_5 more in report.html._"), "{md}");
+    // A long refusal is cut to one readable line, in the job summary too.
+    let base = serve(axum::Router::new().fallback(refusing)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.md");
+    let output = ppcert_command(
+        dir.path(),
+        &run_args(&base, "b", &["--scenario", "smoke"]),
+        Some("a-staging-token-123"),
+    )
+    .env("GITHUB_STEP_SUMMARY", &summary)
+    .output()
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    let cells = why_cells(&summary);
+    assert_eq!(cells.len(), 1, "{summary}");
+    assert!(
+        cells[0].starts_with("HTTP 400: ")
+            && cells[0].contains("data.client.email")
+            && cells[0].contains("missing field"),
+        "{}",
+        cells[0]
+    );
+    assert!(
+        cells[0].ends_with('…') && cells[0].chars().count() <= 200,
+        "{}",
+        cells[0]
+    );
 }

@@ -28,7 +28,12 @@ async fn journal_lines(path: &std::path::Path) -> usize {
 
 /// Starts the certification run, stops it with `signal` once its journal has `lines` lines
 /// (or it ended first), and waits for it to end.
-async fn stop_midway(sandbox: &Sandbox, dir: &std::path::Path, signal: &str, lines: usize) {
+async fn stop_midway(
+    sandbox: &Sandbox,
+    dir: &std::path::Path,
+    signal: &str,
+    lines: usize,
+) -> String {
     let child = spawn_run(sandbox, dir, "2");
     let journal = dir.join("b/journal.jsonl");
     for _ in 0..1000 {
@@ -43,7 +48,8 @@ async fn stop_midway(sandbox: &Sandbox, dir: &std::path::Path, signal: &str, lin
             .status()
             .await;
     }
-    let _ = child.wait_with_output().await;
+    let output = child.wait_with_output().await.unwrap();
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 async fn resume(sandbox: &Sandbox, dir: &std::path::Path) -> (Finished, Value) {
@@ -86,14 +92,23 @@ fn assert_ledger_is_the_servers(evidence: &Value, sandbox: &Sandbox, trial: &str
 async fn ctrl_c_then_resume_completes_and_passes() {
     let sandbox = sandbox_with(slow_enough()).await;
     let dir = tempfile::tempdir().unwrap();
-    stop_midway(&sandbox, dir.path(), "-INT", 20).await;
+    let stderr = stop_midway(&sandbox, dir.path(), "-INT", 20).await;
     let interrupted = read_json(&dir.path().join("b/evidence.json"));
     assert_eq!(interrupted["verdict"], "incomplete");
     // The interrupted bundle and the resumed one each verify: the journal of a run in two
     // sessions gives the same verdict its evidence records.
     let verified = ppcert(dir.path(), &["verify", "b"], None).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
-    let (finished, evidence) = resume(&sandbox, dir.path()).await;
+    // The interrupted run names the command that finishes it, and that command works as printed.
+    let printed = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("to finish this run: ppcert "))
+        .unwrap_or_else(|| panic!("no resume command printed: {stderr}"));
+    let command = printed.split(" (").next().unwrap();
+    assert_eq!(command, "run --resume b", "{printed}");
+    let words: Vec<&str> = command.split(' ').collect();
+    let finished = ppcert(dir.path(), &words, Some(sandbox.token())).await;
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
     assert_eq!(finished.code, 0, "{}", finished.stdout);
     assert_eq!(evidence["verdict"], "passed");
     assert_ledger_is_the_servers(&evidence, &sandbox, "ctrl-c");

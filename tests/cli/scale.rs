@@ -53,6 +53,16 @@ async fn report_html_shows_a_bounded_sample_and_says_so() {
         .filter(|n| *n > 0)
         .expect("the run makes more bookings than are listed");
     assert!(html.contains(&format!("{more} more bookings in evidence.json")));
+    // report.md lists fewer and says where the rest are, as report.html really shows them.
+    assert!(
+        md.contains(&format!(
+            "_{} more bookings: report.html lists the first {}, evidence.json all {bookings}._",
+            bookings - 100,
+            ppcert::report::view::ROWS_SHOWN
+        )),
+        "{}",
+        &md[md.find("### Bookings").unwrap()..]
+    );
     // The sample is bounded by a constant, not by the run: this run's HTML is already far
     // below the 10 MB cap, and a run 25 times larger shows the same number of exchanges.
     assert!(html.len() < 2 * 1024 * 1024, "{} bytes", html.len());

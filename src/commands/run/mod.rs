@@ -86,6 +86,9 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
     let code = end::conclude(&config, session, ended, (receiver, sandbox), &mode).await;
+    if code == crate::exit_codes::INTERRUPTED {
+        crate::tell!("{}", resume_command(&args, &config, &dir));
+    }
     match signer {
         Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
             // An unsigned bundle where a signed one was asked for is a bundle not written. A
@@ -111,6 +114,35 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
             }
             Ok(code)
         }
+    }
+}
+
+/// The exact command that finishes an interrupted run: the recorded target, scenario, seed and
+/// scale come back from the journal; the token and config files are not recorded.
+fn resume_command(args: &RunArgs, config: &RunConfig, dir: &std::path::Path) -> String {
+    let mut command = format!("ppcert run --resume {}", shell_word(dir));
+    if let Some(path) = &args.target.config {
+        command.push_str(&format!(" --config {}", shell_word(path)));
+    }
+    if let Some(path) = &args.target.token_file {
+        command.push_str(&format!(" --token-file {}", shell_word(path)));
+    }
+    let token = if args.target.token_file.is_none() && !config.target.is_embedded() {
+        " (with the same token in PPCERT_TOKEN)"
+    } else {
+        ""
+    };
+    format!("to finish this run: {command}{token}")
+}
+
+/// A path as one shell word: quoted when it holds anything but plain path characters.
+fn shell_word(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

@@ -1,0 +1,350 @@
+//! `ppcert proxy -- COMMAND`: the partner's own test suite run through the proxy, so one command
+//! and one exit code gate a release on the partner's integration. COMMAND is started directly
+//! (no shell), in its own process group, with the proxy's root in its environment; when it
+//! exits the proxy stops and the bundle is written. Ctrl-C, or every requirement met with
+//! `--stop-command-when-met`, ends it: a signal to its whole group first, SIGKILL after a grace
+//! period, so nothing it started keeps talking to a stopped proxy.
+
+use std::ffi::{OsStr, OsString};
+use std::future::Future;
+use std::io::IsTerminal;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+use crate::cli::{DEFAULT_LISTEN, ProxyArgs};
+use crate::error::Failure;
+use crate::exit_codes;
+use crate::proxy::Proxy;
+
+/// How long COMMAND has to end after the stop signal before it is killed (as `docker stop`).
+const GRACE: Duration = Duration::from_secs(10);
+/// How long the proxy lets requests still in flight finish once COMMAND has ended.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// What COMMAND is told, and what ends it.
+pub struct Session<'a> {
+    pub command: &'a [OsString],
+    /// The proxy's root, the upstream's path prefix included.
+    pub url: String,
+    /// The embedded sandbox's development token, exported as `PPCERT_TOKEN`; against a staging
+    /// COMMAND brings its own token.
+    pub sandbox_token: Option<String>,
+    pub until_met: bool,
+    pub stop_when_met: bool,
+}
+
+/// How COMMAND ended.
+pub enum Ended {
+    /// By itself (`None`: its status could not be read).
+    Exited(Option<ExitStatus>),
+    /// Stopped by ppcert once every requirement was met.
+    StoppedWhenMet,
+    /// Ctrl-C or SIGTERM reached ppcert, which stopped COMMAND.
+    Interrupted,
+}
+
+impl Ended {
+    pub fn interrupted(&self) -> bool {
+        matches!(self, Ended::Interrupted)
+    }
+
+    /// COMMAND's own exit code when it failed by itself, else the run's.
+    pub fn exit_code(&self, run_code: u8) -> u8 {
+        match self {
+            Ended::Exited(status) => failure_code(status.as_ref()).unwrap_or(run_code),
+            Ended::StoppedWhenMet | Ended::Interrupted => run_code,
+        }
+    }
+}
+
+/// A failed COMMAND's code as a shell reports it: its own, or 128 + N when signal N ended it.
+fn failure_code(status: Option<&ExitStatus>) -> Option<u8> {
+    let Some(status) = status else {
+        return Some(exit_codes::REQUIREMENT_NOT_MET);
+    };
+    if status.success() {
+        return None;
+    }
+    if let Some(code) = status.code() {
+        return Some(u8::try_from(code).unwrap_or(exit_codes::REQUIREMENT_NOT_MET));
+    }
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(status) {
+        return Some(128u8.saturating_add(u8::try_from(signal).unwrap_or(0)));
+    }
+    Some(exit_codes::REQUIREMENT_NOT_MET)
+}
+
+/// Where the proxy listens: with COMMAND, the default address becomes a free loopback port (two
+/// jobs on one machine must not collide); an address given explicitly is kept.
+pub fn listen_address(args: &ProxyArgs) -> SocketAddr {
+    let default = args.listen.to_string() == DEFAULT_LISTEN;
+    if !args.command.is_empty() && default {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
+    } else {
+        args.listen
+    }
+}
+
+/// The URL COMMAND reaches the proxy at: an unspecified listen address is reached on loopback.
+pub fn proxy_url(addr: SocketAddr, upstream: &str) -> String {
+    let mut addr = addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let prefix = url::Url::parse(upstream)
+        .map(|u| u.path().trim_end_matches('/').to_string())
+        .unwrap_or_default();
+    format!("http://{addr}{prefix}")
+}
+
+/// Serves until COMMAND ends, then stops the proxy; how COMMAND ended, or why it could not start.
+pub async fn supervise<S>(
+    session: Session<'_>,
+    proxy: Arc<Proxy>,
+    serve: impl FnOnce(std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) -> S,
+) -> Result<Ended, Failure>
+where
+    S: Future<Output = std::io::Result<()>> + Send + 'static,
+{
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(Box::pin(async move {
+        let _ = stopped.await;
+    })));
+    let drained = |server: tokio::task::JoinHandle<std::io::Result<()>>| async move {
+        let abort = server.abort_handle();
+        match tokio::time::timeout(DRAIN, server).await {
+            Ok(Ok(Err(e))) => crate::tell!("error: the proxy stopped: {e}"),
+            Err(_) => {
+                crate::tell!(
+                    "requests still open {} s after COMMAND ended are cut",
+                    DRAIN.as_secs()
+                );
+                abort.abort();
+            }
+            _ => {}
+        }
+    };
+    let interrupts = Interrupts::listen();
+    let mut child = match spawn(&session) {
+        Ok(child) => child,
+        Err(failure) => {
+            let _ = stop.send(());
+            drained(server).await;
+            return Err(failure);
+        }
+    };
+    let ended = watch(&mut child, interrupts, &proxy, &session).await;
+    let _ = stop.send(());
+    drained(server).await;
+    Ok(ended)
+}
+
+/// Starts COMMAND in its own process group with the proxy's URL (and the sandbox's token).
+fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
+    let (program, args) = session
+        .command
+        .split_first()
+        .ok_or_else(|| Failure::usage("no COMMAND after --"))?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env("PPCERT_PROXY_URL", &session.url)
+        .env("PPCERT_BASE_URL", &session.url)
+        .kill_on_drop(true);
+    if let Some(token) = &session.sandbox_token {
+        command.env("PPCERT_TOKEN", token);
+    }
+    // Its own group lets one signal reach everything it starts; a group that is not the
+    // terminal's foreground would be stopped reading the terminal, so it gets no terminal.
+    #[cfg(unix)]
+    command.process_group(0);
+    if std::io::stdin().is_terminal() {
+        command.stdin(Stdio::null());
+    }
+    command.spawn().map_err(|e| not_started(program, e))
+}
+
+fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
+    let name = Path::new(program).display();
+    if e.kind() == std::io::ErrorKind::NotFound {
+        Failure::new(
+            exit_codes::COMMAND_NOT_FOUND,
+            format!(
+                "cannot run `{name}`: no such file, and no such program on PATH; nothing was sent"
+            ),
+        )
+    } else {
+        Failure::new(
+            exit_codes::COMMAND_NOT_STARTED,
+            format!("cannot run `{name}`: {e}; nothing was sent"),
+        )
+    }
+}
+
+/// Waits for COMMAND to end by itself, for Ctrl-C, or (when asked) for every requirement met.
+async fn watch(
+    child: &mut Child,
+    mut interrupts: Interrupts,
+    proxy: &Proxy,
+    session: &Session<'_>,
+) -> Ended {
+    let mut awaiting_met = session.until_met || session.stop_when_met;
+    loop {
+        tokio::select! {
+            status = child.wait() => {
+                if let Err(e) = &status {
+                    crate::tell!("error: cannot read how COMMAND ended: {e}");
+                }
+                return Ended::Exited(status.ok());
+            }
+            _ = interrupts.received() => {
+                crate::tell!("interrupted: stopping COMMAND, then writing the bundle");
+                stop(child, Signal::Interrupt).await;
+                return Ended::Interrupted;
+            }
+            _ = proxy.met.notified(), if awaiting_met => {
+                if session.stop_when_met {
+                    crate::tell!("every requirement is met: stopping COMMAND, then writing the bundle");
+                    stop(child, Signal::Terminate).await;
+                    return Ended::StoppedWhenMet;
+                }
+                crate::tell!("every requirement is met; COMMAND runs to its end (--stop-command-when-met would end it now)");
+                awaiting_met = false;
+            }
+        }
+    }
+}
+
+/// Ctrl-C, or SIGTERM (a CI job being cancelled), listened for from before COMMAND starts,
+/// so that no signal in between ends ppcert without its bundle.
+struct Interrupts {
+    #[cfg(unix)]
+    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Interrupts {
+    fn listen() -> Interrupts {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let signals = signal(SignalKind::interrupt())
+                .and_then(|int| Ok((int, signal(SignalKind::terminate())?)));
+            if let Err(e) = &signals {
+                crate::tell!("warning: cannot listen for Ctrl-C: {e}");
+            }
+            Interrupts {
+                signals: signals.ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Interrupts {}
+    }
+
+    async fn received(&mut self) {
+        #[cfg(unix)]
+        match &mut self.signals {
+            Some((int, term)) => {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            None => std::future::pending().await,
+        }
+        #[cfg(not(unix))]
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Interrupt,
+    Terminate,
+    Kill,
+}
+
+/// Signals COMMAND's process group, waits up to [`GRACE`], then kills the group.
+async fn stop(child: &mut Child, signal: Signal) {
+    send(child, signal);
+    if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
+        crate::tell!(
+            "COMMAND did not end within {} s: killing it",
+            GRACE.as_secs()
+        );
+        send(child, Signal::Kill);
+        let _ = child.wait().await;
+    }
+}
+
+#[cfg(unix)]
+fn send(child: &mut Child, signal: Signal) {
+    let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) else {
+        return; // already ended and reaped
+    };
+    let number = match signal {
+        Signal::Interrupt => libc::SIGINT,
+        Signal::Terminate => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: kill(2) takes plain integers; a negative pid names the process group COMMAND
+    // leads (it was started with process_group(0)), which no other process of ours is in.
+    unsafe {
+        libc::kill(-pid, number);
+    }
+}
+
+#[cfg(not(unix))]
+fn send(child: &mut Child, _signal: Signal) {
+    let _ = child.start_kill();
+}
+
+/// A COMMAND that never started leaves no bundle behind: its journal holds nothing but the
+/// header, and the same `--out` must work once the command line is fixed.
+pub fn discard(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join(crate::journal::FILE_NAME));
+    let _ = std::fs::remove_dir(dir); // only when nothing else is in it
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_keeps_the_upstreams_prefix_and_reaches_an_unspecified_address_on_loopback() {
+        let any: SocketAddr = "0.0.0.0:4000".parse().unwrap();
+        assert_eq!(
+            proxy_url(any, "https://staging.example/partner-api/"),
+            "http://127.0.0.1:4000/partner-api"
+        );
+        let local: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        assert_eq!(
+            proxy_url(local, "http://127.0.0.1:9"),
+            "http://127.0.0.1:5000"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_failed_command_keeps_its_own_code_and_a_signal_is_128_plus_n() {
+        use std::os::unix::process::ExitStatusExt;
+        let exited = |code: i32| Ended::Exited(Some(ExitStatus::from_raw(code << 8)));
+        assert_eq!(exited(0).exit_code(1), 1, "success: the run decides");
+        assert_eq!(exited(0).exit_code(0), 0);
+        assert_eq!(exited(7).exit_code(0), 7, "failure: its own code");
+        let killed = Ended::Exited(Some(ExitStatus::from_raw(libc::SIGKILL)));
+        assert_eq!(killed.exit_code(0), 137);
+        assert_eq!(Ended::StoppedWhenMet.exit_code(0), 0, "stopped by ppcert");
+        assert_eq!(Ended::Exited(None).exit_code(0), 1);
+    }
+}
