@@ -3,30 +3,12 @@
 //! Data flows one way: cli → config + scenario → datagen → engine → journal → evidence →
 //! report. The sandbox is the default target and shares only the API models.
 
-/// Prints a line to stdout; a closed pipe (`ppcert ... | head`) is not an error worth a panic.
-#[macro_export]
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
-
-/// Prints a line to stderr; a closed stderr (`ppcert run 2>&1 | head`) must not stop a run
-/// before its bundle is written, as `eprintln!`'s panic would.
-#[macro_export]
-macro_rules! tell {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
 pub mod attest;
 pub mod bounds;
 pub mod cli;
 mod commands;
 pub mod config;
+pub mod console;
 pub mod datagen;
 pub mod dialect;
 pub mod digest;
@@ -63,14 +45,14 @@ pub fn run(cli: Cli) -> u8 {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            crate::tell!("error: cannot start the async runtime: {e}");
+            crate::console::tell!("error: cannot start the async runtime: {e}");
             return exit_codes::USAGE;
         }
     };
     match runtime.block_on(dispatch(cli)) {
         Ok(code) => code,
         Err(failure) => {
-            crate::tell!("error: {:#}", failure.error);
+            crate::console::tell!("error: {:#}", failure.error);
             failure.exit_code()
         }
     }

@@ -132,7 +132,7 @@ impl Progress {
             Some(multi) => {
                 let _ = multi.println(line);
             }
-            None => crate::tell!("{line}"),
+            None => crate::console::tell!("{line}"),
         }
     }
 }
@@ -163,7 +163,7 @@ impl Subscriber for Progress {
                         .as_deref()
                         .map(|r| format!(": {r}"))
                         .unwrap_or_default();
-                    crate::tell!("[{done}/{total}] {label} {word} ({steps} steps){why}");
+                    crate::console::tell!("[{done}/{total}] {label} {word} ({steps} steps){why}");
                 }
             }
             RunEvent::StepStarted { .. } | RunEvent::StepFinished(_) => {}

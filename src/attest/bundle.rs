@@ -1,18 +1,12 @@
 //! A bundle to check, wherever it is: a directory, or a package read into memory (never
 //! unpacked to disk). Both answer the same questions: which entries, and each file's bytes.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use crate::report::manifest::{self, Entry, Kind, Problem};
 
-/// A package's files, read from its archive, and what was wrong with the archive itself.
-pub struct Loaded {
-    pub entries: Vec<Entry>,
-    pub files: BTreeMap<String, Vec<u8>>,
-    pub problems: Vec<Problem>,
-}
+pub use super::package::Loaded;
 
 pub enum Source {
     Dir(PathBuf),

@@ -98,7 +98,7 @@ pub fn load_signing(path: &Path) -> Result<SigningKey, String> {
     if let Ok(meta) = path.metadata() {
         use std::os::unix::fs::PermissionsExt;
         if meta.permissions().mode() & 0o077 != 0 {
-            crate::tell!(
+            crate::console::tell!(
                 "warning: {}: the private key is readable by other users; chmod 600 it",
                 path.display()
             );

@@ -72,9 +72,16 @@ fn place(path: &str) -> Result<(String, Option<String>), String> {
     }
 }
 
+/// A package's files, read from its archive, and what was wrong with the archive itself.
+pub struct Loaded {
+    pub entries: Vec<Entry>,
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub problems: Vec<Problem>,
+}
+
 /// What reading an archive gathers as it goes.
 struct Reading {
-    loaded: super::bundle::Loaded,
+    loaded: Loaded,
     tops: std::collections::BTreeSet<String>,
     total: u64,
 }
@@ -140,12 +147,12 @@ impl Reading {
 }
 
 /// Reads a package into memory: its files, and every way its archive breaks the rules.
-pub fn read(path: &Path) -> Result<super::bundle::Loaded, String> {
+pub fn read(path: &Path) -> Result<Loaded, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let bad = |e: String| format!("{}: not a readable .tar.gz: {e}", path.display());
     let mut reading = Reading {
-        loaded: super::bundle::Loaded {
+        loaded: Loaded {
             entries: Vec::new(),
             files: BTreeMap::new(),
             problems: Vec::new(),

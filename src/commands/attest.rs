@@ -18,29 +18,29 @@ use crate::report::manifest::{self, ATTESTATION};
 
 pub fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
     let (public, fingerprint) = keys::generate(&args.out).map_err(Failure::usage)?;
-    crate::say!(
+    crate::console::say!(
         "private key: {} (keep it secret: it signs in your name)",
         args.out.display()
     );
-    crate::say!(
+    crate::console::say!(
         "public key:  {} (give it to the provider)",
         public.display()
     );
-    crate::say!("fingerprint: SHA256:{fingerprint}");
+    crate::console::say!("fingerprint: SHA256:{fingerprint}");
     Ok(exit_codes::SUCCESS)
 }
 
 pub fn sign(args: SignArgs) -> Result<u8, Failure> {
     let key = keys::load_signing(&args.key).map_err(Failure::usage)?;
     let (path, fingerprint) = sign_dir(&args.dir, &key, args.force)?;
-    crate::say!("signed: {} (key SHA256:{fingerprint})", path.display());
+    crate::console::say!("signed: {} (key SHA256:{fingerprint})", path.display());
     Ok(exit_codes::SUCCESS)
 }
 
 /// Tells each problem, then fails with exit 1.
 fn refuse(path: &Path, problems: &[manifest::Problem], what: &str) -> Failure {
     for problem in problems {
-        crate::tell!("{}: {problem}", path.display());
+        crate::console::tell!("{}: {problem}", path.display());
     }
     Failure::new(
         exit_codes::REQUIREMENT_NOT_MET,
@@ -158,7 +158,7 @@ pub fn package(args: PackageArgs) -> Result<u8, Failure> {
     if checked.signed != Signed::No {
         files.push(ATTESTATION.to_string());
     } else {
-        crate::tell!(
+        crate::console::tell!(
             "warning: {} is not signed: the provider can check the files agree, not who produced them (ppcert sign {} --key KEY)",
             dir.display(),
             dir.display()
@@ -171,7 +171,7 @@ pub fn package(args: PackageArgs) -> Result<u8, Failure> {
             format!("{}: cannot write: {e}", out.display()),
         )
     })?;
-    crate::say!("{}", out.display());
+    crate::console::say!("{}", out.display());
     Ok(exit_codes::SUCCESS)
 }
 
@@ -201,7 +201,7 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         return Err(Failure::usage("nothing to verify")); // unreachable: no problems means both read
     };
     for line in proven(source.path(), &checked, derived) {
-        crate::say!("{line}");
+        crate::console::say!("{line}");
     }
     Ok(exit_codes::SUCCESS)
 }

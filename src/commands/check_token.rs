@@ -66,7 +66,7 @@ fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8,
             ),
         )),
         Some(status) => {
-            crate::say!(
+            crate::console::say!(
                 "token {fingerprint}… is valid: POST {} answered {status} (any answer but 401 means valid; the empty quote created nothing)",
                 last.url
             );

@@ -7,8 +7,8 @@ use crate::exit_codes;
 pub fn dialects() -> Result<u8, Failure> {
     for (name, _) in dialect::BUILTIN {
         let loaded = dialect::resolve(name).map_err(Failure::usage)?;
-        crate::say!("{name}");
-        crate::say!("  {}", loaded.description);
+        crate::console::say!("{name}");
+        crate::console::say!("  {}", loaded.description);
         let changed: Vec<String> = if name == dialect::DEFAULT {
             vec!["the base every dialect and ppcert.toml overrides".into()]
         } else {
@@ -29,11 +29,11 @@ pub fn dialects() -> Result<u8, Failure> {
                 })
                 .collect()
         };
-        crate::say!("  endpoints: {}", changed.join("; "));
+        crate::console::say!("  endpoints: {}", changed.join("; "));
     }
-    crate::say!("");
-    crate::say!("Choose one with `[target] dialect = \"NAME\"` in ppcert.toml or --dialect NAME;");
-    crate::say!(
+    crate::console::say!("");
+    crate::console::say!("Choose one with `[target] dialect = \"NAME\"` in ppcert.toml or --dialect NAME;");
+    crate::console::say!(
         "--dialect ./FILE.toml reads a dialect file of your own (same [endpoints.*] tables)."
     );
     Ok(exit_codes::SUCCESS)

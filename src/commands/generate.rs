@@ -31,7 +31,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8, Failure> {
         json!({ "seed": seed, "start": start.to_rfc3339(), "run_id": run, "bookings": bookings });
     let text =
         serde_json::to_string_pretty(&out).map_err(|e| Failure::new(exit_codes::USAGE, e))?;
-    crate::say!("{text}");
+    crate::console::say!("{text}");
     Ok(exit_codes::SUCCESS)
 }
 
@@ -40,7 +40,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
     let mut command = <crate::cli::Cli as clap::CommandFactory>::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, "ppcert", &mut out);
-    crate::say!("{}", String::from_utf8_lossy(&out));
+    crate::console::say!("{}", String::from_utf8_lossy(&out));
     Ok(exit_codes::SUCCESS)
 }
 
@@ -61,7 +61,7 @@ pub fn man() -> Result<u8, Failure> {
         man.render_version_section(&mut out)
     })();
     rendered.map_err(|e| Failure::usage(format!("cannot render the man page: {e}")))?;
-    crate::say!("{}", String::from_utf8_lossy(&out));
+    crate::console::say!("{}", String::from_utf8_lossy(&out));
     Ok(exit_codes::SUCCESS)
 }
 

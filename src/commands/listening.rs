@@ -49,7 +49,7 @@ pub fn check_exposure(
              network; pass --public to listen there anyway"
         )));
     }
-    crate::tell!("warning: --public: {exposed} is reachable from the network on {addr}");
+    crate::console::tell!("warning: --public: {exposed} is reachable from the network on {addr}");
     Ok(())
 }
 
@@ -60,10 +60,10 @@ pub async fn first_ctrl_c(stopping: &str) {
         // No signal handling on this platform: run until killed.
         std::future::pending::<()>().await;
     }
-    crate::tell!("{stopping} (Ctrl-C again to exit at once)");
+    crate::console::tell!("{stopping} (Ctrl-C again to exit at once)");
     tokio::spawn(async {
         if tokio::signal::ctrl_c().await.is_ok() {
-            crate::tell!("second Ctrl-C: exiting now");
+            crate::console::tell!("second Ctrl-C: exiting now");
             std::process::exit(i32::from(exit_codes::INTERRUPTED));
         }
     });

@@ -1,6 +1,7 @@
 //! Command implementations: the only place that wires modules together.
 
 pub mod attest;
+pub mod bundle;
 pub mod check_token;
 pub mod dialects;
 pub mod generate;

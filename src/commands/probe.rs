@@ -39,7 +39,7 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let seed: u64 = rand::random();
     let generator = Generator::new(seed, run_id(start, seed), start, DataProfile::default());
     let mut prober = Prober::new(client, &config.staging, config.flight_seller);
-    crate::say!(
+    crate::console::say!(
         "ppcert probe against {} (dialect {chosen})\n",
         opened.base_url
     );
@@ -130,7 +130,7 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
     // Checked before sending, and again now: the file may have appeared meanwhile.
     check_write_target(path, force).map_err(|f| not_written(f.error.to_string()))?;
     write_new(path, text, force).map_err(|e| not_written(e.to_string()))?;
-    crate::say!(
+    crate::console::say!(
         "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",
         path.display(),
         prober.dialect,
@@ -179,12 +179,12 @@ fn write_new(path: &Path, text: &str, replace: bool) -> std::io::Result<()> {
 /// Ready when every call worked and every value was read; else what is left, exit 1.
 fn verdict(prober: &Prober) -> u8 {
     if prober.left.is_empty() && prober.calls.iter().all(|c| c.ok) {
-        crate::say!("every call worked and every value was read: this configuration is ready");
+        crate::console::say!("every call worked and every value was read: this configuration is ready");
         exit_codes::SUCCESS
     } else {
-        crate::say!("left for you:");
+        crate::console::say!("left for you:");
         for line in &prober.left {
-            crate::say!("  - {line}");
+            crate::console::say!("  - {line}");
         }
         exit_codes::REQUIREMENT_NOT_MET
     }
@@ -196,18 +196,18 @@ fn print_calls(prober: &Prober) {
             .status
             .map_or_else(|| "no answer".to_string(), |s| s.to_string());
         let mark = if call.ok { "ok" } else { "FAILED" };
-        crate::say!("{mark:6} {}: {} → {status}", call.label, call.request);
-        crate::say!("       answer: {}", call.shape);
+        crate::console::say!("{mark:6} {}: {} → {status}", call.label, call.request);
+        crate::console::say!("       answer: {}", call.shape);
         for line in &call.lines {
-            crate::say!("       {line}");
+            crate::console::say!("       {line}");
         }
     }
-    crate::say!("");
+    crate::console::say!("");
     if let Some(why) = &prober.dialect_reason {
-        crate::say!("dialect: {} ({why})", prober.dialect);
+        crate::console::say!("dialect: {} ({why})", prober.dialect);
     }
     for ((op, name), proven) in &prober.proven {
-        crate::say!(
+        crate::console::say!(
             "capture: [endpoints.{op}.capture] {name} = {:?}",
             proven.path
         );

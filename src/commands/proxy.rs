@@ -21,7 +21,7 @@ use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
 use crate::scenario::Requirement;
 
 /// Said in the evidence of every proxy session.
-pub const SOURCE: &str = evidence::PARTNER_TRAFFIC;
+pub const SOURCE: &str = crate::scenario::PARTNER_TRAFFIC;
 
 struct ProxyConfig {
     target: Upstream,
@@ -72,7 +72,7 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
         finished_at: None,
         scenario: "proxy".into(),
         scenario_description: format!("source: {SOURCE}"),
-        scenario_source: SOURCE.into(),
+        scenario_source: crate::scenario::ScenarioSource::Proxy.to_string(),
         scenario_sha256: String::new(),
         seed,
         complete: false,
@@ -105,8 +105,8 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     )
     .await?;
     let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
-    let dir = super::run::new_bundle_dir(args.out.as_deref(), &run.id)?;
-    let journal = super::run::open_journal(&dir, &run, false)?;
+    let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
+    let journal = super::bundle::open_journal(&dir, &run, false)?;
     // Nothing per exchange in memory: a session may forward requests for hours.
     let recording = Recording::spilling(journal);
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
@@ -124,7 +124,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     }
     announce(addr, &opened, args.until_met);
     if let Err(e) = serve(socket, proxy.clone(), args.until_met, limits).await {
-        crate::tell!("error: the proxy stopped: {e}");
+        crate::console::tell!("error: the proxy stopped: {e}");
     }
     finish(&config, run, &proxy, &dir, opened.sandbox, false).await
 }
@@ -149,7 +149,7 @@ async fn with_command(
         until_met: args.until_met,
         stop_when_met: args.stop_command_when_met,
     };
-    crate::tell!(
+    crate::console::tell!(
         "ppcert proxy listening on {} → {}; running `{}` with PPCERT_PROXY_URL set to it",
         session.url,
         opened.base_url,
@@ -228,15 +228,15 @@ fn trusting(path: &Path, timeout: Duration) -> Result<reqwest::Client, Failure> 
 
 /// Where the partner points its client (stdout, for scripts), and how the session ends.
 fn announce(addr: std::net::SocketAddr, opened: &super::target::Opened<()>, until_met: bool) {
-    crate::say!(
+    crate::console::say!(
         "ppcert proxy listening on http://{addr} → {}",
         opened.base_url
     );
     if let Some(sandbox) = &opened.sandbox {
         // The embedded sandbox's development token, printed on purpose: the partner's client needs it.
-        crate::say!("token: {}", sandbox.token());
+        crate::console::say!("token: {}", sandbox.token());
     }
-    crate::tell!(
+    crate::console::tell!(
         "{}; Ctrl-C writes the bundle",
         if until_met {
             "stops when every requirement is met"
@@ -264,7 +264,7 @@ async fn serve(
         };
         tokio::select! {
             _ = super::listening::first_ctrl_c("stopping: finishing requests in flight, then writing the bundle") => {}
-            _ = met => crate::tell!("every requirement is met: writing the bundle"),
+            _ = met => crate::console::tell!("every requirement is met: writing the bundle"),
         }
     };
     serve_until(socket, proxy, limits, stop).await
@@ -304,7 +304,7 @@ async fn finish(
         warnings.push(format!("{count} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})"));
     }
     let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, warnings);
-    let published = super::run::publish(
+    let published = super::bundle::publish(
         dir,
         &mut evidence,
         &proxy.recording,
@@ -314,7 +314,7 @@ async fn finish(
         let _ = sandbox.shutdown().await;
     }
     if let Err(error) = &published {
-        crate::tell!("error: {error}");
+        crate::console::tell!("error: {error}");
     }
     let outcome = RunOutcome {
         bundle_written: published.is_ok(),
@@ -325,7 +325,7 @@ async fn finish(
     let code = run_exit_code(&outcome);
     if published.is_ok() {
         let mode = crate::output::OutputMode::decide(&Default::default());
-        crate::say!("{}", crate::output::summary(&mode, &evidence, dir));
+        crate::console::say!("{}", crate::output::summary(&mode, &evidence, dir));
     }
     Ok(code)
 }

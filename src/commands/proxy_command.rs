@@ -122,9 +122,9 @@ where
     let drained = |server: tokio::task::JoinHandle<std::io::Result<()>>| async move {
         let abort = server.abort_handle();
         match tokio::time::timeout(DRAIN, server).await {
-            Ok(Ok(Err(e))) => crate::tell!("error: the proxy stopped: {e}"),
+            Ok(Ok(Err(e))) => crate::console::tell!("error: the proxy stopped: {e}"),
             Err(_) => {
-                crate::tell!(
+                crate::console::tell!(
                     "requests still open {} s after COMMAND ended are cut",
                     DRAIN.as_secs()
                 );
@@ -202,22 +202,22 @@ async fn watch(
         tokio::select! {
             status = child.wait() => {
                 if let Err(e) = &status {
-                    crate::tell!("error: cannot read how COMMAND ended: {e}");
+                    crate::console::tell!("error: cannot read how COMMAND ended: {e}");
                 }
                 return Ended::Exited(status.ok());
             }
             _ = interrupts.received() => {
-                crate::tell!("interrupted: stopping COMMAND, then writing the bundle");
+                crate::console::tell!("interrupted: stopping COMMAND, then writing the bundle");
                 stop(child, Signal::Interrupt).await;
                 return Ended::Interrupted;
             }
             _ = proxy.met.notified(), if awaiting_met => {
                 if session.stop_when_met {
-                    crate::tell!("every requirement is met: stopping COMMAND, then writing the bundle");
+                    crate::console::tell!("every requirement is met: stopping COMMAND, then writing the bundle");
                     stop(child, Signal::Terminate).await;
                     return Ended::StoppedWhenMet;
                 }
-                crate::tell!("every requirement is met; COMMAND runs to its end (--stop-command-when-met would end it now)");
+                crate::console::tell!("every requirement is met; COMMAND runs to its end (--stop-command-when-met would end it now)");
                 awaiting_met = false;
             }
         }
@@ -239,7 +239,7 @@ impl Interrupts {
             let signals = signal(SignalKind::interrupt())
                 .and_then(|int| Ok((int, signal(SignalKind::terminate())?)));
             if let Err(e) = &signals {
-                crate::tell!("warning: cannot listen for Ctrl-C: {e}");
+                crate::console::tell!("warning: cannot listen for Ctrl-C: {e}");
             }
             Interrupts {
                 signals: signals.ok(),
@@ -278,7 +278,7 @@ enum Signal {
 async fn stop(child: &mut Child, signal: Signal) {
     send(child, signal);
     if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
-        crate::tell!(
+        crate::console::tell!(
             "COMMAND did not end within {} s: killing it",
             GRACE.as_secs()
         );

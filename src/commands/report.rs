@@ -46,12 +46,12 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
     report::write_reports(&args.dir, &evidence, &formats)
         .map_err(|e| Failure::usage(format!("{}: {e}", args.dir.display())))?;
     for format in &formats {
-        crate::say!("{}", args.dir.join(format.file_name()).display());
+        crate::console::say!("{}", args.dir.join(format.file_name()).display());
     }
     if args.dir.join(manifest::ATTESTATION).exists()
         && !check(&source, None, true).problems.is_empty()
     {
-        crate::tell!(
+        crate::console::tell!(
             "warning: the re-rendered files no longer match {}: sign again (ppcert sign {} --key KEY --force)",
             manifest::ATTESTATION,
             args.dir.display()
@@ -62,7 +62,7 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
 
 fn refuse(dir: &std::path::Path, refused: &[&str]) -> Failure {
     for problem in refused {
-        crate::tell!("{}: {problem}", dir.display());
+        crate::console::tell!("{}: {problem}", dir.display());
     }
     Failure::new(
         exit_codes::REQUIREMENT_NOT_MET,

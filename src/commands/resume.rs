@@ -179,7 +179,7 @@ pub fn read_previous(dir: &Path) -> Result<Previous, Failure> {
     })?;
     previous.journaled.in_flight = in_flight.lost_quotes();
     previous.journaled.unsettled = unsettled.collect(&previous.journaled.exchanges);
-    if previous.run.scenario_source == super::proxy::SOURCE {
+    if ScenarioSource::parse(&previous.run.scenario_source) == ScenarioSource::Proxy {
         return Err(Failure::usage(format!(
             "--resume: {} holds partner traffic recorded by ppcert proxy, not a run ppcert can continue; start the proxy again for a new session",
             dir.display()

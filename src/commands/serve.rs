@@ -87,20 +87,20 @@ pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
         )
     })?;
     // The sandbox's own development token is printed on purpose: it is how a partner talks to it.
-    crate::say!("ppcert sandbox listening on {}", sandbox.base_url());
-    crate::say!("token: {}", sandbox.token());
-    crate::say!("OpenAPI document: {}", sandbox.openapi_url());
+    crate::console::say!("ppcert sandbox listening on {}", sandbox.base_url());
+    crate::console::say!("token: {}", sandbox.token());
+    crate::console::say!("OpenAPI document: {}", sandbox.openapi_url());
     if let Some(ttl) = args.token_ttl {
-        crate::say!(
+        crate::console::say!(
             "tokens: POST {}/oauth/token (client credentials: client id {}, the token above as the secret), each valid {ttl} s",
             sandbox.root_url(),
             args.client_id
         );
     }
     if let Some(url) = &args.webhook_url {
-        crate::say!("webhooks: {url} (scheme {})", args.webhook_scheme.name());
+        crate::console::say!("webhooks: {url} (scheme {})", args.webhook_scheme.name());
     }
-    crate::tell!("press Ctrl-C to stop");
+    crate::console::tell!("press Ctrl-C to stop");
     super::listening::first_ctrl_c("stopping: letting in-flight requests finish").await;
     sandbox.shutdown().await.map_err(|e| {
         Failure::new(

@@ -47,7 +47,7 @@ pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
         files.extend(local_scenarios());
         for (name, text) in scenario::BUILTIN {
             match scenario::builtin(name, text) {
-                Ok(loaded) => crate::say!("{}: scenario ok", loaded.source),
+                Ok(loaded) => crate::console::say!("{}: scenario ok", loaded.source),
                 Err(e) => return Err(Failure::usage(e)),
             }
         }
@@ -55,9 +55,9 @@ pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
     let mut failed = 0;
     for file in &files {
         match check_file(file) {
-            Ok(line) => crate::say!("{line}"),
+            Ok(line) => crate::console::say!("{line}"),
             Err(line) => {
-                crate::tell!("error: {line}");
+                crate::console::tell!("error: {line}");
                 failed += 1;
             }
         }
@@ -118,16 +118,16 @@ pub fn scenarios() -> Result<u8, Failure> {
             }) {
             Ok(loaded) => {
                 seen.push(loaded.scenario.name.clone());
-                crate::say!("{}", describe(&loaded));
+                crate::console::say!("{}", describe(&loaded));
             }
-            Err(e) => crate::tell!("error: {e}"),
+            Err(e) => crate::console::tell!("error: {e}"),
         }
     }
     for (name, text) in scenario::BUILTIN {
         if !seen.iter().any(|s| s == name)
             && let Ok(loaded) = scenario::builtin(name, text)
         {
-            crate::say!("{}", describe(&loaded));
+            crate::console::say!("{}", describe(&loaded));
         }
     }
     Ok(exit_codes::SUCCESS)

@@ -64,7 +64,7 @@ pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
         .build()
         .map_err(|e| Failure::usage(format!("cannot build an HTTP client: {e}")))?;
     let graded = grade(&client, args.url.as_str(), cases(args.scheme, &secret)).await;
-    crate::say!("{}", table(&graded).trim_end());
+    crate::console::say!("{}", table(&graded).trim_end());
     if let Some(path) = &args.junit {
         // The deliveries were sent by now: a report that cannot be written is exit 6.
         let unwritten = |why: String| Failure::new(exit_codes::BUNDLE_NOT_WRITTEN, why);
@@ -79,13 +79,13 @@ pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
     }
     let broken = graded.iter().filter(|g| g.verdict != Verdict::Held).count();
     if graded.iter().all(|g| !g.reached) {
-        crate::tell!("nothing answered at {}", args.url);
+        crate::console::tell!("nothing answered at {}", args.url);
         return Ok(exit_codes::UNREACHABLE);
     }
     if broken > 0 {
-        crate::tell!("{broken} of {} expectations not met", graded.len());
+        crate::console::tell!("{broken} of {} expectations not met", graded.len());
         return Ok(exit_codes::REQUIREMENT_NOT_MET);
     }
-    crate::tell!("every expectation met ({} deliveries)", graded.len());
+    crate::console::tell!("every expectation met ({} deliveries)", graded.len());
     Ok(exit_codes::SUCCESS)
 }

@@ -7,40 +7,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::file::FileConfig;
+pub use super::file::{AuthSection, ClientAuth};
 use crate::cli::TargetArgs;
 use crate::secret::Secret;
-
-/// How the client authenticates at the token endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ClientAuth {
-    /// HTTP Basic (RFC 6749 §2.3.1's recommendation).
-    #[default]
-    Basic,
-    /// `client_id` and `client_secret` as form fields.
-    Post,
-}
-
-/// `[auth]` in `ppcert.toml`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct AuthSection {
-    pub token_url: Option<String>,
-    pub client_id: Option<String>,
-    /// The environment variable holding the client secret (never the secret itself).
-    pub client_secret_env: Option<String>,
-    pub client_secret_file: Option<PathBuf>,
-    pub scope: Option<String>,
-    pub audience: Option<String>,
-    pub client_auth: Option<ClientAuth>,
-    /// A command printing a token, or JSON `{"access_token", "expires_in"}`.
-    pub command: Option<String>,
-    /// How long the token command or endpoint may take [default: 30 s].
-    pub timeout_secs: Option<u64>,
-}
 
 /// OAuth 2.0 client credentials.
 #[derive(Debug, Clone)]
@@ -143,9 +113,7 @@ fn client_secret(auth: &AuthSection) -> Result<Secret, String> {
         (Some(name), None) => crate::env::named(name)
             .map(Secret::new)
             .ok_or_else(|| format!("auth.client_secret_env: ${name} is not set")),
-        (None, Some(path)) => {
-            crate::config::target::read_secret_file(path, "auth.client_secret_file")
-        }
+        (None, Some(path)) => super::secrets::read_secret_file(path, "auth.client_secret_file"),
     }
 }
 
@@ -194,7 +162,7 @@ pub fn token_source(args: &TargetArgs, file: &FileConfig) -> Result<Option<Token
         )),
         (None, None, None) => None,
     };
-    let fixed = super::target::read_token(args)?;
+    let fixed = super::secrets::read_token(args)?;
     match (configured, fixed) {
         (Some(_), Some(_)) => Err("a token is set (PPCERT_TOKEN or --token-file) and [auth] or --token-command also gives one; keep one source".into()),
         (Some(source), None) => Ok(Some(source)),

@@ -26,7 +26,7 @@ pub struct FileConfig {
     pub endpoints: BTreeMap<String, EndpointOverride>,
     /// Where the token comes from, when it is not a static one.
     #[serde(default)]
-    pub auth: super::auth::AuthSection,
+    pub auth: AuthSection,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -51,6 +51,35 @@ pub struct RunSection {
     pub concurrency: Option<u32>,
     pub timeout_secs: Option<u64>,
     pub retries: Option<u32>,
+}
+
+/// How the client authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientAuth {
+    /// HTTP Basic (RFC 6749 §2.3.1's recommendation).
+    #[default]
+    Basic,
+    /// `client_id` and `client_secret` as form fields.
+    Post,
+}
+
+/// `[auth]` in `ppcert.toml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSection {
+    pub token_url: Option<String>,
+    pub client_id: Option<String>,
+    /// The environment variable holding the client secret (never the secret itself).
+    pub client_secret_env: Option<String>,
+    pub client_secret_file: Option<PathBuf>,
+    pub scope: Option<String>,
+    pub audience: Option<String>,
+    pub client_auth: Option<ClientAuth>,
+    /// A command printing a token, or JSON `{"access_token", "expires_in"}`.
+    pub command: Option<String>,
+    /// How long the token command or endpoint may take [default: 30 s].
+    pub timeout_secs: Option<u64>,
 }
 
 /// Reads a config file; a missing default file is no error, a missing named one is.

@@ -4,6 +4,7 @@
 mod auth;
 mod file;
 mod resumed;
+mod secrets;
 mod staging;
 mod target;
 
@@ -13,17 +14,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::bounds;
-use crate::cli::{RunArgs, TargetArgs};
-use crate::dialect;
+use crate::cli::RunArgs;
 use crate::endpoints::Endpoints;
 use crate::scenario::{self, LoadedScenario};
 
 pub use auth::{AuthSection, ClientAuth, ClientCredentials, TokenSource};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub use resumed::Recorded;
-pub use staging::Staging;
+pub use secrets::read_secret_file;
+pub use staging::{Staging, dialect_choice, request_timeout};
 use target::with_token;
-pub use target::{Environment, Target, Upstream, read_secret_file, target, upstream};
+pub use target::{Environment, Target, Upstream, target, upstream};
 
 /// The scenario a run takes when `--scenario` is left out: the provider's validation batch.
 pub const DEFAULT_SCENARIO: &str = "certification";
@@ -116,19 +117,6 @@ pub fn flight_seller(no_flight_cancellations: bool, file: &FileConfig) -> bool {
 fn positive(key: &str, value: u32, range: &RangeInclusive<i64>) -> Result<NonZeroU32, String> {
     bounds::check(key, i64::from(value), range)?;
     NonZeroU32::new(value).ok_or_else(|| format!("{key} = 0 is out of bounds"))
-}
-
-/// The dialect asked for: `--dialect`, else `[target] dialect`, else the spec.
-pub fn dialect_choice(args: &TargetArgs, file: &FileConfig) -> String {
-    args.dialect
-        .clone()
-        .or_else(|| file.target.dialect.clone())
-        .unwrap_or_else(|| dialect::DEFAULT.to_string())
-}
-
-/// The per-request timeout: flag, else file, else 30 s.
-pub fn request_timeout(args: &TargetArgs, file: &FileConfig) -> Duration {
-    Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30).max(1))
 }
 
 /// What a fresh run's flags and file say: target, scenario and scale.

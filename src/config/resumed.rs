@@ -50,6 +50,9 @@ pub fn scenario(
         None => match &recorded.scenario_source {
             ScenarioSource::BuiltIn(name) => scenario::builtin_named(name),
             ScenarioSource::File(path) => scenario::resolve(path, dir),
+            ScenarioSource::Proxy => {
+                return Err("--resume: this bundle holds partner traffic recorded by ppcert proxy; there is no run to continue".into());
+            }
         }
         .map_err(|e| e.to_string())?,
     };

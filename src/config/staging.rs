@@ -11,6 +11,19 @@ use crate::cli::TargetArgs;
 use crate::dialect::{self, Definitions, Dialect};
 use crate::endpoints::Endpoints;
 
+/// The dialect asked for: `--dialect`, else `[target] dialect`, else the spec.
+pub fn dialect_choice(args: &TargetArgs, file: &FileConfig) -> String {
+    args.dialect
+        .clone()
+        .or_else(|| file.target.dialect.clone())
+        .unwrap_or_else(|| dialect::DEFAULT.to_string())
+}
+
+/// The per-request timeout: flag, else file, else 30 s.
+pub fn request_timeout(args: &TargetArgs, file: &FileConfig) -> Duration {
+    Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30).max(1))
+}
+
 #[derive(Debug, Clone)]
 pub struct Staging {
     /// The user's file as read (a missing default file reads as empty).
@@ -34,14 +47,14 @@ impl Staging {
 
     /// The flags over `file`: dialect, endpoints with every template rehearsed, timeout.
     pub fn resolve(args: &TargetArgs, file: FileConfig) -> Result<Staging, String> {
-        let dialect = dialect::resolve(&super::dialect_choice(args, &file))
-            .map_err(|e| format!("dialect: {e}"))?;
+        let dialect =
+            dialect::resolve(&dialect_choice(args, &file)).map_err(|e| format!("dialect: {e}"))?;
         let definitions = dialect::definitions(&dialect, &file.endpoints);
         let endpoints = Endpoints::compile(&definitions)
             .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
             .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
         Ok(Staging {
-            timeout: super::request_timeout(args, &file),
+            timeout: request_timeout(args, &file),
             cacert: args.cacert.clone(),
             file,
             dialect,

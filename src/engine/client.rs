@@ -11,6 +11,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::cancel::Cancel;
+pub use super::tls::install_crypto_provider;
 use super::token::{Lease, Tokens};
 pub use super::waits::{announced_wait, parse_retry_after};
 use crate::record::{Body, RequestRecord, ResponseRecord};
@@ -87,12 +88,6 @@ enum Retry {
     After(Duration),
     /// After exponential backoff with jitter.
     Backoff,
-}
-
-/// rustls on `ring`: a TLS stack that builds with no C toolchain or cmake (aws-lc-sys
-/// was most of a cold build). Installing twice is harmless, so every client may ask.
-pub fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// A 401 that says the token itself is the problem (RFC 6750's `invalid_token`, or the body's

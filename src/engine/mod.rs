@@ -18,6 +18,7 @@ pub(crate) mod state;
 mod step_context;
 mod step_error;
 mod steps;
+mod tls;
 pub mod token;
 mod token_command;
 pub(crate) mod tolerant;
@@ -209,7 +210,7 @@ fn crashed(
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".into());
     let message = format!("ppcert failed inside this flow (a bug; please report it): {text}");
-    crate::tell!("error: {}: {message}", instance.label);
+    crate::console::tell!("error: {}: {message}", instance.label);
     shared.gate.settle(GateState::Open);
     FlowResult {
         label: instance.label.clone(),

@@ -49,7 +49,7 @@ impl Tokens {
     /// A fixed token (the embedded sandbox's): nothing to renew.
     pub fn fixed(token: Secret) -> Arc<Tokens> {
         // Never used to fetch, but building any client needs the TLS provider installed.
-        super::client::install_crypto_provider();
+        super::tls::install_crypto_provider();
         Arc::new(Tokens::with(
             TokenSource::from(token.clone()),
             (token, None),
@@ -337,40 +337,12 @@ async fn client_credentials(
             c.token_url
         )));
     }
-    token_answer(&answer).ok_or_else(|| {
+    super::token_command::token_answer(&answer).ok_or_else(|| {
         format!(
             "token endpoint {} answered {status} without an access_token",
             c.token_url
         )
     })
-}
-
-/// `{"access_token", "expires_in"}` (RFC 6749 §5.1), or a command's `{"access_token" |
-/// "token", "expires_in" | "Expiration" | "expires_at"}`.
-pub fn token_answer(answer: &Value) -> Option<Fetched> {
-    let token = answer["access_token"]
-        .as_str()
-        .or_else(|| answer["token"].as_str())
-        .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))?;
-    let lifetime = match &answer["expires_in"] {
-        Value::Number(n) => n.as_f64().filter(|s| *s > 0.0).map(Duration::from_secs_f64),
-        Value::String(s) => s
-            .parse::<f64>()
-            .ok()
-            .filter(|s| *s > 0.0)
-            .map(Duration::from_secs_f64),
-        _ => None,
-    }
-    .or_else(|| {
-        let at = answer["Expiration"]
-            .as_str()
-            .or_else(|| answer["expires_at"].as_str())?;
-        let at = chrono::DateTime::parse_from_rfc3339(at).ok()?;
-        (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
-            .to_std()
-            .ok()
-    });
-    Some((Secret::new(token), lifetime))
 }
 
 #[cfg(test)]
@@ -380,6 +352,7 @@ mod tests {
 
     #[test]
     fn token_answers_of_every_documented_form_are_read() {
+        use super::super::token_command::token_answer;
         let (token, life) = token_answer(&json!({"access_token": "a1", "expires_in": 20})).unwrap();
         assert_eq!(
             (token.expose(), life),

@@ -5,6 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
 use crate::secret::Secret;
@@ -69,11 +70,39 @@ pub async fn run(argv: &[String], timeout: Duration) -> Result<(Secret, Option<D
 
 fn parse(out: &str) -> Option<(Secret, Option<Duration>)> {
     if out.starts_with('{') {
-        return super::token::token_answer(&serde_json::from_str(out).ok()?);
+        return token_answer(&serde_json::from_str(out).ok()?);
     }
     let token = out.lines().next()?.trim();
     (!token.is_empty() && !token.contains(char::is_whitespace) && out.lines().count() == 1)
         .then(|| (Secret::new(token), None))
+}
+
+/// `{"access_token", "expires_in"}` (RFC 6749 §5.1), or a command's `{"access_token" |
+/// "token", "expires_in" | "Expiration" | "expires_at"}`.
+pub(super) fn token_answer(answer: &Value) -> Option<(Secret, Option<Duration>)> {
+    let token = answer["access_token"]
+        .as_str()
+        .or_else(|| answer["token"].as_str())
+        .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))?;
+    let lifetime = match &answer["expires_in"] {
+        Value::Number(n) => n.as_f64().filter(|s| *s > 0.0).map(Duration::from_secs_f64),
+        Value::String(s) => s
+            .parse::<f64>()
+            .ok()
+            .filter(|s| *s > 0.0)
+            .map(Duration::from_secs_f64),
+        _ => None,
+    }
+    .or_else(|| {
+        let at = answer["Expiration"]
+            .as_str()
+            .or_else(|| answer["expires_at"].as_str())?;
+        let at = chrono::DateTime::parse_from_rfc3339(at).ok()?;
+        (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
+            .to_std()
+            .ok()
+    });
+    Some((Secret::new(token), lifetime))
 }
 
 fn tail(text: &str) -> &str {

@@ -23,7 +23,7 @@ pub const FILE_NAME: &str = "evidence.json";
 
 /// Said in every report of a run against the embedded sandbox.
 /// The scenario source of a `ppcert proxy` session: the partner's own traffic, no scenario.
-pub const PARTNER_TRAFFIC: &str = "partner traffic through ppcert proxy";
+pub use crate::scenario::PARTNER_TRAFFIC;
 
 pub const SANDBOX_NOTICE: &str = "This run talked to ppcert's sandbox (its answers say so), not the provider's staging server: it is not certification evidence. Run against staging (--base-url) for evidence the provider accepts.";
 

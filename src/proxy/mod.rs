@@ -150,7 +150,7 @@ impl Proxy {
             .filter(|c| !c.passed && !c.warning)
             .map(|c| format!("{}: {}", c.name, c.detail))
             .collect();
-        crate::tell!("{}", exchange_line(&exchange, &failed));
+        crate::console::tell!("{}", exchange_line(&exchange, &failed));
         let step = StepEvent {
             flow: exchange.flow.clone(),
             step_index,

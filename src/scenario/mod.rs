@@ -44,13 +44,19 @@ pub struct LoadedScenario {
 pub enum ScenarioSource {
     BuiltIn(&'static str),
     File(String),
+    /// No scenario: a partner's own traffic recorded by `ppcert proxy`.
+    Proxy,
 }
+
+/// How a proxy session's record names its source.
+pub const PARTNER_TRAFFIC: &str = "partner traffic through ppcert proxy";
 
 impl fmt::Display for ScenarioSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ScenarioSource::BuiltIn(name) => write!(f, "<built-in {name}>"),
             ScenarioSource::File(path) => f.write_str(path),
+            ScenarioSource::Proxy => f.write_str(PARTNER_TRAFFIC),
         }
     }
 }
@@ -58,6 +64,9 @@ impl fmt::Display for ScenarioSource {
 impl ScenarioSource {
     /// Reads back what [`fmt::Display`] wrote (an evidence's `scenario_source`).
     pub fn parse(recorded: &str) -> ScenarioSource {
+        if recorded == PARTNER_TRAFFIC {
+            return ScenarioSource::Proxy;
+        }
         recorded
             .strip_prefix("<built-in ")
             .and_then(|rest| rest.strip_suffix('>'))
@@ -73,6 +82,7 @@ impl ScenarioSource {
         match self {
             ScenarioSource::BuiltIn(name) => name,
             ScenarioSource::File(path) => path,
+            ScenarioSource::Proxy => PARTNER_TRAFFIC,
         }
     }
 }

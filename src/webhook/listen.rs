@@ -200,7 +200,7 @@ impl Listener {
         if self.print {
             // Everything but the status comes from the sender: escaped, so that it cannot
             // forge console lines or colours.
-            crate::say!(
+            crate::console::say!(
                 "{} {} booking {} claim {} → {}",
                 status.as_u16(),
                 printable(received.event.as_deref().unwrap_or("(no event)")),
@@ -218,7 +218,7 @@ impl Listener {
                 .open(&path)
                 .and_then(|mut file| writeln!(file, "{line}"));
             if let Err(e) = written {
-                crate::tell!("warning: cannot append to {}: {e}", path.display());
+                crate::console::tell!("warning: cannot append to {}: {e}", path.display());
             }
         }
         let mut kept = self.received.lock().unwrap_or_else(|e| e.into_inner());
@@ -288,7 +288,7 @@ pub async fn serve(
     stop: impl std::future::Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let socket = tokio::net::TcpListener::bind(addr).await?;
-    crate::say!(
+    crate::console::say!(
         "ppcert webhook listening on http://{}",
         socket.local_addr()?
     );

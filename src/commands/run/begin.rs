@@ -3,11 +3,12 @@
 //! every flow shares.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use crate::commands::bundle::{new_bundle_dir, open_journal};
 use crate::commands::resume::{Journaled, Previous};
 use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
@@ -17,7 +18,6 @@ use crate::engine::{self, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Sha
 use crate::error::Failure;
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
-use crate::journal::{self, Journal, Line};
 use crate::models::Operation;
 use crate::output::{OutputMode, Progress};
 use crate::scenario::Step;
@@ -110,30 +110,6 @@ fn out_dir(config: &RunConfig, id: &str) -> Result<PathBuf, Failure> {
     }
 }
 
-/// Where a new bundle goes: `--out`, else `reports/<id>`; never over a run or other files.
-pub(crate) fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Failure> {
-    let dir = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| Path::new("reports").join(id));
-    if dir.join(journal::FILE_NAME).exists() {
-        return Err(Failure::usage(format!(
-            "{} already holds a run; pass --resume {0} to continue it, or another --out",
-            dir.display()
-        )));
-    }
-    let foreign = std::fs::read_dir(&dir)
-        .map(|mut entries| entries.next().is_some())
-        .unwrap_or(false);
-    if foreign {
-        return Err(Failure::usage(format!(
-            "--out {}: the directory is not empty, and a bundle would overwrite what is there; give a new or empty directory",
-            dir.display()
-        )));
-    }
-    Ok(dir)
-}
-
-/// The planned successes per required operation, for the progress bars.
 fn planned(instances: &[FlowInstance], config: &RunConfig) -> Vec<(Operation, u64)> {
     let plans = u64::from(config.scenario.scenario.data.flight_plans.max(1));
     let count = |op: Operation| -> u64 {
@@ -205,27 +181,6 @@ fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, tokens: &To
         base_url,
         tokens,
     )
-}
-
-/// Opens the journal and writes its first line: the run itself, or where a resumed run picked up.
-pub(crate) fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal, Failure> {
-    let cannot_write = |path: &Path, e: std::io::Error| {
-        Failure::usage(format!("{}: cannot write the journal: {e}", path.display()))
-    };
-    let mut journal = Journal::open(dir, resumed).map_err(|e| cannot_write(dir, e))?;
-    let header = if resumed {
-        Line::Resumed {
-            at: Utc::now().to_rfc3339(),
-        }
-    } else {
-        Line::Run {
-            run: serde_json::to_value(run).unwrap_or_default(),
-        }
-    };
-    journal
-        .append(&header)
-        .map_err(|e| cannot_write(journal.path(), e))?;
-    Ok(journal)
 }
 
 /// What every flow shares. Generated data is dated from the run's first start, so a resumed run

@@ -1,20 +1,18 @@
 //! Ending a run: the evidence from what was recorded, the bundle, and the exit code.
 
-use std::path::Path;
-
 use chrono::{SecondsFormat, Utc};
 
 use super::begin::Session;
+use crate::commands::bundle::publish;
 use crate::commands::run_webhooks::RunReceiver;
 use crate::config::{RunConfig, Target};
 use crate::engine::{FlowResult, FlowStatus, GateState};
 use crate::error::{FirstCall, RunOutcome, run_exit_code};
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Evidence, RunInfo};
-use crate::journal::{self, Line};
+use crate::journal;
 use crate::output::OutputMode;
 use crate::sandbox::Sandbox;
-use crate::scenario::Requirement;
 
 /// How the engine ended: its flows' results (or why there are none), and whether Ctrl-C
 /// stopped it.
@@ -55,7 +53,7 @@ pub(super) async fn conclude(
         let _ = sandbox.shutdown().await;
     }
     if let Err(error) = &published {
-        crate::tell!(
+        crate::console::tell!(
             "error: {error}; the requests were sent and {} holds what was recorded",
             dir.join(journal::FILE_NAME).display()
         );
@@ -73,42 +71,11 @@ pub(super) async fn conclude(
     explain_first_call(outcome.first_call);
     let code = run_exit_code(&outcome);
     if mode.json {
-        crate::say!("{}", crate::output::summary_json(&evidence, dir, code));
+        crate::console::say!("{}", crate::output::summary_json(&evidence, dir, code));
     } else if published.is_ok() {
-        crate::say!("{}", crate::output::summary(mode, &evidence, dir));
+        crate::console::say!("{}", crate::output::summary(mode, &evidence, dir));
     }
     code
-}
-
-/// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
-pub(crate) fn publish(
-    dir: &Path,
-    evidence: &mut Evidence,
-    recording: &Recording,
-    (requirements, formats): (&[Requirement], &[crate::report::Format]),
-) -> Result<(), String> {
-    // The end line carries what the verdict is computed from besides the exchanges and steps,
-    // so `ppcert verify` can compute it again from the journal alone.
-    recording.write_line(&Line::End {
-        at: (evidence.run.finished_at.clone()).unwrap_or_else(|| Utc::now().to_rfc3339()),
-        complete: evidence.run.complete,
-        requirements: Some(requirements.to_vec()),
-        flows: Some(evidence.flows.clone()),
-    });
-    // Failpoint for the test of a bundle that cannot be written (hidden, tests only).
-    let failpoint = crate::env::failpoint("PPCERT_TEST_FAIL_BUNDLE").map(|_| {
-        std::io::Error::new(
-            std::io::ErrorKind::StorageFull,
-            "failpoint PPCERT_TEST_FAIL_BUNDLE",
-        )
-    });
-    failpoint
-        .map_or_else(|| crate::report::write_bundle(dir, evidence, formats), Err)
-        .map_err(|e| format!("{}: cannot write the bundle: {e}", dir.display()))?;
-    if let Err(e) = crate::report::append_step_summary(dir) {
-        crate::tell!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
-    }
-    Ok(())
 }
 
 fn finish(
@@ -147,11 +114,11 @@ fn finish(
 fn explain_first_call(first_call: FirstCall) {
     match first_call {
         FirstCall::TokenRejected => {
-            crate::tell!(
+            crate::console::tell!(
                 "error: the token was rejected (401); the failed exchange above quotes the server"
             )
         }
-        FirstCall::Unreachable => crate::tell!("error: the target could not be reached"),
+        FirstCall::Unreachable => crate::console::tell!("error: the target could not be reached"),
         FirstCall::Answered => {}
     }
 }

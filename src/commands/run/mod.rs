@@ -18,9 +18,6 @@ use crate::output::{OutputMode, ProgressMode};
 use crate::sandbox::SandboxOptions;
 use begin::{Plan, Session};
 
-pub(crate) use begin::{new_bundle_dir, open_journal};
-pub(crate) use end::publish;
-
 /// How long a claim stays in each status in the embedded sandbox: short, so runs that await
 /// REFUNDED finish in seconds.
 const EMBEDDED_CLAIM_STEP: Duration = Duration::from_millis(200);
@@ -42,13 +39,13 @@ async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::
     let (joined, interrupted) = tokio::select! {
         joined = &mut engine => (joined, false),
         _ = ctrl_c => {
-            crate::tell!("interrupted: no new step starts; letting in-flight requests end, then writing the bundle");
+            crate::console::tell!("interrupted: no new step starts; letting in-flight requests end, then writing the bundle");
             cancel.cancel();
             ((&mut engine).await, true)
         }
     };
     let results = joined.map_err(|e| {
-        crate::tell!("error: the engine stopped unexpectedly: {e}");
+        crate::console::tell!("error: the engine stopped unexpectedly: {e}");
         format!("the engine stopped unexpectedly (a bug; please report it): {e}")
     });
     (results, interrupted)
@@ -87,7 +84,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let dir = session.dir.clone();
     let code = end::conclude(&config, session, ended, (receiver, sandbox), &mode).await;
     if code == crate::exit_codes::INTERRUPTED {
-        crate::tell!("{}", resume_command(&args, &config, &dir));
+        crate::console::tell!("{}", resume_command(&args, &config, &dir));
     }
     match signer {
         Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
@@ -99,14 +96,14 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
                 })?;
             // On stderr: with --json, stdout holds the summary object alone.
             if mode.progress != ProgressMode::Quiet {
-                crate::tell!("signed: {} (key SHA256:{fingerprint})", path.display());
+                crate::console::tell!("signed: {} (key SHA256:{fingerprint})", path.display());
             }
             Ok(code)
         }
         _ => {
             let stale = dir.join(crate::report::manifest::ATTESTATION);
             if stale.exists() {
-                crate::tell!(
+                crate::console::tell!(
                     "warning: {} was signed before this session and no longer matches the bundle; sign again (ppcert sign {} --key KEY --force)",
                     stale.display(),
                     dir.display()
@@ -188,7 +185,7 @@ fn announce(
     if mode.progress == ProgressMode::Quiet {
         return;
     }
-    crate::tell!(
+    crate::console::tell!(
         "ppcert run {}: scenario {} against {} ({} flows, concurrency {})",
         session.run.id,
         session.run.scenario,
@@ -197,6 +194,6 @@ fn announce(
         config.concurrency
     );
     if let Some(receiver) = receiver {
-        crate::tell!("webhooks: receiving on {}", receiver.url());
+        crate::console::tell!("webhooks: receiving on {}", receiver.url());
     }
 }

@@ -1,0 +1,89 @@
+//! The bundle directory every recording command writes: where a new one goes (never over a
+//! run or other files), its journal's first line, and publishing the evidence and reports at
+//! the end. `run` and `proxy` share these; neither reaches into the other.
+
+use std::path::{Path, PathBuf};
+
+use chrono::Utc;
+
+use crate::error::Failure;
+use crate::evidence::collect::Recording;
+use crate::evidence::{Evidence, RunInfo};
+use crate::journal::{self, Journal, Line};
+use crate::scenario::Requirement;
+
+/// Where a new bundle goes: `--out`, else `reports/<id>`; never over a run or other files.
+pub fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Failure> {
+    let dir = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new("reports").join(id));
+    if dir.join(journal::FILE_NAME).exists() {
+        return Err(Failure::usage(format!(
+            "{} already holds a run; pass --resume {0} to continue it, or another --out",
+            dir.display()
+        )));
+    }
+    let foreign = std::fs::read_dir(&dir)
+        .map(|mut entries| entries.next().is_some())
+        .unwrap_or(false);
+    if foreign {
+        return Err(Failure::usage(format!(
+            "--out {}: the directory is not empty, and a bundle would overwrite what is there; give a new or empty directory",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The planned successes per required operation, for the progress bars.
+/// Opens the journal and writes its first line: the run itself, or where a resumed run picked up.
+pub fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal, Failure> {
+    let cannot_write = |path: &Path, e: std::io::Error| {
+        Failure::usage(format!("{}: cannot write the journal: {e}", path.display()))
+    };
+    let mut journal = Journal::open(dir, resumed).map_err(|e| cannot_write(dir, e))?;
+    let header = if resumed {
+        Line::Resumed {
+            at: Utc::now().to_rfc3339(),
+        }
+    } else {
+        Line::Run {
+            run: serde_json::to_value(run).unwrap_or_default(),
+        }
+    };
+    journal
+        .append(&header)
+        .map_err(|e| cannot_write(journal.path(), e))?;
+    Ok(journal)
+}
+
+/// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
+pub fn publish(
+    dir: &Path,
+    evidence: &mut Evidence,
+    recording: &Recording,
+    (requirements, formats): (&[Requirement], &[crate::report::Format]),
+) -> Result<(), String> {
+    // The end line carries what the verdict is computed from besides the exchanges and steps,
+    // so `ppcert verify` can compute it again from the journal alone.
+    recording.write_line(&Line::End {
+        at: (evidence.run.finished_at.clone()).unwrap_or_else(|| Utc::now().to_rfc3339()),
+        complete: evidence.run.complete,
+        requirements: Some(requirements.to_vec()),
+        flows: Some(evidence.flows.clone()),
+    });
+    // Failpoint for the test of a bundle that cannot be written (hidden, tests only).
+    let failpoint = crate::env::failpoint("PPCERT_TEST_FAIL_BUNDLE").map(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            "failpoint PPCERT_TEST_FAIL_BUNDLE",
+        )
+    });
+    failpoint
+        .map_or_else(|| crate::report::write_bundle(dir, evidence, formats), Err)
+        .map_err(|e| format!("{}: cannot write the bundle: {e}", dir.display()))?;
+    if let Err(e) = crate::report::append_step_summary(dir) {
+        crate::console::tell!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
+    }
+    Ok(())
+}
