@@ -32,7 +32,9 @@ pub fn dialects() -> Result<u8, Failure> {
         crate::console::say!("  endpoints: {}", changed.join("; "));
     }
     crate::console::say!("");
-    crate::console::say!("Choose one with `[target] dialect = \"NAME\"` in ppcert.toml or --dialect NAME;");
+    crate::console::say!(
+        "Choose one with `[target] dialect = \"NAME\"` in ppcert.toml or --dialect NAME;"
+    );
     crate::console::say!(
         "--dialect ./FILE.toml reads a dialect file of your own (same [endpoints.*] tables)."
     );

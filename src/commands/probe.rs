@@ -179,7 +179,9 @@ fn write_new(path: &Path, text: &str, replace: bool) -> std::io::Result<()> {
 /// Ready when every call worked and every value was read; else what is left, exit 1.
 fn verdict(prober: &Prober) -> u8 {
     if prober.left.is_empty() && prober.calls.iter().all(|c| c.ok) {
-        crate::console::say!("every call worked and every value was read: this configuration is ready");
+        crate::console::say!(
+            "every call worked and every value was read: this configuration is ready"
+        );
         exit_codes::SUCCESS
     } else {
         crate::console::say!("left for you:");

@@ -1,0 +1,362 @@
+//! The evidence record and how it is built from a run's flows, steps and exchanges: the ledger, the verdict, the bookings.
+
+use super::ledger::{RequirementResult, ledger};
+use super::webhooks;
+use crate::journal::FlowSummary;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::QuoteRef;
+use crate::engine::{FlowResult, FlowStatus};
+use crate::models::ProductType;
+use crate::record::{Exchange, StepEvent, StepStatus};
+use crate::scenario::Requirement;
+
+pub const SCHEMA_VERSION: u32 = 1;
+pub const FILE_NAME: &str = "evidence.json";
+
+/// Said in every report of a run against the embedded sandbox.
+pub const SANDBOX_NOTICE: &str = "This run talked to ppcert's sandbox (its answers say so), not the provider's staging server: it is not certification evidence. Run against staging (--base-url) for evidence the provider accepts.";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub run: RunInfo,
+    pub verdict: Verdict,
+    pub requirements: Vec<RequirementResult>,
+    pub bookings: Vec<BookingRecord>,
+    pub flows: Vec<FlowSummary>,
+    pub steps: Vec<StepEvent>,
+    pub exchanges: Vec<Exchange>,
+    pub warnings: Vec<String>,
+    /// Present when the run received webhooks (`--webhooks`, `--webhook-listen`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<webhooks::WebhooksSection>,
+    /// The token endpoint's (or command's) calls, when tokens came from one: when, what,
+    /// how it went and the fingerprint of what it gave; never a body or a token.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_requests: Vec<crate::record::TokenRequest>,
+    /// Where the whole exchanges are when `exchanges` holds them slim (a run's own record);
+    /// `None` for evidence read back from a file, which holds them whole.
+    #[serde(skip)]
+    pub archive: Option<crate::journal::Archive>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for Tool {
+    fn default() -> Self {
+        Tool {
+            name: env!("CARGO_PKG_NAME").into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub scenario: String,
+    pub scenario_description: String,
+    pub scenario_source: String,
+    pub scenario_sha256: String,
+    pub seed: u64,
+    pub complete: bool,
+    pub partner: Partner,
+    pub target: TargetInfo,
+    pub token_fingerprint: String,
+    /// Where the tokens came from: a URL and client id, a command's name, a file; never a token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_source: Option<String>,
+    pub concurrency: usize,
+    pub scale: u32,
+    /// Why these results are not certification evidence, when they are not.
+    pub notice: Option<String>,
+    /// The dialect the requests were spelled in (`spec`, `provider-docs`, or a file's name).
+    #[serde(default = "default_dialect")]
+    pub dialect: String,
+}
+
+/// Bundles written before dialects existed spoke the spec.
+fn default_dialect() -> String {
+    crate::dialect::DEFAULT.to_string()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partner {
+    pub name: String,
+    pub flight_seller: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub base_url: String,
+    pub environment: crate::environment::Environment,
+    pub embedded: bool,
+    /// An answer named itself ppcert's sandbox: whatever the URL, this was not staging.
+    #[serde(default)]
+    pub sandbox: bool,
+}
+
+impl TargetInfo {
+    /// The embedded sandbox is known to be one before any answer says so.
+    pub fn new(
+        base_url: &str,
+        environment: crate::environment::Environment,
+        embedded: bool,
+    ) -> TargetInfo {
+        TargetInfo {
+            base_url: base_url.to_string(),
+            environment,
+            embedded,
+            sandbox: embedded,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Passed,
+    Failed,
+    Incomplete,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BookingRecord {
+    pub booking_number: String,
+    pub flow: String,
+    pub quotes: Vec<QuoteRef>,
+    pub contract_id: Option<String>,
+    pub claim_status: Option<String>,
+    pub price_delta: Option<f64>,
+    /// The booking's currency, so amounts are shown in its minor units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+}
+
+fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {
+    let state = &flow.state;
+    let booking = state.booking.as_ref()?;
+    if state.made_quotes.is_empty() {
+        return None;
+    }
+    Some(BookingRecord {
+        booking_number: booking.number.clone(),
+        flow: flow.label.clone(),
+        quotes: state.made_quotes.clone(),
+        contract_id: state
+            .contracts
+            .get(&ProductType::Withdrawal)
+            .or_else(|| state.contracts.values().next())
+            .cloned(),
+        claim_status: state.claim_status.as_ref().map(ToString::to_string),
+        price_delta: state.price_delta,
+        currency: Some(booking.currency.clone()),
+    })
+}
+
+/// Assembles the record; `complete` is false for an interrupted run.
+pub fn build(
+    run: RunInfo,
+    requirements: &[Requirement],
+    exchanges: Vec<Exchange>,
+    steps: Vec<StepEvent>,
+    flows: &[FlowResult],
+    warnings: Vec<String>,
+) -> Evidence {
+    let mut run = run;
+    let met_the_sandbox = exchanges.iter().any(|e| {
+        e.response
+            .as_ref()
+            .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER))
+    });
+    if met_the_sandbox {
+        run.target.sandbox = true;
+        run.notice.get_or_insert_with(|| SANDBOX_NOTICE.to_string());
+    }
+    let ledger = ledger(requirements, run.partner.flight_seller, &exchanges);
+    let verdict = verdict(run.complete, &ledger, &steps, flows);
+    let mut warnings = warnings;
+    warnings.extend(exchanges.iter().flat_map(|exchange| {
+        exchange
+            .checks
+            .iter()
+            .filter(|c| c.warning && !c.passed)
+            .map(move |check| {
+                format!(
+                    "{} {} (exchange {}): {}",
+                    exchange.flow, exchange.step, exchange.seq, check.detail
+                )
+            })
+    }));
+    Evidence {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool::default(),
+        run,
+        verdict,
+        requirements: ledger,
+        bookings: flows.iter().filter_map(booking_record).collect(),
+        flows: flows
+            .iter()
+            .map(|f| FlowSummary {
+                label: f.label.clone(),
+                flow: f.flow.clone(),
+                status: f.status,
+                reason: f.reason.clone(),
+            })
+            .collect(),
+        steps,
+        exchanges,
+        token_requests: Vec::new(),
+        warnings,
+        webhooks: None,
+        archive: None,
+    }
+}
+
+/// PASSED only for a complete run whose every requirement is met and every flow and step
+/// passed; INCOMPLETE whenever the run did not end on its own.
+fn verdict(
+    complete: bool,
+    ledger: &[RequirementResult],
+    steps: &[StepEvent],
+    flows: &[FlowResult],
+) -> Verdict {
+    // A step's latest record is its outcome: a resumed run redoes what Ctrl-C interrupted, and
+    // the interrupted record must not fail the verdict forever.
+    let mut latest = std::collections::HashMap::new();
+    for step in steps {
+        latest.insert((step.flow.as_str(), step.step_index), step.status);
+    }
+    let all_steps_passed = flows.iter().all(|f| f.status == FlowStatus::Completed)
+        && latest.values().all(|status| *status == StepStatus::Passed);
+    if !complete {
+        Verdict::Incomplete
+    } else if ledger.iter().all(|r| r.met) && all_steps_passed {
+        Verdict::Passed
+    } else {
+        Verdict::Failed
+    }
+}
+
+impl Evidence {
+    pub fn read(path: &std::path::Path) -> Result<Evidence, String> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        Evidence::from_reader(&path.display().to_string(), std::io::BufReader::new(file))
+    }
+
+    /// Reads a record from `reader`; `name` says where it came from in errors.
+    pub fn from_reader(name: &str, mut reader: impl std::io::Read) -> Result<Evidence, String> {
+        // Read whole, then parsed: serde_json parses a string several times faster than a reader.
+        let mut text = String::new();
+        reader
+            .read_to_string(&mut text)
+            .map_err(|e| format!("{name}: cannot read: {e}"))?;
+        let evidence: Evidence =
+            serde_json::from_str(&text).map_err(|e| format!("{name}:{}: {e}", e.line()))?;
+        if evidence.schema_version != SCHEMA_VERSION {
+            return Err(format!(
+                "{name}: schema_version {} is not supported (expected {SCHEMA_VERSION})",
+                evidence.schema_version
+            ));
+        }
+        Ok(evidence)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{FlowState, FlowStatus};
+
+    #[test]
+    fn the_verdict_passes_only_a_complete_run_with_everything_met_and_passed() {
+        let requirement = |met| RequirementResult {
+            operation: crate::models::Operation::Quote,
+            required: 1,
+            succeeded: u32::from(met),
+            failed: 0,
+            unconfirmed: 0,
+            met,
+        };
+        let step = |status| StepEvent {
+            flow: "f#1".into(),
+            step_index: 0,
+            step: "quote".into(),
+            status,
+            reason: None,
+            started_at: String::new(),
+            duration_ms: 0,
+            state: None,
+        };
+        let flow = |status| FlowResult {
+            label: "f#1".into(),
+            flow: "f".into(),
+            state: FlowState::default(),
+            status,
+            reason: None,
+        };
+        let met = [requirement(true)];
+        let passed = [flow(FlowStatus::Completed)];
+        // Interrupted, then redone by a resumed run: the latest record of the step counts.
+        let redone = [step(StepStatus::Failed), step(StepStatus::Passed)];
+        assert_eq!(verdict(true, &met, &redone, &passed), Verdict::Passed);
+        assert_eq!(verdict(false, &met, &redone, &passed), Verdict::Incomplete);
+        assert_eq!(
+            verdict(true, &[requirement(false)], &redone, &passed),
+            Verdict::Failed
+        );
+        let undone = [step(StepStatus::Passed), step(StepStatus::Failed)];
+        assert_eq!(verdict(true, &met, &undone, &passed), Verdict::Failed);
+        // A scenario without requirements (conformance) still fails on a failed flow.
+        assert_eq!(
+            verdict(true, &[], &[], &[flow(FlowStatus::Failed)]),
+            Verdict::Failed
+        );
+    }
+
+    /// The run keeps finished flows settled (their trip dropped); the bookings the evidence
+    /// lists must not lose anything by it.
+    #[test]
+    fn a_settled_flow_gives_the_same_booking_record() {
+        let start = chrono::Utc::now();
+        let booking = crate::datagen::Generator::new(7, "R", start, Default::default()).booking(3);
+        let quote = |id: &str| crate::engine::QuoteRef {
+            id: id.into(),
+            reference: format!("ref-{id}"),
+        };
+        let result = FlowResult {
+            label: "lifecycle#4".into(),
+            flow: "lifecycle".into(),
+            state: FlowState {
+                booking: Some(booking),
+                open_quotes: vec![quote("q3")],
+                quotes: vec![quote("q2")],
+                made_quotes: vec![quote("q1"), quote("q2"), quote("q3")],
+                contracts: [(ProductType::Withdrawal, "ct1".to_string())].into(),
+                claim_status: Some(crate::models::ClaimStatus::Refunded),
+                price_delta: Some(-4.5),
+                ..Default::default()
+            },
+            status: FlowStatus::Completed,
+            reason: None,
+        };
+        let whole = serde_json::to_value(booking_record(&result)).unwrap();
+        let settled = result.settled();
+        assert!(settled.state.booking.as_ref().unwrap().plans.is_empty());
+        assert_eq!(
+            serde_json::to_value(booking_record(&settled)).unwrap(),
+            whole
+        );
+        assert_eq!(whole["quotes"].as_array().unwrap().len(), 3);
+    }
+}

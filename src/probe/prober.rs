@@ -1,0 +1,402 @@
+//! What a probe learns and how it sends: one call at a time with the endpoints in force, answers judged by the run's rules, captures proven by use.
+
+use super::candidates;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::{Value, json};
+
+use crate::config::Staging;
+use crate::dialect::{self, Definitions};
+use crate::endpoints::context::idempotency_key;
+use crate::endpoints::{AnswerView, CaptureSpec, Endpoints, SuccessRule};
+use crate::engine::client::{Attempt, Request};
+use crate::engine::reading::{self, Reading};
+use crate::engine::{ApiClient, Cancel};
+use crate::models::Operation;
+
+/// Why a probe stopped before its calls were done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    TokenRejected(String),
+    Unreachable(String),
+    Broken(String),
+}
+
+impl From<String> for Stop {
+    fn from(error: String) -> Stop {
+        Stop::Broken(error)
+    }
+}
+
+/// One call as the probe saw it.
+#[derive(Debug, Clone, Default)]
+pub struct CallReport {
+    pub label: String,
+    pub request: String,
+    pub status: Option<u16>,
+    pub shape: String,
+    pub lines: Vec<String>,
+    pub ok: bool,
+}
+
+/// A capture the probe proved, with what it was inferred from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proven {
+    pub path: CaptureSpec,
+    pub inferred_from: String,
+}
+
+/// An answer: status, JSON body (`Null` when empty or not JSON) and headers, judged by the
+/// same success and error-body rules a run uses.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: Option<u16>,
+    pub body: Value,
+    pub headers: BTreeMap<String, String>,
+    pub error: Option<String>,
+    pub words: String,
+    pub unreachable: bool,
+    /// A success by the endpoint's rule whose body states no error: what `run` counts.
+    ok: bool,
+}
+
+impl Answer {
+    pub fn accepted(&self) -> bool {
+        self.ok
+    }
+
+    pub fn view(&self) -> AnswerView<'_> {
+        AnswerView {
+            body: &self.body,
+            headers: &self.headers,
+        }
+    }
+
+    fn of(attempt: &Attempt, rule: &SuccessRule) -> Answer {
+        let response = attempt.response.as_ref();
+        let error_words = response.and_then(|r| r.error_words());
+        let ok = response.is_some_and(|r| rule.accepts(r.status)) && error_words.is_none();
+        let words = match (&error_words, response) {
+            (Some(words), Some(r)) if rule.accepts(r.status) => {
+                format!("a success status whose body states an error: {words}")
+            }
+            (_, Some(r)) => r.describe(),
+            (_, None) => String::new(),
+        };
+        Answer {
+            status: attempt.status(),
+            body: response.map(|r| r.json()).unwrap_or(Value::Null),
+            headers: response.map(|r| r.headers.clone()).unwrap_or_default(),
+            error: attempt.error.clone(),
+            unreachable: attempt.unreachable,
+            words,
+            ok,
+        }
+    }
+}
+
+/// Everything a probe learns.
+pub struct Prober {
+    client: ApiClient,
+    cancel: Cancel,
+    /// The dialect in force, and its definitions with the user's tables and learned captures.
+    pub dialect: String,
+    user: Definitions,
+    definitions: Definitions,
+    pub(super) endpoints: Endpoints,
+    /// Why the dialect was switched, when it was.
+    pub dialect_reason: Option<String>,
+    pub proven: BTreeMap<(Operation, String), Proven>,
+    pub calls: Vec<CallReport>,
+    /// Values neither read nor proven, and calls that failed: what is left for the user.
+    pub left: Vec<String>,
+    pub flight_seller: bool,
+    /// Where each unread value's candidates were found: the call and the answer's shape.
+    found_in: BTreeMap<(Operation, String), String>,
+    /// Names this probe's writes' idempotency keys: one key per write sent.
+    probe_id: String,
+    writes: AtomicU32,
+    /// Paths learned by trying another spelling (deletion by reference).
+    pub proven_paths: BTreeMap<Operation, Proven>,
+}
+
+impl Prober {
+    /// A prober of the staging as `staging` resolves it: the same dialect, definitions and
+    /// rehearsed endpoints a run of that configuration uses.
+    pub fn new(client: ApiClient, staging: &Staging, flight_seller: bool) -> Prober {
+        Prober {
+            client,
+            cancel: Cancel::default(),
+            dialect: staging.dialect_name().to_string(),
+            user: staging.file.endpoints.clone(),
+            definitions: staging.definitions.clone(),
+            endpoints: staging.endpoints.clone(),
+            dialect_reason: None,
+            proven: BTreeMap::new(),
+            calls: Vec::new(),
+            left: Vec::new(),
+            flight_seller,
+            found_in: BTreeMap::new(),
+            probe_id: format!("probe-{}", rand::random::<u64>()),
+            writes: AtomicU32::new(0),
+            proven_paths: BTreeMap::new(),
+        }
+    }
+
+    /// Sends `op` as the endpoints in force (or `endpoints`) define it.
+    async fn send_with(
+        &self,
+        endpoints: &Endpoints,
+        op: Operation,
+        context: &Value,
+        default_body: Option<Value>,
+    ) -> Result<(String, Answer), String> {
+        let mut context = context.clone();
+        if op != Operation::ReadContracts {
+            let nth = self.writes.fetch_add(1, Ordering::Relaxed);
+            context["idempotency_key"] =
+                json!(idempotency_key(&self.probe_id, "probe", "probe", op, nth));
+        }
+        if let Some(body) = &default_body {
+            context["request"] = body.clone();
+        }
+        let request = Request {
+            method: endpoints.method(op),
+            path: endpoints.path(op, &context)?,
+            headers: endpoints.headers(op, &context)?,
+            body: endpoints.body(op, &context, default_body)?,
+            wrong_token: None,
+            retry_without_answer: true,
+        };
+        let attempts = self.client.execute(&request, &self.cancel).await;
+        let last = attempts.last().ok_or("no attempt was made")?;
+        let answer = Answer::of(last, &endpoints.success(op));
+        Ok((format!("{} {}", request.method, last.url), answer))
+    }
+
+    /// Sends `op`; when the request shape is refused and another dialect spells the call
+    /// differently, tries that one and keeps it if it is accepted.
+    pub async fn send(
+        &mut self,
+        report: &mut CallReport,
+        op: Operation,
+        context: &Value,
+        default_body: Option<Value>,
+    ) -> Result<Answer, String> {
+        let (request, answer) = self
+            .send_with(&self.endpoints, op, context, default_body.clone())
+            .await?;
+        report.request = request;
+        report.status = answer.status;
+        let refused_shape = matches!(answer.status, Some(400 | 404 | 405 | 422))
+            && (op != Operation::QuoteDeletion);
+        if !refused_shape || self.dialect_reason.is_some() {
+            return Ok(answer);
+        }
+        let Some((other, definitions)) = self.other_dialect(op) else {
+            return Ok(answer);
+        };
+        let endpoints = compile(&definitions)?;
+        let (other_request, other_answer) = self
+            .send_with(&endpoints, op, context, default_body)
+            .await?;
+        let verdict = match other_answer.status {
+            Some(s) => format!("HTTP {s}"),
+            None => other_answer.error.clone().unwrap_or_default(),
+        };
+        report.lines.push(format!(
+            "refused in dialect `{}` ({}); tried dialect `{other}`: {other_request} → {verdict}",
+            self.dialect, answer.words
+        ));
+        if !other_answer.accepted() {
+            return Ok(answer);
+        }
+        self.dialect_reason = Some(format!(
+            "{} was refused in dialect `{}` ({}) and accepted in dialect `{other}` ({verdict})",
+            op, self.dialect, answer.words
+        ));
+        self.dialect = other;
+        self.definitions = definitions;
+        self.endpoints = endpoints;
+        report.request = other_request;
+        report.status = other_answer.status;
+        Ok(other_answer)
+    }
+
+    /// The other built-in dialect, when it defines `op` differently from the one in force.
+    fn other_dialect(&self, op: Operation) -> Option<(String, Definitions)> {
+        let (name, _) = dialect::BUILTIN
+            .iter()
+            .find(|(name, _)| *name != self.dialect)?;
+        let other = dialect::resolve(name).ok()?;
+        let definitions = dialect::definitions(&other, &self.user);
+        let learned = self.with_learned(definitions);
+        (learned.get(op.as_str()) != self.definitions.get(op.as_str()))
+            .then(|| (name.to_string(), learned))
+    }
+
+    fn with_learned(&self, mut definitions: Definitions) -> Definitions {
+        for ((op, name), proven) in &self.proven {
+            definitions
+                .entry(op.as_str().to_string())
+                .or_default()
+                .capture
+                .insert(name.clone(), proven.path.clone());
+        }
+        for (op, proven) in &self.proven_paths {
+            if let CaptureSpec::Path(path) = &proven.path {
+                definitions.entry(op.as_str().to_string()).or_default().path = Some(path.clone());
+            }
+        }
+        definitions
+    }
+
+    /// Reads `name` with the endpoints in force; `Err` carries candidates when it could not.
+    pub fn read(
+        &mut self,
+        report: &mut CallReport,
+        op: Operation,
+        name: &str,
+        context: &Value,
+        answer: &Answer,
+    ) -> Result<Value, Vec<(CaptureSpec, Value)>> {
+        let product_type = context["product_type"].as_str().unwrap_or("");
+        let reading = reading::read(&self.endpoints, op, name, context, answer.view(), |b| {
+            reading::builtin(op, name, product_type, b)
+        });
+        match reading {
+            Ok(Reading {
+                value: Some(value),
+                from,
+                ..
+            }) => {
+                report
+                    .lines
+                    .push(format!("read {name} = {value} from {from}"));
+                Ok(value)
+            }
+            Ok(Reading { from, .. }) => {
+                let found = candidates::candidates(answer.view(), name, product_type);
+                self.found_in.insert(
+                    (op, name.to_string()),
+                    format!(
+                        "the {} answer ({}) {}",
+                        report.label,
+                        report.request,
+                        candidates::shape(&answer.body)
+                    ),
+                );
+                let listed: Vec<String> = found.iter().take(5).map(|(p, _)| p.describe()).collect();
+                report.lines.push(format!(
+                    "could not read {name} ({from}); candidates: {}",
+                    if listed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        listed.join(", ")
+                    }
+                ));
+                Err(found)
+            }
+            Err(error) => {
+                report.lines.push(format!("could not read {name}: {error}"));
+                Err(Vec::new())
+            }
+        }
+    }
+
+    /// Keeps a capture proven by a call that used its value.
+    pub fn learn(
+        &mut self,
+        op: Operation,
+        name: &str,
+        path: &CaptureSpec,
+        inferred_from: String,
+    ) -> Result<(), String> {
+        let found = self
+            .found_in
+            .get(&(op, name.to_string()))
+            .map(|at| format!("found in {at}; "))
+            .unwrap_or_default();
+        self.proven.insert(
+            (op, name.to_string()),
+            Proven {
+                path: path.clone(),
+                inferred_from: format!("{found}proven: {inferred_from}"),
+            },
+        );
+        self.definitions = self.with_learned(self.definitions.clone());
+        self.endpoints = compile(&self.definitions)?;
+        Ok(())
+    }
+
+    /// Puts `path` in force for `op` for the next calls; what was in force before comes back.
+    pub fn try_path(&mut self, op: Operation, path: &str) -> Result<Definitions, String> {
+        let before = self.definitions.clone();
+        self.definitions
+            .entry(op.as_str().to_string())
+            .or_default()
+            .path = Some(path.to_string());
+        self.endpoints = compile(&self.definitions)?;
+        Ok(before)
+    }
+
+    /// Keeps a path that worked, to be written with what proved it.
+    pub fn keep_path(&mut self, op: Operation, before: Definitions, proof: String) {
+        let path = self.definitions[op.as_str()]
+            .path
+            .clone()
+            .unwrap_or_default();
+        drop(before);
+        self.proven_paths.insert(
+            op,
+            Proven {
+                path: CaptureSpec::Path(path),
+                inferred_from: format!("proven: {proof}"),
+            },
+        );
+    }
+
+    /// Puts back the definitions in force before [`Prober::try_path`].
+    pub fn restore_path(&mut self, before: Definitions) -> Result<(), String> {
+        self.definitions = before;
+        self.endpoints = compile(&self.definitions)?;
+        Ok(())
+    }
+
+    /// Records a finished call.
+    pub fn done(&mut self, mut report: CallReport, answer: &Answer) {
+        report.shape = candidates::shape(&answer.body);
+        report.ok = answer.accepted() && report.ok;
+        if !answer.accepted() {
+            let why = match answer.status {
+                Some(status) => format!("HTTP {status}: {}", answer.words),
+                None => answer.error.clone().unwrap_or_else(|| "no answer".into()),
+            };
+            self.left.push(format!(
+                "{}: {} answered {why}",
+                report.label, report.request
+            ));
+        }
+        self.calls.push(report);
+    }
+}
+
+fn compile(definitions: &Definitions) -> Result<Endpoints, String> {
+    Endpoints::compile(definitions).map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))
+}
+
+/// A fresh report for a call.
+pub fn report(label: &str) -> CallReport {
+    CallReport {
+        label: label.to_string(),
+        ok: true,
+        ..CallReport::default()
+    }
+}
+
+/// The product type a probe's contract values are read for.
+pub fn with_product_type(mut context: Value, product_type: &str) -> Value {
+    context["product_type"] = json!(product_type);
+    context
+}

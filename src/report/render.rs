@@ -1,0 +1,126 @@
+//! Rendering the reports from the evidence (HTML, Markdown, JUnit) and writing the bundle's files.
+
+use super::files::{Format, MARKDOWN, write_atomic_with};
+use super::{junit, manifest, view};
+use std::io::Write;
+use std::path::Path;
+
+use minijinja::{Environment, UndefinedBehavior};
+
+use crate::evidence::{self, Evidence};
+
+/// Markdown table cells: no pipe or line break may escape the cell.
+/// A server's text made inert in Markdown: on one line, no table cell break, no HTML (a
+/// comment would hide the rest of the job summary), no way out of a code span.
+fn md(value: String) -> String {
+    value
+        .replace(['\r', '\n'], " ")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('`', "'")
+}
+
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.add_filter("md", md);
+    // Money as money: `74.90`, not `74.9`; minor units by currency (2 when unknown).
+    env.add_filter("money", |amount: f64, currency: Option<String>| {
+        crate::models::money::format(amount, currency.as_deref().unwrap_or("EUR"))
+    });
+    env.add_filter("pretty_body", |json: &str| {
+        view::pretty_json(json, false).0.unwrap_or_default()
+    });
+    env.add_template("report.html.j2", include_str!("templates/report.html.j2"))
+        .expect("the HTML template parses");
+    env.add_template("report.md.j2", include_str!("templates/report.md.j2"))
+        .expect("the Markdown template parses");
+    env
+}
+
+fn render_template(
+    name: &str,
+    evidence: &Evidence,
+    with_exchanges: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let env = environment();
+    let template = env.get_template(name).map_err(std::io::Error::other)?;
+    let view = view::build(evidence, with_exchanges);
+    template
+        .render_captured_to(minijinja::Value::from(minijinja::value::Serde(&view)), out)
+        .map(|_| ())
+        .map_err(|e| std::io::Error::other(format!("{name}: {e:#}")))
+}
+
+/// Writes one report.
+pub fn render(format: Format, evidence: &Evidence, out: &mut dyn Write) -> std::io::Result<()> {
+    match format {
+        Format::Html => render_template("report.html.j2", evidence, true, out),
+        Format::Md => render_template("report.md.j2", evidence, false, out),
+        Format::Junit => junit::render(evidence, out),
+    }
+}
+
+/// Renders `formats` into `dir` and refreshes the manifest.
+pub fn write_reports(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std::io::Result<()> {
+    for format in formats {
+        write_atomic_with(&dir.join(format.file_name()), |out| {
+            render(*format, evidence, out)
+        })?;
+    }
+    manifest::write(dir)
+}
+
+/// Writes `evidence.json`, every report and the manifest into `dir`. A run's own record keeps
+/// its exchanges slim: evidence.json reads them whole from the journal, and the few a report
+/// shows are put back whole first.
+pub fn write_bundle(
+    dir: &Path,
+    evidence: &mut Evidence,
+    formats: &[Format],
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    write_atomic_with(&dir.join(evidence::FILE_NAME), |out| {
+        match &evidence.archive {
+            Some(archive) => {
+                serde_json::to_writer_pretty(out, &evidence::stream::Streamed { evidence, archive })
+                    .map_err(std::io::Error::other)
+            }
+            None => serde_json::to_writer_pretty(out, evidence).map_err(std::io::Error::other),
+        }
+    })?;
+    let mut wanted = view::shown(evidence);
+    wanted.extend(junit::quoted(evidence));
+    evidence::stream::hydrate(evidence, &wanted)?;
+    write_reports(dir, evidence, formats)
+}
+
+/// Appends the Markdown report to `$GITHUB_STEP_SUMMARY` when that is set.
+pub fn append_step_summary(dir: &Path) -> std::io::Result<()> {
+    let Some(summary) = crate::env::step_summary() else {
+        return Ok(());
+    };
+    let Ok(markdown) = std::fs::read(dir.join(MARKDOWN)) else {
+        return Ok(()); // --format left the Markdown report out
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(summary)?;
+    std::io::Write::write_all(&mut file, &markdown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::md;
+
+    #[test]
+    fn server_text_cannot_break_out_of_a_markdown_table_or_code_span() {
+        assert_eq!(
+            md("a|b\n<!-- hide -->`x`".into()),
+            "a\\|b &lt;!-- hide --&gt;'x'"
+        );
+    }
+}
