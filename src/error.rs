@@ -3,32 +3,96 @@
 
 use crate::exit_codes;
 
-/// A command's failure: the exit code it maps to and what to tell the user.
-#[derive(Debug)]
-pub struct Failure {
-    pub code: u8,
-    pub error: anyhow::Error,
+/// A command's failure: what to tell the user, and, by its variant, the documented exit code
+/// it ends with (as just's `Error::code` and nextest's `process_exit_code` choose theirs).
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The command finished and something was not met, or a bundle does not verify (1).
+    #[error("{0}")]
+    NotMet(String),
+    /// Usage, config or scenario error: nothing was sent (2).
+    #[error("{0}")]
+    Usage(String),
+    /// The token was rejected, or no token could be had from its source (3).
+    #[error("{0}")]
+    TokenRejected(String),
+    /// The target could not be reached (4).
+    #[error("{0}")]
+    Unreachable(String),
+    /// Refused by the production guard (5).
+    #[error("{0}")]
+    ProductionGuard(String),
+    /// Requests were sent but what was asked could not be written (6).
+    #[error("{0}")]
+    NotWritten(String),
+    /// `proxy -- COMMAND`: COMMAND was found but could not be started (126).
+    #[error("{0}")]
+    CommandNotStarted(String),
+    /// `proxy -- COMMAND`: COMMAND was not found (127).
+    #[error("{0}")]
+    CommandNotFound(String),
 }
 
 impl Failure {
-    pub fn new(code: u8, error: impl std::fmt::Display) -> Self {
-        Failure {
-            code,
-            error: anyhow::anyhow!("{error}"),
-        }
-    }
-
     /// The process exit code this failure ends the command with.
     pub fn exit_code(&self) -> u8 {
-        self.code
+        match self {
+            Failure::NotMet(_) => exit_codes::REQUIREMENT_NOT_MET,
+            Failure::Usage(_) => exit_codes::USAGE,
+            Failure::TokenRejected(_) => exit_codes::TOKEN_REJECTED,
+            Failure::Unreachable(_) => exit_codes::UNREACHABLE,
+            Failure::ProductionGuard(_) => exit_codes::PRODUCTION_GUARD,
+            Failure::NotWritten(_) => exit_codes::BUNDLE_NOT_WRITTEN,
+            Failure::CommandNotStarted(_) => exit_codes::COMMAND_NOT_STARTED,
+            Failure::CommandNotFound(_) => exit_codes::COMMAND_NOT_FOUND,
+        }
     }
 
     /// A usage, config or scenario error (exit 2).
     pub fn usage(error: impl std::fmt::Display) -> Self {
-        Failure {
-            code: exit_codes::USAGE,
-            error: anyhow::anyhow!("{error}"),
-        }
+        Failure::Usage(error.to_string())
+    }
+
+    pub fn not_met(error: impl std::fmt::Display) -> Self {
+        Failure::NotMet(error.to_string())
+    }
+
+    pub fn token_rejected(error: impl std::fmt::Display) -> Self {
+        Failure::TokenRejected(error.to_string())
+    }
+
+    pub fn unreachable(error: impl std::fmt::Display) -> Self {
+        Failure::Unreachable(error.to_string())
+    }
+
+    pub fn production_guard(error: impl std::fmt::Display) -> Self {
+        Failure::ProductionGuard(error.to_string())
+    }
+
+    pub fn not_written(error: impl std::fmt::Display) -> Self {
+        Failure::NotWritten(error.to_string())
+    }
+}
+
+/// A failure once requests have been sent: exit 2 promises nothing was, so it cannot be one.
+/// Work that runs after sending returns this; a usage-shaped problem there (a path that turned
+/// out unwritable) becomes "requests were sent but the output could not be written" (6).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct AfterSending(Failure);
+
+impl From<Failure> for AfterSending {
+    fn from(failure: Failure) -> AfterSending {
+        AfterSending(match failure {
+            Failure::Usage(message) => Failure::NotWritten(message),
+            other => other,
+        })
+    }
+}
+
+impl From<AfterSending> for Failure {
+    fn from(after: AfterSending) -> Failure {
+        after.0
     }
 }
 
@@ -77,6 +141,15 @@ pub fn run_exit_code(outcome: &RunOutcome) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn after_sending_a_usage_error_is_exit_6_never_2() {
+        let after: Failure = AfterSending::from(Failure::usage("--junit x: cannot write")).into();
+        assert_eq!(after.exit_code(), exit_codes::BUNDLE_NOT_WRITTEN);
+        let kept: Failure = AfterSending::from(Failure::token_rejected("401")).into();
+        assert_eq!(kept.exit_code(), exit_codes::TOKEN_REJECTED);
+        assert_eq!(Failure::usage("x").exit_code(), exit_codes::USAGE);
+    }
 
     #[test]
     fn every_outcome_maps_to_its_documented_code() {

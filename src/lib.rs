@@ -34,49 +34,7 @@ pub mod scenario;
 pub mod secret;
 pub mod webhook;
 
-use cli::{Cli, Command, WebhookCommand};
 pub use error::Failure;
 
 /// Runs one command to completion and returns the process exit code.
-pub fn run(cli: Cli) -> u8 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            crate::console::tell!("error: cannot start the async runtime: {e}");
-            return exit_codes::USAGE;
-        }
-    };
-    match runtime.block_on(dispatch(cli)) {
-        Ok(code) => code,
-        Err(failure) => {
-            crate::console::tell!("error: {:#}", failure.error);
-            failure.exit_code()
-        }
-    }
-}
-
-async fn dispatch(cli: Cli) -> Result<u8, Failure> {
-    match cli.command {
-        Command::Serve(args) => commands::serve::serve(args).await,
-        Command::Proxy(args) => commands::proxy::proxy(args).await,
-        Command::Generate(args) => commands::generate::generate(args),
-        Command::Run(args) => commands::run::run(args).await,
-        Command::CheckToken(args) => commands::check_token::check_token(args).await,
-        Command::Validate(args) => commands::validate::validate(args),
-        Command::Scenarios => commands::validate::scenarios(),
-        Command::Dialects => commands::dialects::dialects(),
-        Command::Probe(args) => commands::probe::probe(args).await,
-        Command::Completions { shell } => commands::generate::completions(shell),
-        Command::Man => commands::generate::man(),
-        Command::Webhook(WebhookCommand::Listen(args)) => commands::webhook::listen(args).await,
-        Command::Webhook(WebhookCommand::Send(args)) => commands::webhook::send(args).await,
-        Command::Report(args) => commands::report::report(args),
-        Command::Verify(args) => commands::attest::verify(args),
-        Command::Keygen(args) => commands::attest::keygen(args),
-        Command::Sign(args) => commands::attest::sign(args),
-        Command::Package(args) => commands::attest::package(args),
-    }
-}
+pub use commands::execute as run;

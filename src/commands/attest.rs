@@ -42,10 +42,7 @@ fn refuse(path: &Path, problems: &[manifest::Problem], what: &str) -> Failure {
     for problem in problems {
         crate::console::tell!("{}: {problem}", path.display());
     }
-    Failure::new(
-        exit_codes::REQUIREMENT_NOT_MET,
-        format!("{} problem(s): {what}", problems.len()),
-    )
+    Failure::not_met(format!("{} problem(s): {what}", problems.len()))
 }
 
 /// Signs the bundle in `dir` after checking it: the statement's predicate is computed again
@@ -93,12 +90,8 @@ pub(crate) fn sign_dir(
     let envelope = Envelope::sign(&payload, key, &fingerprint);
     let mut text = serde_json::to_string_pretty(&envelope).unwrap_or_default();
     text.push('\n');
-    crate::report::write_atomic(&path, text.as_bytes()).map_err(|e| {
-        Failure::new(
-            exit_codes::BUNDLE_NOT_WRITTEN,
-            format!("{}: cannot write: {e}", path.display()),
-        )
-    })?;
+    crate::report::write_atomic(&path, text.as_bytes())
+        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", path.display())))?;
     Ok((path, fingerprint))
 }
 
@@ -165,12 +158,8 @@ pub fn package(args: PackageArgs) -> Result<u8, Failure> {
         );
     }
     files.sort();
-    pack::write(dir, &top, &files, &out).map_err(|e| {
-        Failure::new(
-            exit_codes::BUNDLE_NOT_WRITTEN,
-            format!("{}: cannot write: {e}", out.display()),
-        )
-    })?;
+    pack::write(dir, &top, &files, &out)
+        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", out.display())))?;
     crate::console::say!("{}", out.display());
     Ok(exit_codes::SUCCESS)
 }
@@ -187,8 +176,7 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         )));
     }
     // An archive that cannot be read is a package that does not verify.
-    let source =
-        Source::open(&args.dir).map_err(|e| Failure::new(exit_codes::REQUIREMENT_NOT_MET, e))?;
+    let source = Source::open(&args.dir).map_err(Failure::not_met)?;
     let checked = check(&source, key.as_ref(), true);
     if !checked.problems.is_empty() {
         return Err(refuse(

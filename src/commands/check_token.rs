@@ -47,24 +47,18 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
 /// Any answer but 401 means the token is valid; a 404 or 405 means the URL is not the API's.
 fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8, Failure> {
     match last.status() {
-        Some(401) => Err(Failure::new(
-            exit_codes::TOKEN_REJECTED,
-            format!(
-                "token {fingerprint}… rejected: POST {} answered 401: {}",
-                last.url,
-                last.response
-                    .as_ref()
-                    .map(|r| r.describe())
-                    .unwrap_or_default()
-            ),
-        )),
-        Some(status @ (404 | 405)) => Err(Failure::new(
-            exit_codes::UNREACHABLE,
-            format!(
-                "POST {} answered {status}: that is not the quotes endpoint, so nothing is known of the token; check --base-url (it should be the API root, with any path prefix)",
-                last.url
-            ),
-        )),
+        Some(401) => Err(Failure::token_rejected(format!(
+            "token {fingerprint}… rejected: POST {} answered 401: {}",
+            last.url,
+            last.response
+                .as_ref()
+                .map(|r| r.describe())
+                .unwrap_or_default()
+        ))),
+        Some(status @ (404 | 405)) => Err(Failure::unreachable(format!(
+            "POST {} answered {status}: that is not the quotes endpoint, so nothing is known of the token; check --base-url (it should be the API root, with any path prefix)",
+            last.url
+        ))),
         Some(status) => {
             crate::console::say!(
                 "token {fingerprint}… is valid: POST {} answered {status} (any answer but 401 means valid; the empty quote created nothing)",
@@ -72,13 +66,10 @@ fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8,
             );
             Ok(exit_codes::SUCCESS)
         }
-        None => Err(Failure::new(
-            exit_codes::UNREACHABLE,
-            format!(
-                "{} could not be reached: {}",
-                last.url,
-                last.error.as_deref().unwrap_or("no answer")
-            ),
-        )),
+        None => Err(Failure::unreachable(format!(
+            "{} could not be reached: {}",
+            last.url,
+            last.error.as_deref().unwrap_or("no answer")
+        ))),
     }
 }

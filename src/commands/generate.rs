@@ -29,8 +29,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8, Failure> {
     let bookings: Vec<_> = (0..args.count).map(|i| generator.booking(i)).collect();
     let out =
         json!({ "seed": seed, "start": start.to_rfc3339(), "run_id": run, "bookings": bookings });
-    let text =
-        serde_json::to_string_pretty(&out).map_err(|e| Failure::new(exit_codes::USAGE, e))?;
+    let text = serde_json::to_string_pretty(&out).map_err(Failure::usage)?;
     crate::console::say!("{text}");
     Ok(exit_codes::SUCCESS)
 }

@@ -3,7 +3,6 @@
 
 use crate::config::{Environment, RunConfig};
 use crate::error::Failure;
-use crate::exit_codes;
 use crate::models::Operation;
 
 /// Refuses, before anything is sent, a scenario that would write contracts or claims in production.
@@ -38,12 +37,9 @@ pub fn production_guard(config: &RunConfig) -> Result<(), Failure> {
     if writes.is_empty() {
         return Ok(());
     }
-    Err(Failure::new(
-        exit_codes::PRODUCTION_GUARD,
-        format!(
-            "refused by the production guard: target.environment is \"production\" and scenario `{}` would write there: {}. Certify against staging; only scenarios that make quotes and read (such as `smoke`) may run against production.",
-            config.scenario.scenario.name,
-            writes.join(", ")
-        ),
-    ))
+    Err(Failure::production_guard(format!(
+        "refused by the production guard: target.environment is \"production\" and scenario `{}` would write there: {}. Certify against staging; only scenarios that make quotes and read (such as `smoke`) may run against production.",
+        config.scenario.scenario.name,
+        writes.join(", ")
+    )))
 }

@@ -18,3 +18,51 @@ pub mod serve;
 pub mod target;
 pub mod validate;
 pub mod webhook;
+
+use crate::cli::{Cli, Command, WebhookCommand};
+use crate::error::Failure;
+use crate::exit_codes;
+
+/// Runs one command to completion and returns the process exit code.
+pub fn execute(cli: Cli) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            crate::console::tell!("error: cannot start the async runtime: {e}");
+            return exit_codes::USAGE;
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(failure) => {
+            crate::console::tell!("error: {failure}");
+            failure.exit_code()
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<u8, Failure> {
+    match cli.command {
+        Command::Serve(args) => serve::serve(args).await,
+        Command::Proxy(args) => proxy::proxy(args).await,
+        Command::Generate(args) => generate::generate(args),
+        Command::Run(args) => run::run(args).await,
+        Command::CheckToken(args) => check_token::check_token(args).await,
+        Command::Validate(args) => validate::validate(args),
+        Command::Scenarios => validate::scenarios(),
+        Command::Dialects => dialects::dialects(),
+        Command::Probe(args) => probe::probe(args).await,
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man => generate::man(),
+        Command::Webhook(WebhookCommand::Listen(args)) => webhook::listen(args).await,
+        Command::Webhook(WebhookCommand::Send(args)) => webhook::send(args).await,
+        Command::Report(args) => report::report(args),
+        Command::Verify(args) => attest::verify(args),
+        Command::Keygen(args) => attest::keygen(args),
+        Command::Sign(args) => attest::sign(args),
+        Command::Package(args) => attest::package(args),
+    }
+}

@@ -8,7 +8,7 @@ use chrono::Utc;
 use crate::cli::{ProbeArgs, RunArgs};
 use crate::config::{self, Environment, RunConfig};
 use crate::datagen::{DataProfile, Generator, run_id};
-use crate::error::Failure;
+use crate::error::{AfterSending, Failure};
 use crate::exit_codes;
 use crate::probe::Stop;
 use crate::probe::{Prober, write};
@@ -43,24 +43,34 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
         "ppcert probe against {} (dialect {chosen})\n",
         opened.base_url
     );
-    match prober.run(&generator).await {
+    let remote = opened.sandbox.is_none().then_some(opened.base_url.as_str());
+    let when = start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let sent = probe_and_report(&args, file, &mut prober, &generator, (remote, &when)).await;
+    Ok(sent?)
+}
+
+/// Everything from the first call on: no failure here can be the "nothing sent" exit 2.
+async fn probe_and_report(
+    args: &ProbeArgs,
+    file: &config::FileConfig,
+    prober: &mut Prober,
+    generator: &Generator,
+    (remote, when): (Option<&str>, &str),
+) -> Result<u8, AfterSending> {
+    match prober.run(generator).await {
         Ok(()) => {}
-        Err(Stop::TokenRejected(why)) => return Err(Failure::new(exit_codes::TOKEN_REJECTED, why)),
-        Err(Stop::Unreachable(why)) => return Err(Failure::new(exit_codes::UNREACHABLE, why)),
-        Err(Stop::Broken(why)) => return Err(Failure::usage(why)),
+        Err(Stop::TokenRejected(why)) => return Err(Failure::token_rejected(why).into()),
+        Err(Stop::Unreachable(why)) => return Err(Failure::unreachable(why).into()),
+        Err(Stop::Broken(why)) => {
+            return Err(Failure::not_met(format!("the probe could not go on: {why}")).into());
+        }
     }
-    print_calls(&prober);
+    print_calls(prober);
     if let Some(path) = &args.write_config {
-        let remote = opened.sandbox.is_none().then_some(opened.base_url.as_str());
-        let when = start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        write_config(
-            path,
-            &write::config_text(file, &prober, remote, &when),
-            &prober,
-            args.force,
-        )?;
+        let text = write::config_text(file, prober, remote, when);
+        write_config(path, &text, prober, args.force)?;
     }
-    Ok(verdict(&prober))
+    Ok(verdict(prober))
 }
 
 /// Configured as a run of the read-mostly `smoke` scenario would be; never production.
@@ -72,8 +82,7 @@ fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
     };
     let config = RunConfig::from_args(&run_args, None).map_err(Failure::usage)?;
     if config.environment() == Environment::Production {
-        return Err(Failure::new(
-            exit_codes::PRODUCTION_GUARD,
+        return Err(Failure::production_guard(
             "refused by the production guard: probe creates quotes, contracts and claims; point it at staging",
         ));
     }
@@ -117,10 +126,9 @@ fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
 fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result<(), Failure> {
     let shown = path.display();
     let not_written = |why: String| {
-        Failure::new(
-            exit_codes::BUNDLE_NOT_WRITTEN,
-            format!("--write-config {shown}: not written: {why}; the calls above were made"),
-        )
+        Failure::not_written(format!(
+            "--write-config {shown}: not written: {why}; the calls above were made"
+        ))
     };
     config::parse_file(&shown.to_string(), text).map_err(|e| {
         not_written(format!(
@@ -128,7 +136,7 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
         ))
     })?;
     // Checked before sending, and again now: the file may have appeared meanwhile.
-    check_write_target(path, force).map_err(|f| not_written(f.error.to_string()))?;
+    check_write_target(path, force).map_err(|f| not_written(f.to_string()))?;
     write_new(path, text, force).map_err(|e| not_written(e.to_string()))?;
     crate::console::say!(
         "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",

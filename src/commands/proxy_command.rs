@@ -176,17 +176,11 @@ fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
 fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
     let name = Path::new(program).display();
     if e.kind() == std::io::ErrorKind::NotFound {
-        Failure::new(
-            exit_codes::COMMAND_NOT_FOUND,
-            format!(
-                "cannot run `{name}`: no such file, and no such program on PATH; nothing was sent"
-            ),
-        )
+        Failure::CommandNotFound(format!(
+            "cannot run `{name}`: no such file, and no such program on PATH; nothing was sent"
+        ))
     } else {
-        Failure::new(
-            exit_codes::COMMAND_NOT_STARTED,
-            format!("cannot run `{name}`: {e}; nothing was sent"),
-        )
+        Failure::CommandNotStarted(format!("cannot run `{name}`: {e}; nothing was sent"))
     }
 }
 

@@ -11,14 +11,11 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
     // Re-rendering rewrites the manifest, so it must not bless a changed record: without a
     // manifest nothing says the record is the run's.
     if !args.dir.join(manifest::FILE_NAME).exists() {
-        return Err(Failure::new(
-            exit_codes::REQUIREMENT_NOT_MET,
-            format!(
-                "{}: no {} to check the record against, refusing to re-render (a fresh manifest would vouch for whatever the files hold now)",
-                args.dir.display(),
-                manifest::FILE_NAME
-            ),
-        ));
+        return Err(Failure::not_met(format!(
+            "{}: no {} to check the record against, refusing to re-render (a fresh manifest would vouch for whatever the files hold now)",
+            args.dir.display(),
+            manifest::FILE_NAME
+        )));
     }
     let source = Source::Dir(args.dir.clone());
     let checked = check(&source, None, false);
@@ -64,12 +61,9 @@ fn refuse(dir: &std::path::Path, refused: &[&str]) -> Failure {
     for problem in refused {
         crate::console::tell!("{}: {problem}", dir.display());
     }
-    Failure::new(
-        exit_codes::REQUIREMENT_NOT_MET,
-        format!(
-            "{}: the record is not the run's, refusing to re-render: {}",
-            dir.display(),
-            refused.join("; ")
-        ),
-    )
+    Failure::not_met(format!(
+        "{}: the record is not the run's, refusing to re-render: {}",
+        dir.display(),
+        refused.join("; ")
+    ))
 }

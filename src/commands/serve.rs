@@ -80,12 +80,9 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
 
 pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     let options = options(&args)?;
-    let sandbox = Sandbox::start(options).await.map_err(|e| {
-        Failure::new(
-            exit_codes::USAGE,
-            format!("cannot listen on {}: {e}", args.addr),
-        )
-    })?;
+    let sandbox = Sandbox::start(options)
+        .await
+        .map_err(|e| Failure::usage(format!("cannot listen on {}: {e}", args.addr)))?;
     // The sandbox's own development token is printed on purpose: it is how a partner talks to it.
     crate::console::say!("ppcert sandbox listening on {}", sandbox.base_url());
     crate::console::say!("token: {}", sandbox.token());
@@ -102,11 +99,9 @@ pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     }
     crate::console::tell!("press Ctrl-C to stop");
     super::listening::first_ctrl_c("stopping: letting in-flight requests finish").await;
-    sandbox.shutdown().await.map_err(|e| {
-        Failure::new(
-            exit_codes::USAGE,
-            format!("sandbox stopped with an error: {e}"),
-        )
-    })?;
+    sandbox
+        .shutdown()
+        .await
+        .map_err(|e| Failure::usage(format!("sandbox stopped with an error: {e}")))?;
     Ok(exit_codes::SUCCESS)
 }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use crate::config::{Target, TokenSource};
 use crate::engine::Tokens;
 use crate::error::Failure;
-use crate::exit_codes;
 use crate::sandbox::{ApiDialect, Sandbox, SandboxOptions};
 use crate::secret::Secret;
 
@@ -96,10 +95,7 @@ pub async fn tokens(
     }
     let http = http(staging)?;
     Tokens::start(source.clone(), http).await.map_err(|why| {
-        Failure::new(
-            exit_codes::TOKEN_REJECTED,
-            format!("no token: {why} (nothing was sent to the API)"),
-        )
+        Failure::token_rejected(format!("no token: {why} (nothing was sent to the API)"))
     })
 }
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::cli::{WebhookListenArgs, WebhookSendArgs};
-use crate::error::Failure;
+use crate::error::{AfterSending, Failure};
 use crate::exit_codes;
 use crate::webhook::listen::{Listener, serve};
 use crate::webhook::scheme::Scheme;
@@ -56,7 +56,7 @@ pub async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
 /// Grades the receiver at `--url`; exit 0 only when every expectation holds, 4 when nothing
 /// answered at all.
 pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
-    use crate::webhook::send::{Verdict, cases, grade, junit, table};
+    use crate::webhook::send::{Verdict, cases, grade, table};
     let secret = secret_for(args.scheme, args.webhook_secret_file.as_deref())?;
     crate::engine::client::install_crypto_provider();
     let client = reqwest::Client::builder()
@@ -65,18 +65,7 @@ pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::usage(format!("cannot build an HTTP client: {e}")))?;
     let graded = grade(&client, args.url.as_str(), cases(args.scheme, &secret)).await;
     crate::console::say!("{}", table(&graded).trim_end());
-    if let Some(path) = &args.junit {
-        // The deliveries were sent by now: a report that cannot be written is exit 6.
-        let unwritten = |why: String| Failure::new(exit_codes::BUNDLE_NOT_WRITTEN, why);
-        let xml = junit(args.url.as_str(), &graded)
-            .map_err(|e| unwritten(format!("cannot render JUnit: {e}")))?;
-        std::fs::write(path, xml).map_err(|e| {
-            unwritten(format!(
-                "--junit {}: cannot write: {e}; the deliveries above were sent",
-                path.display()
-            ))
-        })?;
-    }
+    write_junit(&args, &graded)?;
     let broken = graded.iter().filter(|g| g.verdict != Verdict::Held).count();
     if graded.iter().all(|g| !g.reached) {
         crate::console::tell!("nothing answered at {}", args.url);
@@ -88,4 +77,24 @@ pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
     }
     crate::console::tell!("every expectation met ({} deliveries)", graded.len());
     Ok(exit_codes::SUCCESS)
+}
+
+/// Writes `--junit` once the deliveries were sent: a file that cannot be written is then
+/// exit 6, never the "nothing sent" exit 2, whatever the error says.
+fn write_junit(
+    args: &WebhookSendArgs,
+    graded: &[crate::webhook::send::Graded],
+) -> Result<(), AfterSending> {
+    let Some(path) = &args.junit else {
+        return Ok(());
+    };
+    let xml = crate::webhook::send::junit(args.url.as_str(), graded)
+        .map_err(|e| Failure::usage(format!("cannot render JUnit: {e}")))?;
+    std::fs::write(path, xml).map_err(|e| {
+        Failure::usage(format!(
+            "--junit {}: cannot write: {e}; the deliveries above were sent",
+            path.display()
+        ))
+    })?;
+    Ok(())
 }
