@@ -12,8 +12,7 @@ use crate::common::*;
 fn fast(layout: Layout) -> SandboxOptions {
     SandboxOptions {
         layout,
-        claim_step: std::time::Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     }
 }
 

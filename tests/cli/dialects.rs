@@ -18,8 +18,7 @@ const SCENARIOS: [&str; 5] = [
 fn speaking(dialect: ApiDialect) -> SandboxOptions {
     SandboxOptions {
         dialect,
-        claim_step: std::time::Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     }
 }
 

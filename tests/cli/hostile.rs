@@ -126,8 +126,7 @@ pub async fn front(sandbox: &Sandbox, rule: Rule) -> String {
 fn fast(token: &str) -> SandboxOptions {
     SandboxOptions {
         token: token.to_string(),
-        claim_step: std::time::Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     }
 }
 

@@ -258,11 +258,7 @@ async fn every_exchange_in_the_shipped_scenarios_matches_the_served_document() {
         "change-for-any-reason",
         "conformance",
     ] {
-        let sandbox = sandbox_with(SandboxOptions {
-            claim_step: std::time::Duration::from_millis(50),
-            ..SandboxOptions::default()
-        })
-        .await;
+        let sandbox = sandbox_with(SandboxOptions { ..fast_options() }).await;
         let (finished, evidence, _dir) = run_against(&sandbox, scenario, &[]).await;
         assert_eq!(finished.code, 0, "{scenario}: {}", finished.stderr);
         for exchange in evidence["exchanges"].as_array().unwrap() {

@@ -18,8 +18,7 @@ fn deep(dialect: ApiDialect) -> SandboxOptions {
             integer_ids: true,
             ..Layout::default()
         },
-        claim_step: std::time::Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     }
 }
 
@@ -110,8 +109,7 @@ async fn probe_finds_the_provider_docs_dialect_and_the_captures_together() {
 async fn probe_against_a_plain_provider_docs_staging_needs_only_the_dialect() {
     let sandbox = sandbox_with(SandboxOptions {
         dialect: ApiDialect::ProviderDocs,
-        claim_step: std::time::Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     })
     .await;
     let (probed, ran, evidence, written) = probe_then_run(&sandbox).await;

@@ -150,11 +150,7 @@ impl Partner {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partner_certified_through_the_proxy_gets_the_sandboxs_own_counts() {
-    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions {
-        claim_step: Duration::from_millis(50),
-        ..Default::default()
-    })
-    .await;
+    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions { ..fast_options() }).await;
     let dir = tempfile::tempdir().unwrap();
     let (mut proxy, url) = start_proxy(dir.path(), &sandbox.base_url(), &["--until-met"]).await;
     let partner = Partner {
@@ -211,11 +207,7 @@ async fn a_partner_certified_through_the_proxy_gets_the_sandboxs_own_counts() {
 /// Kenyan shillings: the staging accepts all of it, so the proxy must pass it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partner_whose_traffic_the_staging_accepted_in_full_passes() {
-    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions {
-        claim_step: Duration::from_millis(50),
-        ..Default::default()
-    })
-    .await;
+    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions { ..fast_options() }).await;
     let rule: crate::hostile::Rule = Arc::new(|method, path, _| match (method.as_str(), path) {
         ("POST", "/flight-reports") => crate::hostile::Action::Answer(
             201,

@@ -26,8 +26,7 @@ fn demanding() -> SandboxOptions {
             location_ids: true,
             ..Layout::default()
         },
-        claim_step: Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     }
 }
 

@@ -36,11 +36,7 @@ fn stable(text: &str) -> String {
 }
 
 async fn deterministic_run() -> (tempfile::TempDir, std::path::PathBuf) {
-    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions {
-        claim_step: std::time::Duration::from_millis(50),
-        ..Default::default()
-    })
-    .await;
+    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions { ..fast_options() }).await;
     let (finished, _, dir) = run_against(
         &sandbox,
         "certification",

@@ -5,13 +5,6 @@ use serde_json::Value;
 
 use crate::common::*;
 
-fn fast_claims() -> SandboxOptions {
-    SandboxOptions {
-        claim_step: std::time::Duration::from_millis(50),
-        ..SandboxOptions::default()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_run_passes_on_the_embedded_sandbox_and_writes_its_bundle() {
     let dir = tempfile::tempdir().unwrap();
@@ -78,7 +71,7 @@ async fn every_shipped_scenario_passes_and_its_counts_equal_the_sandboxes() {
         "change-for-any-reason",
         "conformance",
     ] {
-        let sandbox = sandbox_with(fast_claims()).await;
+        let sandbox = sandbox_with(fast_options()).await;
         let (finished, evidence, _dir) = run_against(&sandbox, scenario, &[]).await;
         assert_eq!(
             finished.code, 0,
@@ -97,7 +90,7 @@ async fn every_shipped_scenario_passes_and_its_counts_equal_the_sandboxes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_conformance_refusals_are_checked_and_never_counted() {
-    let sandbox = sandbox_with(fast_claims()).await;
+    let sandbox = sandbox_with(fast_options()).await;
     let (_, evidence, _dir) = run_against(&sandbox, "conformance", &[]).await;
     let refusals: Vec<(String, u64)> = evidence["exchanges"]
         .as_array()
@@ -157,7 +150,7 @@ async fn every_layout_variant_is_read_and_recorded() {
     for layout in variants {
         let sandbox = sandbox_with(SandboxOptions {
             layout,
-            ..fast_claims()
+            ..fast_options()
         })
         .await;
         let (finished, evidence, _dir) = run_against(&sandbox, "certification", &[]).await;
@@ -189,7 +182,7 @@ async fn every_layout_variant_is_read_and_recorded() {
 async fn a_base_url_path_prefix_is_kept() {
     let sandbox = sandbox_with(SandboxOptions {
         path_prefix: Some("/partner-api".into()),
-        ..fast_claims()
+        ..fast_options()
     })
     .await;
     assert!(sandbox.base_url().ends_with("/partner-api"));
@@ -201,7 +194,7 @@ async fn a_base_url_path_prefix_is_kept() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endpoint_overrides_in_ppcert_toml_are_used() {
-    let sandbox = sandbox_with(fast_claims()).await;
+    let sandbox = sandbox_with(fast_options()).await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("ppcert.toml"),
@@ -262,7 +255,7 @@ path = "/flight-cancellation-reports/{{ booking.number }}"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partners_without_flights_skip_flight_cancellations() {
-    let sandbox = sandbox_with(fast_claims()).await;
+    let sandbox = sandbox_with(fast_options()).await;
     let (finished, evidence, _dir) = run_against(
         &sandbox,
         "certification",
@@ -288,7 +281,7 @@ async fn partners_without_flights_skip_flight_cancellations() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scale_multiplies_every_flow() {
-    let sandbox = sandbox_with(fast_claims()).await;
+    let sandbox = sandbox_with(fast_options()).await;
     let (finished, evidence, _dir) = run_against(
         &sandbox,
         "certification",

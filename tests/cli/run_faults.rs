@@ -13,8 +13,7 @@ async fn retries_and_reconciliation_keep_the_ledger_equal_to_the_sandboxes() {
         retry_after_secs: 0,
         unavailable_every: Some(5),
         drop_every: Some(3),
-        claim_step: Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     };
     let sandbox = sandbox_with(options).await;
     // One flow at a time: the faults, counted per request, then fall on the same calls every run.

@@ -3,7 +3,6 @@
 //! its signature verdict and, per claim, the statuses polled beside those delivered; the
 //! reports show it; webhooks never change the verdict.
 
-use std::time::Duration;
 
 use ppcert::sandbox::{SandboxOptions, WebhookOptions};
 use ppcert::webhook::scheme::Scheme;
@@ -105,9 +104,8 @@ async fn webhook_listen_verifies_a_stagings_deliveries_and_records_forged_ones_a
         );
         webhooks.retry_delays = vec![];
         let staging = sandbox_with(SandboxOptions {
-            claim_step: Duration::from_millis(50),
             webhooks: Some(webhooks),
-            ..Default::default()
+            ..fast_options()
         })
         .await;
         let dir = tempfile::tempdir().unwrap();

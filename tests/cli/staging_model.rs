@@ -4,7 +4,6 @@
 //! "ready" what `run` fails; templates are strict everywhere.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::DateTime;
 use ppcert::sandbox::{Layout, QuoteWrapper, RateLimitHeader, Sandbox, SandboxOptions};
@@ -27,8 +26,7 @@ fn demanding(layout: Layout) -> SandboxOptions {
             location_ids: true,
             ..layout
         },
-        claim_step: Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     }
 }
 
@@ -270,11 +268,7 @@ async fn probe_writes_a_config_that_passes_where_only_headers_were_given() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probe_never_calls_ready_what_run_fails() {
-    let sandbox = sandbox_with(SandboxOptions {
-        claim_step: Duration::from_millis(50),
-        ..SandboxOptions::default()
-    })
-    .await;
+    let sandbox = sandbox_with(SandboxOptions { ..fast_options() }).await;
     let error = r#"{"error": {"code": "NOT_UPDATED", "message": "the update was not applied"}}"#;
     let rule: Rule = Arc::new(move |method, _, _| match method.as_str() {
         "PATCH" => Action::Answer(200, vec![], error.to_string()),

@@ -17,8 +17,7 @@ async fn issuing(ttl: u64) -> Sandbox {
     sandbox_with(SandboxOptions {
         token_ttl: Some(Duration::from_secs(ttl)),
         latency: Duration::from_millis(40),
-        claim_step: Duration::from_millis(50),
-        ..SandboxOptions::default()
+        ..fast_options()
     })
     .await
 }
