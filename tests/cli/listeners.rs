@@ -358,3 +358,29 @@ async fn a_second_sigint_exits_at_once_with_130() {
         assert_eq!(ended(&mut child, kind).await, 130, "{kind}");
     }
 }
+
+/// With `--public` the listener starts on every interface and says what it exposes. Nothing
+/// is sent to it: the test only reads the warning and stops the listener.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_listening_is_allowed_with_a_warning_naming_what_is_exposed() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["webhook", "listen", "--addr", "0.0.0.0:0", "--public"];
+    let mut child = ppcert_command(dir.path(), &args, None)
+        .env("PPCERT_WEBHOOK_SECRET", SECRET)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    let warning = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("a line within 10 s")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(
+        warning.starts_with("warning: --public: the webhook receiver")
+            && warning.contains("reachable from the network"),
+        "{warning}"
+    );
+    child.kill().await.unwrap();
+}

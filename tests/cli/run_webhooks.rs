@@ -3,7 +3,6 @@
 //! its signature verdict and, per claim, the statuses polled beside those delivered; the
 //! reports show it; webhooks never change the verdict.
 
-
 use ppcert::sandbox::{SandboxOptions, WebhookOptions};
 use ppcert::webhook::scheme::Scheme;
 use serde_json::Value;

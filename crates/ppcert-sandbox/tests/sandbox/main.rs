@@ -4,6 +4,7 @@
 
 mod claims;
 mod expiry;
+mod listener;
 mod options;
 mod rules;
 mod webhooks;
