@@ -3,8 +3,8 @@
 //! Data flows one way: cli → config + scenario → datagen → engine → journal → evidence →
 //! report. The sandbox is the default target and shares only the API models.
 
-pub mod attest;
-pub mod bounds;
+pub(crate) mod attest;
+pub(crate) mod bounds;
 pub mod cli;
 mod commands;
 pub mod config;
@@ -12,26 +12,26 @@ pub mod console;
 pub mod datagen;
 pub mod dialect;
 pub mod digest;
-pub mod endpoints;
+pub(crate) mod endpoints;
 pub mod engine;
-pub mod env;
-pub mod environment;
-pub mod error;
-pub mod evidence;
-pub mod exit_codes;
+pub(crate) mod env;
+pub(crate) mod environment;
+pub(crate) mod error;
+pub(crate) mod evidence;
+pub(crate) mod exit_codes;
 pub mod journal;
 /// The API models, shared with the sandbox crate.
 pub use ppcert_models as models;
-pub mod output;
-pub mod probe;
-pub mod problem;
-pub mod proxy;
-pub mod record;
+pub(crate) mod output;
+pub(crate) mod probe;
+pub(crate) mod problem;
+pub(crate) mod proxy;
+pub(crate) mod record;
 pub mod report;
 /// The embedded staging simulator, a crate of its own.
 pub use ppcert_sandbox as sandbox;
 pub mod scenario;
-pub mod secret;
+pub(crate) mod secret;
 pub mod webhook;
 
 pub use error::Failure;

@@ -10,7 +10,4 @@ pub mod package;
 mod statement;
 pub mod verify;
 
-pub use statement::{
-    Digest, PREDICATE_TYPE, Predicate, Run, STATEMENT_TYPE, Scenario, Statement, Subject, Target,
-    subjects,
-};
+pub use statement::{PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, subjects};

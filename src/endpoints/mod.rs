@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::models::Operation;
-pub use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture, capture_names};
+pub use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture};
 pub use success::SuccessRule;
 
 /// Headers a definition may not set: ppcert sends them itself, and a second `Authorization`

@@ -12,8 +12,8 @@ pub mod webhooks;
 pub use crate::journal::FlowSummary;
 /// The scenario source of a `ppcert proxy` session: the partner's own traffic, no scenario.
 pub use crate::scenario::PARTNER_TRAFFIC;
-pub use ledger::{RequirementResult, ledger};
+pub use ledger::RequirementResult;
 pub use model::{
-    BookingRecord, Evidence, FILE_NAME, Partner, RunInfo, SANDBOX_NOTICE, SCHEMA_VERSION,
-    TargetInfo, Tool, Verdict, build,
+    BookingRecord, Evidence, FILE_NAME, Partner, RunInfo, SANDBOX_NOTICE, TargetInfo, Tool,
+    Verdict, build,
 };

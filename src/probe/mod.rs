@@ -9,4 +9,4 @@ mod prober;
 mod steps;
 pub mod write;
 
-pub use prober::{Answer, CallReport, Prober, Proven, Stop, report, with_product_type};
+pub use prober::{Answer, CallReport, Prober, Stop, report, with_product_type};

@@ -126,12 +126,6 @@ pub struct Judged {
     pub checks: Vec<Check>,
 }
 
-impl Judged {
-    pub fn violated(&self) -> bool {
-        self.checks.iter().any(|c| !c.passed && !c.warning)
-    }
-}
-
 fn text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
