@@ -96,11 +96,13 @@ fn token_rejected(response: &ResponseRecord, tokens: &Tokens) -> bool {
     if response.status != 401 {
         return false;
     }
+    // A 401 is also the spec's answer to an update of a contract no longer valid: only words
+    // about the token itself (RFC 6750's `invalid_token`, or "token" with "expired" or
+    // "invalid") say another token may help.
     let says = |text: &str| {
         let text = text.to_ascii_lowercase();
-        ["invalid_token", "invalid token", "expired", "token_expired"]
-            .iter()
-            .any(|w| text.contains(w))
+        text.contains("invalid_token")
+            || (text.contains("token") && (text.contains("expired") || text.contains("invalid")))
     };
     let challenge = response
         .headers
@@ -416,6 +418,35 @@ pub fn keep_body(bytes: &[u8], token: &dyn Scrub) -> (Body, bool, Option<std::sy
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn unauthorized(challenge: Option<&str>, body: serde_json::Value) -> ResponseRecord {
+        ResponseRecord {
+            status: 401,
+            headers: challenge
+                .map(|c| ("www-authenticate".to_string(), c.to_string()))
+                .into_iter()
+                .collect(),
+            body: Body::from_value(&body),
+            body_truncated: false,
+            full_json: None,
+            cut: None,
+        }
+    }
+
+    #[test]
+    fn only_a_401_about_the_token_asks_for_another_token() {
+        let tokens = Tokens::fixed(crate::secret::Secret::new("tok-0123456789abcdef"));
+        let expired = serde_json::json!({"error": {"code": "TOKEN_EXPIRED", "message": "The access token expired"}});
+        assert!(token_rejected(&unauthorized(None, expired), &tokens));
+        let challenge = Some(r#"Bearer error="invalid_token""#);
+        assert!(token_rejected(
+            &unauthorized(challenge, serde_json::json!(null)),
+            &tokens
+        ));
+        // The spec's 401 for an update of a contract no longer valid is not about the token.
+        let contract = serde_json::json!({"error": {"code": "CONTRACT_INVALID", "message": "the contract expired: departure has passed"}});
+        assert!(!token_rejected(&unauthorized(None, contract), &tokens));
+    }
 
     #[test]
     fn an_untrusted_certificate_points_to_cacert() {
