@@ -38,6 +38,7 @@ pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
         body: Some(json!({ "data": {} })),
         wrong_token: None,
         retry_without_answer: false,
+        renew_on_rejection: true,
     };
     let attempts = client.execute(&request, &Cancel::default()).await;
     let last = attempts.last().expect("one attempt at least");

@@ -58,6 +58,18 @@ pub async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
 pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
     use crate::webhook::send::{Verdict, cases, grade, table};
     let secret = secret_for(args.scheme, args.webhook_secret_file.as_deref())?;
+    // A --junit file that cannot be written is said before anything is sent (exit 2).
+    if let Some(path) = &args.junit {
+        let dir = (path.parent())
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() || path.is_dir() {
+            return Err(Failure::usage(format!(
+                "--junit {}: not a file in an existing folder; nothing was sent",
+                path.display()
+            )));
+        }
+    }
     crate::engine::client::install_crypto_provider();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())

@@ -40,18 +40,25 @@ impl TokenSource {
     /// What the evidence and `--resume` know of the source: never a token or a secret.
     pub fn describe(&self) -> String {
         match self {
+            // The same file however it is named on the command line.
             TokenSource::Static {
                 file: Some(path), ..
-            } => {
-                format!("token file {}", path.display())
-            }
+            } => format!(
+                "token file {}",
+                std::fs::canonicalize(path)
+                    .unwrap_or_else(|_| path.clone())
+                    .display()
+            ),
             TokenSource::Static { file: None, .. } => "static token (PPCERT_TOKEN)".into(),
             TokenSource::ClientCredentials(c, _) => {
                 format!("client credentials of {} at {}", c.client_id, c.token_url)
             }
+            // The program by name; its words only by digest, as they may hold a secret, so a
+            // resume with other words (another tenant, another vault path) is told apart.
             TokenSource::Command(argv, _) => format!(
-                "token command {}",
-                argv.first().map(String::as_str).unwrap_or_default()
+                "token command {} (words sha256 {})",
+                argv.first().map(String::as_str).unwrap_or_default(),
+                &crate::digest::sha256_hex(argv.join("\0").as_bytes())[..12]
             ),
         }
     }

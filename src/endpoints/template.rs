@@ -90,14 +90,57 @@ pub fn unknown_attribute(
     context: &Value,
 ) -> Option<String> {
     let template = env.get_template(name).ok()?;
+    let source = template.source().to_string();
     let mut names: Vec<String> = template.undeclared_variables(true).into_iter().collect();
     names.sort();
     // `request` is the body the spec would send, shaped by the data (a refusal case leaves a
     // field out on purpose, and templates test for it with `is defined`): not the context's.
+    // minijinja's own functions are not context names, and a name the template itself guards
+    // (`is defined`, `| default`) may be absent on purpose.
     names
         .into_iter()
-        .filter(|dotted| dotted.split('.').next() != Some("request"))
+        .filter(|dotted| {
+            let root = dotted.split('.').next().unwrap_or_default();
+            root != "request" && !BUILTIN_GLOBALS.contains(&root) && !guarded(&source, dotted)
+        })
         .find(|dotted| !resolves(context, dotted))
+}
+
+/// minijinja's global functions and the names its blocks define.
+const BUILTIN_GLOBALS: [&str; 11] = [
+    "range",
+    "dict",
+    "namespace",
+    "debug",
+    "lipsum",
+    "cycler",
+    "joiner",
+    "loop",
+    "self",
+    "varargs",
+    "kwargs",
+];
+
+/// Whether `source` tests `dotted` (or a name it lies under) for being defined, or gives it a
+/// default, before use.
+fn guarded(source: &str, dotted: &str) -> bool {
+    let compact: String = source.split_whitespace().collect::<Vec<_>>().join(" ");
+    let parts: Vec<&str> = dotted.split('.').collect();
+    (1..=parts.len()).any(|n| guards(&compact, &parts[..n].join(".")))
+}
+
+fn guards(compact: &str, dotted: &str) -> bool {
+    [
+        format!("{dotted} is defined"),
+        format!("{dotted} is not defined"),
+        format!("{dotted} is undefined"),
+        format!("{dotted} | default"),
+        format!("{dotted}|default"),
+        format!("{dotted} | d("),
+        format!("{dotted}|d("),
+    ]
+    .iter()
+    .any(|guard| compact.contains(guard.as_str()))
 }
 
 fn resolves(context: &Value, dotted: &str) -> bool {
@@ -139,6 +182,12 @@ mod tests {
                 "{% for t in booking.travelers %}{{ t.anything }}{% endfor %}",
                 None,
             ),
+            ("{% for i in range(2) %}{{ i }}{% endfor %}", None),
+            ("{{ dict(x=1) | tojson }}", None),
+            ("{% set ns = namespace(total=0) %}{{ ns.total }}", None),
+            ("{% if quote is defined %}{{ quote.id }}{% endif %}", None),
+            ("{{ booking.agent | default(\"x\") }}", None),
+            ("{{ booking.agent }}", Some("booking.agent")),
         ] {
             env.add_template_owned("t", template.to_string()).unwrap();
             assert_eq!(

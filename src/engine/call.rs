@@ -101,7 +101,7 @@ impl StepContext<'_> {
         step: &str,
         claimed: Option<(ProductType, String)>,
     ) -> Option<String> {
-        let context = self.context(None, None, None);
+        let context = self.read_context();
         let expect = self.success(Operation::ReadContracts);
         let step = format!("{step}:reconcile");
         let spec = self

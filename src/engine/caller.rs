@@ -180,6 +180,7 @@ impl Caller<'_> {
             // first quotes) is retried without an answer: a dead or hanging target ends the
             // run after those few requests (exit 4).
             retry_without_answer: self.shared.gate.state() != GateState::Pending,
+            renew_on_rejection: self.shared.gate.state() != GateState::Pending,
         };
         self.shared.events.emit(RunEvent::Sending {
             flow: self.flow.to_string(),
@@ -283,6 +284,9 @@ impl Caller<'_> {
 fn first_call(last: &Attempt) -> GateState {
     match last.status() {
         Some(401) => GateState::TokenRejected,
+        // Still unavailable or rate-limited after its retries: the target does not serve, and
+        // every other flow would only meet the same (exit 4).
+        Some(429 | 502 | 503 | 504) => GateState::Unreachable,
         Some(_) => GateState::Open,
         None => GateState::Unreachable,
     }

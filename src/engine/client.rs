@@ -17,6 +17,18 @@ pub use super::waits::{announced_wait, parse_retry_after};
 use crate::record::{Body, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED_BEARER, Scrub};
 
+/// Configured headers whose values the evidence shows; any other configured header (an API
+/// key, a gateway secret) is recorded as [`REDACTED`].
+const RECORDED_HEADERS: [&str; 6] = [
+    "idempotency-key",
+    "x-idempotency-key",
+    "x-request-id",
+    "x-correlation-id",
+    "accept-language",
+    "prefer",
+];
+const REDACTED: &str = "<redacted>";
+
 /// Bodies kept in the evidence are cut at this size; larger ones are not parsed.
 pub const MAX_KEPT_BODY: usize = 64 * 1024;
 /// Reading stops here: a larger body is an error, never a memory problem.
@@ -42,6 +54,9 @@ pub struct Request {
     pub wrong_token: Option<String>,
     /// Whether an attempt that got no answer (connection refused, timeout) is tried again.
     pub retry_without_answer: bool,
+    /// Whether a 401 that rejects the token gets a new token and one more try. Not before the
+    /// first call has settled the gate: a bad token then costs the documented few requests.
+    pub renew_on_rejection: bool,
 }
 
 /// One attempt as it happened.
@@ -180,7 +195,7 @@ impl ApiClient {
             attempts.push(attempt);
             if rejected {
                 // Once per call: a token rejected again after renewal is not the token's age.
-                if renewed || !self.tokens.renews() {
+                if renewed || !self.tokens.renews() || !request.renew_on_rejection {
                     self.tokens.give_up();
                     break;
                 }
@@ -248,10 +263,14 @@ impl ApiClient {
                 reqwest::header::HeaderName::from_bytes(name.as_bytes()),
                 reqwest::header::HeaderValue::from_str(value),
             ) {
-                recorded.insert(
-                    name.as_str().to_string(),
-                    self.tokens.scrub(value.to_str().unwrap_or_default()),
-                );
+                // A configured header may carry a gateway key: only values known to be
+                // harmless are recorded; the rest are kept out of the evidence.
+                let shown = if RECORDED_HEADERS.contains(&name.as_str()) {
+                    self.tokens.scrub(value.to_str().unwrap_or_default())
+                } else {
+                    REDACTED.to_string()
+                };
+                recorded.insert(name.as_str().to_string(), shown);
                 headers.insert(name, value);
             }
         }
@@ -301,7 +320,12 @@ impl ApiClient {
                     // A 5xx (a gateway's 502/504, a 503 from a server that failed after
                     // writing, any other) says nothing of whether the write was done: a
                     // non-idempotent one may have been processed, as with a lost answer.
+                    // A 503 that announces when to come back is the server declining the
+                    // request, not failing after it: nothing was processed.
+                    let declined =
+                        response.status == 503 && announced_wait(&response.headers).is_some();
                     attempt.maybe_processed = response.status >= 500
+                        && !declined
                         && !matches!(request.method, Method::GET | Method::HEAD);
                     attempt.response = Some(response);
                 }

@@ -6,6 +6,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::caller::Expect;
+use super::state::QuoteRef;
 use super::step_context::StepContext;
 use super::steps::quote_call;
 use crate::models::{Envelope, Operation};
@@ -64,15 +65,35 @@ async fn refused_request(
         | ErrorCase::ReusedBookingNumber
         | ErrorCase::ReusedQuoteReference => {
             let body = refused_subscription(cx, case, step).await?;
-            let context = cx.context(None, None, None);
+            let quote = cx
+                .state
+                .quotes
+                .first()
+                .cloned()
+                .unwrap_or_else(unknown_quote);
+            let context = cx.context(Some(&quote), None, None);
             (Operation::Subscription, context, Some(body))
         }
         ErrorCase::UnknownContract => {
-            let context = cx.context(None, Some(&format!("ct-unknown-{}", booking.number)), None);
+            // The context a claim gets everywhere (the rehearsal's): dates and product type.
+            let contract = format!("ct-unknown-{}", booking.number);
+            let now = Utc::now();
+            let dates = (
+                now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                now.format("%Y-%m-%d").to_string(),
+            );
+            let mut context = cx.context(None, Some(&contract), Some(dates));
+            context["product_type"] = json!(crate::models::ProductType::Withdrawal);
             (Operation::Claim, context, Some(json!({ "data": {} })))
         }
         ErrorCase::UnknownBooking => {
-            let mut context = cx.context(None, None, None);
+            let quote = cx
+                .state
+                .quotes
+                .first()
+                .cloned()
+                .unwrap_or_else(unknown_quote);
+            let mut context = cx.context(Some(&quote), None, None);
             context["booking"]["number"] = json!(format!("{}-U", booking.number));
             let mut ids: Vec<String> = cx.state.quotes.iter().map(|q| q.id.clone()).collect();
             if ids.is_empty() {
@@ -128,4 +149,13 @@ async fn fresh_quote(cx: &mut StepContext<'_>, step: &str) -> Result<(String, St
     });
     let (quote, _) = quote_call(cx, step, body, None).await?;
     Ok((quote.reference, quote.id))
+}
+
+/// A quote no server made, for refusal calls whose templates name a quote: every call has the
+/// context the rehearsal before the run assumed.
+fn unknown_quote() -> QuoteRef {
+    QuoteRef {
+        id: "qt-unknown".into(),
+        reference: "QR-UNKNOWN".into(),
+    }
 }

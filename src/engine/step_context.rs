@@ -58,6 +58,17 @@ impl StepContext<'_> {
         call_context(self.booking(), &known)
     }
 
+    /// The context of a contracts read: the booking's (first) product type is known, as the
+    /// rehearsal before the run assumed.
+    pub fn read_context(&self) -> Value {
+        let mut context = self.context(None, None, None);
+        let product_type = (self.booking().product_types.first())
+            .copied()
+            .unwrap_or(crate::models::ProductType::Withdrawal);
+        context["product_type"] = json!(product_type);
+        context
+    }
+
     /// The success rule of an operation's endpoint.
     pub fn success(&self, operation: Operation) -> Expect {
         Expect::Success(self.shared.endpoints.success(operation))

@@ -162,7 +162,7 @@ pub(super) async fn read_contracts_call(
     cx: &mut StepContext<'_>,
     step: &str,
 ) -> Result<Pending, StepError> {
-    let context = cx.context(None, None, None);
+    let context = cx.read_context();
     let expect = cx.success(Operation::ReadContracts);
     let spec = cx.spec(Operation::ReadContracts, step, &context, None, expect)?;
     Ok(cx.send(spec).await)

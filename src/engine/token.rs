@@ -40,7 +40,12 @@ pub struct Tokens {
     calls: Mutex<Vec<TokenCall>>,
     /// A renewed token was rejected too, or no new one could be had: the run stops.
     given_up: AtomicBool,
+    /// When a renewal before expiry last failed: the next is not tried at once.
+    last_failure: Mutex<Option<Instant>>,
 }
+
+/// How long after a failed renewal before expiry the next is tried.
+const RENEWAL_PAUSE: Duration = Duration::from_secs(5);
 
 /// What a source gave: the token and how long it lives, when said.
 type Fetched = (Secret, Option<Duration>);
@@ -75,6 +80,7 @@ impl Tokens {
             known: RwLock::new(known),
             calls: Mutex::new(Vec::new()),
             given_up: AtomicBool::new(false),
+            last_failure: Mutex::new(None),
         }
     }
 
@@ -103,8 +109,15 @@ impl Tokens {
                 .is_some_and(|at| Instant::now() + margin >= at);
             (issued.generation, expiring)
         };
-        if expiring && self.source.renews() {
-            let _ = self.renew(generation).await;
+        let resting = (self.last_failure.lock().unwrap_or_else(|e| e.into_inner()))
+            .is_some_and(|at| at.elapsed() < RENEWAL_PAUSE);
+        // Not on every request after a failure: the current token works until the server says.
+        if expiring
+            && self.source.renews()
+            && !resting
+            && self.renew_token(generation, false).await.is_err()
+        {
+            *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         }
         self.current_lease()
     }
@@ -119,17 +132,33 @@ impl Tokens {
 
     /// Renews the token that `generation` leased, unless another flow already did.
     pub async fn renew(&self, generation: u64) -> Result<Lease, String> {
+        self.renew_token(generation, true).await
+    }
+
+    /// A new token for the one `generation` leased. After a rejection the same token back is a
+    /// failure; before an expiry it is the source saying the token lives on (its new lifetime
+    /// is taken).
+    async fn renew_token(&self, generation: u64, after_rejection: bool) -> Result<Lease, String> {
         let _one_at_a_time = self.renewing.lock().await;
         if self.read().generation != generation {
             return Ok(self.current_lease());
         }
-        let rejected = self.read().token.clone();
+        let current = self.read().token.clone();
         let (token, lifetime) = fetch(&self.source, &self.http, &self.calls).await?;
-        if token.expose() == rejected.expose() {
-            return Err(format!(
-                "{} gave the same token again",
-                self.source.describe()
-            ));
+        if token.expose() == current.expose() {
+            if after_rejection {
+                return Err(format!(
+                    "{} gave the same token again",
+                    self.source.describe()
+                ));
+            }
+            let mut issued = self.current.write().unwrap_or_else(|e| e.into_inner());
+            issued.expires = lifetime.map(|l| Instant::now() + l);
+            issued.lifetime = lifetime;
+            return Ok(Lease {
+                token: issued.token.clone(),
+                generation: issued.generation,
+            });
         }
         self.known
             .write()

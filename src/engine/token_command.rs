@@ -24,14 +24,10 @@ pub async fn run(argv: &[String], timeout: Duration) -> Result<(Secret, Option<D
         .spawn()
         .map_err(|e| format!("token command `{name}` could not be started: {e}"))?;
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    // Both pipes are drained at once, past the cap too: a command that writes much to one
+    // must not block on it while its token waits in the other.
     let read = async {
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        if let Some(s) = stdout.as_mut() {
-            let _ = s.take(MAX_OUTPUT).read_to_end(&mut out).await;
-        }
-        if let Some(s) = stderr.as_mut() {
-            let _ = s.take(MAX_OUTPUT).read_to_end(&mut err).await;
-        }
+        let (out, err) = tokio::join!(capped(stdout.as_mut()), capped(stderr.as_mut()));
         let status = child.wait().await;
         (out, err, status)
     };
@@ -66,6 +62,16 @@ pub async fn run(argv: &[String], timeout: Duration) -> Result<(Secret, Option<D
     parsed.ok_or_else(|| {
         format!("token command `{name}` printed no token (a bare token, or JSON with access_token)")
     })
+}
+
+/// What a pipe carried, at most [`MAX_OUTPUT`] of it; the rest is read and dropped.
+async fn capped(pipe: Option<&mut (impl tokio::io::AsyncRead + Unpin)>) -> Vec<u8> {
+    let mut kept = Vec::new();
+    if let Some(pipe) = pipe {
+        let _ = pipe.take(MAX_OUTPUT).read_to_end(&mut kept).await;
+        let _ = tokio::io::copy(pipe, &mut tokio::io::sink()).await;
+    }
+    kept
 }
 
 fn parse(out: &str) -> Option<(Secret, Option<Duration>)> {

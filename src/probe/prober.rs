@@ -168,6 +168,7 @@ impl Prober {
             body: endpoints.body(op, &context, default_body)?,
             wrong_token: None,
             retry_without_answer: true,
+            renew_on_rejection: true,
         };
         let attempts = self.client.execute(&request, &self.cancel).await;
         let last = attempts.last().ok_or("no attempt was made")?;

@@ -315,3 +315,58 @@ fn assert_no_token(finished: &Finished, dir: &std::path::Path) {
         }
     }
 }
+
+/// A 503 that says when to come back declined the write; a 409 to the retry then cannot be
+/// the earlier attempt's doing. The staging here never lets a PATCH through: no update may be
+/// counted (before, each was "reconciled" and the run PASSED).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_write_followed_by_a_conflict_is_never_counted() {
+    let sandbox = sandbox_with(fast("tok-declined-123")).await;
+    let rule: Rule = Arc::new(|method, _, count| match (method.as_str(), count % 2) {
+        ("PATCH", 0) => Action::Answer(
+            503,
+            vec![("retry-after", "0".to_string())],
+            r#"{"error": {"code": "UNAVAILABLE", "message": "try again"}}"#.into(),
+        ),
+        ("PATCH", _) => Action::Answer(
+            409,
+            vec![],
+            r#"{"error": {"code": "CONFLICT", "message": "conflict"}}"#.into(),
+        ),
+        _ => Action::Forward,
+    });
+    let base = front(&sandbox, rule).await;
+    let (finished, evidence, _dir) = certify(&base, sandbox.token()).await;
+    assert_eq!(finished.code, 1, "{}", finished.stdout);
+    assert_eq!(evidence["verdict"], "failed");
+    assert_eq!(
+        succeeded(&evidence, "update"),
+        0,
+        "the staging did no update"
+    );
+    let reconciled = evidence["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["operation"] == "update" && e["reconciled"] == true);
+    assert!(!reconciled, "nothing to reconcile: the write was declined");
+}
+
+/// A target that answers 503 to everything does not open the gate: exit 4 after the first
+/// call's retries, and no flow beyond the early ones is started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_unavailable_from_the_first_call_is_exit_4_not_a_failed_batch() {
+    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions {
+        unavailable_every: Some(1),
+        ..fast("tok-unavailable-123")
+    })
+    .await;
+    let (finished, _evidence, _dir) = certify(&sandbox.base_url(), sandbox.token()).await;
+    assert_eq!(finished.code, 4, "{}\n{}", finished.stdout, finished.stderr);
+    let bound = (1 + ppcert::engine::EARLY_FLOWS as u64) * 4;
+    assert!(
+        sandbox.requests_received() <= bound,
+        "{} requests",
+        sandbox.requests_received()
+    );
+}

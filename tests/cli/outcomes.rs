@@ -108,15 +108,24 @@ async fn no_exit_2_after_sending_for_probe_or_webhook_send() {
 
     let (_listener, url) = crate::webhooks::listen("github", dir.path()).await;
     let hooks = format!("{url}/hooks");
-    let args = [
-        "webhook", "send", "--url", &hooks, "--scheme", "github", "--junit", ".",
-    ];
-    let output = ppcert_command(dir.path(), &args, None)
-        .env("PPCERT_WEBHOOK_SECRET", "whsec_test_0123456789")
-        .output()
-        .await
-        .unwrap();
-    let sent = finished(output);
+    let send = |junit: &'static str| {
+        let args = [
+            "webhook", "send", "--url", &hooks, "--scheme", "github", "--junit", junit,
+        ];
+        ppcert_command(dir.path(), &args, None)
+            .env("PPCERT_WEBHOOK_SECRET", "whsec_test_0123456789")
+            .output()
+    };
+    // A folder is no file: said before anything is sent.
+    let refused = finished(send(".").await.unwrap());
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("nothing was sent"),
+        "{}",
+        refused.stderr
+    );
+    // A device that is always full fails the write itself, after the deliveries went out.
+    let sent = finished(send("/dev/full").await.unwrap());
     assert_eq!(sent.code, 6, "{}", sent.stderr);
     assert!(
         sent.stderr.contains("the deliveries above were sent"),

@@ -395,3 +395,39 @@ steps = [
         "the certification batch keeps the spec's read before each claim"
     );
 }
+
+/// A configured header may carry a gateway key: its value reaches the staging but no file of
+/// the bundle. And every call gets the context `validate` rehearsed: a contracts read names
+/// its product type, a claim (the conformance batch's refusals included) its claim day.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_values_stay_out_of_the_evidence_and_every_call_has_its_context() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let key = "sk_live_gateway_secret_0123456789";
+    let config = format!(
+        "[endpoints.subscription.headers]\nX-Api-Key = \"{key}\"\n\n\
+         [endpoints.read_contracts]\n\
+         path = \"/subscriptions/{{{{ booking.number }}}}/contracts?productType={{{{ product_type }}}}\"\n\n\
+         [endpoints.claim]\n\
+         body = '{{\"data\": {{\"claimDate\": {{{{ claim_day | tojson }}}}}}}}'\n"
+    );
+    for scenario in ["certification", "conformance"] {
+        let dir = dir_with_config(&config);
+        let validate = ppcert(dir.path(), &["validate"], None).await;
+        assert_eq!(validate.code, 0, "{}", validate.stderr);
+        let (finished, _evidence) = certify(&sandbox, dir.path(), &["--scenario", scenario]).await;
+        assert_eq!(
+            finished.code, 0,
+            "{scenario}: {}\n{}",
+            finished.stdout, finished.stderr
+        );
+        for entry in std::fs::read_dir(dir.path().join("b")).unwrap() {
+            let path = entry.unwrap().path();
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            assert!(
+                !text.contains(key),
+                "{} holds the header's value",
+                path.display()
+            );
+        }
+    }
+}

@@ -174,7 +174,15 @@ async fn a_token_command_alone_is_run_again_when_its_token_expires() {
     let evidence = read_json(&dir.path().join("b/evidence.json"));
     ledger_equals(&evidence, &sandbox);
     assert!(fingerprints(&evidence).len() >= 2, "renewed after expiry");
-    assert_eq!(evidence["run"]["token_source"], "token command cat");
+    let source = evidence["run"]["token_source"].as_str().unwrap();
+    assert!(
+        source.starts_with("token command cat (words sha256 "),
+        "{source}"
+    );
+    assert!(
+        !source.contains("current-token"),
+        "the command's words stay out: {source}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -295,4 +303,31 @@ async fn a_plain_client_secret_or_two_sources_are_refused() {
     let both = ppcert(dir.path(), &args, Some("static-token-123")).await;
     assert_eq!(both.code, 2, "{}", both.stderr);
     assert!(both.stderr.contains("keep one source"), "{}", both.stderr);
+}
+
+/// A token source that renews does not widen the first call's bound: while the gate is
+/// pending no 401 gets a second try, so a wrong token costs at most 1 + EARLY_FLOWS requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewing_source_keeps_the_bad_token_bound() {
+    let sandbox = issuing(60).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = sandbox.base_url();
+    let args = run_args(
+        &base,
+        "b",
+        &[
+            "--token-command",
+            "echo tok-this-server-never-issued",
+            "--concurrency",
+            "16",
+        ],
+    );
+    let finished = ppcert(dir.path(), &args, None).await;
+    assert_eq!(finished.code, 3, "{}\n{}", finished.stdout, finished.stderr);
+    let bound = 1 + ppcert::engine::EARLY_FLOWS as u64;
+    assert!(
+        sandbox.requests_received() <= bound,
+        "{} requests (bound {bound})",
+        sandbox.requests_received()
+    );
 }

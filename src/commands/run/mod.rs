@@ -122,7 +122,14 @@ fn resume_command(args: &RunArgs, config: &RunConfig, dir: &std::path::Path) -> 
     if let Some(path) = &args.target.token_file {
         command.push_str(&format!(" --token-file {}", shell_word(path)));
     }
-    let token = if args.target.token_file.is_none() && !config.target.is_embedded() {
+    // The command line of --token-command is not repeated: it may hold a secret.
+    let token = if args.target.token_command.is_some() {
+        " (with the same --token-command as before)"
+    } else if args.target.token_file.is_none()
+        && config.staging.file.auth.token_url.is_none()
+        && config.staging.file.auth.command.is_none()
+        && !config.target.is_embedded()
+    {
         " (with the same token in PPCERT_TOKEN)"
     } else {
         ""
