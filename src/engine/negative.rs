@@ -65,12 +65,7 @@ async fn refused_request(
         | ErrorCase::ReusedBookingNumber
         | ErrorCase::ReusedQuoteReference => {
             let body = refused_subscription(cx, case, step).await?;
-            let quote = cx
-                .state
-                .quotes
-                .first()
-                .cloned()
-                .unwrap_or_else(unknown_quote);
+            let quote = first_quote(cx);
             let context = cx.context(Some(&quote), None, None);
             (Operation::Subscription, context, Some(body))
         }
@@ -87,12 +82,7 @@ async fn refused_request(
             (Operation::Claim, context, Some(json!({ "data": {} })))
         }
         ErrorCase::UnknownBooking => {
-            let quote = cx
-                .state
-                .quotes
-                .first()
-                .cloned()
-                .unwrap_or_else(unknown_quote);
+            let quote = first_quote(cx);
             let mut context = cx.context(Some(&quote), None, None);
             context["booking"]["number"] = json!(format!("{}-U", booking.number));
             let mut ids: Vec<String> = cx.state.quotes.iter().map(|q| q.id.clone()).collect();
@@ -151,8 +141,16 @@ async fn fresh_quote(cx: &mut StepContext<'_>, step: &str) -> Result<(String, St
     Ok((quote.reference, quote.id))
 }
 
-/// A quote no server made, for refusal calls whose templates name a quote: every call has the
-/// context the rehearsal before the run assumed.
+/// The flow's first quote, else one no server made: refusal calls whose templates name a
+/// quote get the context the rehearsal before the run assumed.
+fn first_quote(cx: &StepContext<'_>) -> QuoteRef {
+    cx.state
+        .quotes
+        .first()
+        .cloned()
+        .unwrap_or_else(unknown_quote)
+}
+
 fn unknown_quote() -> QuoteRef {
     QuoteRef {
         id: "qt-unknown".into(),
