@@ -218,5 +218,26 @@ mod tests {
             "{shown}"
         );
         assert!(!TokenSource::from(Secret::new("t")).renews());
+        // A file by any name is the same source; a command's words are told apart by digest.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("x")).unwrap();
+        std::fs::write(dir.path().join("tok"), "t").unwrap();
+        let file = |path: std::path::PathBuf| TokenSource::Static {
+            token: Secret::new("t"),
+            file: Some(path),
+        };
+        assert_eq!(
+            file(dir.path().join("x/../tok")).describe(),
+            file(dir.path().join("tok")).describe()
+        );
+        let command = |words: &[&str]| {
+            let argv = words.iter().map(|w| w.to_string()).collect();
+            TokenSource::Command(argv, Duration::from_secs(1)).describe()
+        };
+        assert_ne!(
+            command(&["sh", "-c", "cat a"]),
+            command(&["sh", "-c", "cat b"])
+        );
+        assert!(!command(&["vault", "read", "secret/x"]).contains("secret/x"));
     }
 }

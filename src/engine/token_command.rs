@@ -144,6 +144,10 @@ mod tests {
         assert!(failed.contains("`sh` failed (exit 3): nope"), "{failed}");
         let missing = run(&argv(&["/no/such/program"]), short).await.unwrap_err();
         assert!(missing.contains("could not be started"), "{missing}");
+        // 200 KB on stderr before the token: both pipes are drained at once, nothing blocks.
+        let chatty = "head -c 200000 /dev/zero | tr '\\0' x >&2; echo tok-after-noise";
+        let (token, _) = run(&argv(&["sh", "-c", chatty]), short).await.unwrap();
+        assert_eq!(token.expose(), "tok-after-noise");
         let slow = run(&argv(&["sleep", "5"]), Duration::from_millis(200))
             .await
             .unwrap_err();
