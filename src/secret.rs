@@ -10,6 +10,8 @@ use base64::Engine as _;
 use regex::Regex;
 
 /// What the Authorization header is written as in every record.
+/// What stands in a record where a secret was.
+pub const REDACTED: &str = "<redacted>";
 pub const REDACTED_BEARER: &str = "Bearer <redacted>";
 
 /// Shorter tokens cannot be told apart from ordinary text: scrubbing them would corrupt the
@@ -85,7 +87,7 @@ impl Secret {
     /// Removes the token, in every form it is known in, from text a server may have echoed.
     pub fn scrub(&self, text: &str) -> String {
         match &self.1 {
-            Some(pattern) => pattern.replace_all(text, "<redacted>").into_owned(),
+            Some(pattern) => pattern.replace_all(text, REDACTED).into_owned(),
             None => text.to_string(),
         }
     }
@@ -137,7 +139,7 @@ impl fmt::Debug for Secret {
 
 impl fmt::Display for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
+        f.write_str(REDACTED)
     }
 }
 

@@ -12,7 +12,7 @@ pub fn production_guard(config: &RunConfig) -> Result<(), Failure> {
     }
     // Judged by the requests the steps would send with the endpoints in force (an override
     // can make a read a write), refusal probes included: only quotes and reads may go.
-    let endpoints = &config.endpoints;
+    let endpoints = &config.staging.endpoints;
     let writes_in_production = |op: Operation| match op {
         // A quote is the one write production takes (the token check); pointed elsewhere by an
         // override, it is whatever that call is.

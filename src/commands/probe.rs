@@ -23,7 +23,7 @@ pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let opened = super::target::open(
         &config.target,
         std::time::Duration::from_millis(200),
-        super::target::sandbox_dialect(&config.dialect),
+        super::target::sandbox_dialect(config.staging.dialect_name()),
     )
     .await?;
     // The probe retries once at most: it is finding out how the server behaves.

@@ -11,7 +11,6 @@ use chrono::{SecondsFormat, Utc};
 
 use crate::cli::ProxyArgs;
 use crate::config::{Staging, Target, Upstream, upstream};
-use crate::endpoints::Endpoints;
 use crate::engine::{FlowResult, FlowState, FlowStatus};
 use crate::environment::Environment;
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
@@ -25,15 +24,13 @@ pub const SOURCE: &str = crate::scenario::PARTNER_TRAFFIC;
 
 struct ProxyConfig {
     target: Upstream,
-    endpoints: Endpoints,
-    dialect: String,
+    /// Dialect, endpoints, timeout and `--cacert` (the upstream reached through a
+    /// TLS-inspecting proxy or a private CA), as every command resolves them.
+    staging: Staging,
     requirements: Vec<Requirement>,
     flight_seller: bool,
     partner_name: String,
     strict: bool,
-    timeout: Duration,
-    /// `--cacert`: the upstream is reached through a TLS-inspecting proxy or a private CA.
-    cacert: Option<std::path::PathBuf>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -51,15 +48,12 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
     );
     Ok(ProxyConfig {
         target,
-        endpoints: staging.endpoints.clone(),
-        dialect: staging.dialect_name().to_string(),
         requirements: certification.scenario.requirements,
         flight_seller: crate::config::flight_seller(args.no_flight_cancellations, file),
         partner_name: crate::config::partner_name(args.partner_name.as_ref(), file),
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
-        timeout: staging.timeout,
-        cacert: staging.cacert.clone(),
+        staging,
     })
 }
 
@@ -86,7 +80,7 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
         concurrency: 0,
         scale: 1,
         notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),
-        dialect: config.dialect.clone(),
+        dialect: config.staging.dialect_name().to_string(),
     }
 }
 
@@ -101,7 +95,7 @@ pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let opened = super::target::open(
         &config.target,
         Duration::from_millis(200),
-        super::target::sandbox_dialect(&config.dialect),
+        super::target::sandbox_dialect(config.staging.dialect_name()),
     )
     .await?;
     let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
@@ -191,19 +185,22 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         .map(|r| (r.operation, r.required))
         .collect();
     let environment = config.target.environment();
-    let rules = Rules::new(super::target::sandbox_dialect(&config.dialect), environment)
-        .with_definitions(&config.endpoints);
+    let rules = Rules::new(
+        super::target::sandbox_dialect(config.staging.dialect_name()),
+        environment,
+    )
+    .with_definitions(&config.staging.endpoints);
     let mut proxy = Proxy::new(
         base_url,
-        Routes::new(&config.endpoints),
+        Routes::new(&config.staging.endpoints),
         rules,
-        (config.strict, config.timeout),
+        (config.strict, config.staging.timeout),
         recording,
         required,
     )
     .map_err(Failure::usage)?;
-    if let Some(path) = &config.cacert {
-        proxy.client = trusting(path, config.timeout)?;
+    if let Some(path) = &config.staging.cacert {
+        proxy.client = trusting(path, config.staging.timeout)?;
     }
     Ok(proxy)
 }

@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use crate::bounds;
 use crate::cli::RunArgs;
-use crate::endpoints::Endpoints;
 use crate::scenario::{self, LoadedScenario};
 
 pub use auth::{AuthSection, ClientAuth, ClientCredentials, TokenSource};
@@ -40,21 +39,16 @@ pub struct RunConfig {
     pub out: Option<PathBuf>,
     pub seed: Option<u64>,
     pub concurrency: NonZeroUsize,
-    pub timeout: Duration,
     pub retries: u32,
     pub scale: NonZeroU32,
     /// The interrupted run's directory, whose recorded values are already merged in.
     pub resume: Option<PathBuf>,
-    pub endpoints: Endpoints,
-    /// The dialect's name, as its file says.
-    pub dialect: String,
     pub backoff: Duration,
     /// The reports written besides evidence.json, the journal and the manifest.
     pub formats: Vec<crate::report::Format>,
-    /// Extra root certificate (PEM) for the target's TLS.
-    pub cacert: Option<PathBuf>,
     pub webhooks: Option<WebhookRun>,
-    /// The staging as every command resolves it (the file read once).
+    /// The staging as every command resolves it (the file read once): dialect, endpoints,
+    /// timeout and TLS roots.
     pub staging: Staging,
     /// Said in the evidence of a resumed run whose static token changed.
     pub resume_note: Option<String>,
@@ -171,10 +165,9 @@ impl RunConfig {
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
         let retries = args.retries.or(file.run.retries).unwrap_or(3);
         bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
-        let dialect = staging.dialect_name().to_string();
         let flight_seller = flight_seller(args.no_flight_cancellations, file);
         if let Some(run) = recorded {
-            resumed::check_shape(run, flight_seller, &dialect, args.seed)?;
+            resumed::check_shape(run, flight_seller, staging.dialect_name(), args.seed)?;
         }
         let webhooks = webhook_run(&args.webhooks, &target)?;
         let resume_note = match (recorded, &target) {
@@ -194,18 +187,14 @@ impl RunConfig {
                 &bounds::CONCURRENCY,
             )?)
             .map_err(|e| e.to_string())?,
-            timeout: staging.timeout,
             retries,
             scale,
             resume: args.resume.clone(),
-            endpoints: staging.endpoints.clone(),
-            dialect,
             formats: if args.format.is_empty() {
                 crate::report::Format::ALL.to_vec()
             } else {
                 args.format.iter().flatten().copied().collect()
             },
-            cacert: staging.cacert.clone(),
             backoff: Duration::from_millis(args.backoff_ms),
             webhooks,
             staging,

@@ -56,6 +56,13 @@ impl SuccessRule {
         }
     }
 
+    /// A success the spec states differently, as the exchange's `spec_status` warning: noted,
+    /// never failed.
+    pub fn deviation_check(&self, status: u16) -> Option<crate::record::Check> {
+        self.deviation(status)
+            .map(|detail| crate::record::Check::fail("spec_status", detail).warning())
+    }
+
     /// A success the spec states differently: what to note in the evidence.
     pub fn deviation(&self, status: u16) -> Option<String> {
         (self.accepts(status) && !self.stated.is_empty() && !self.stated.contains(&status)).then(

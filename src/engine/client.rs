@@ -15,7 +15,7 @@ pub use super::tls::install_crypto_provider;
 use super::token::{Lease, Tokens};
 pub use super::waits::{announced_wait, parse_retry_after};
 use crate::record::{Body, RequestRecord, ResponseRecord};
-use crate::secret::{REDACTED_BEARER, Scrub};
+use crate::secret::{REDACTED, REDACTED_BEARER, Scrub};
 
 /// Configured headers whose values the evidence shows; any other configured header (an API
 /// key, a gateway secret) is recorded as [`REDACTED`].
@@ -27,7 +27,6 @@ const RECORDED_HEADERS: [&str; 6] = [
     "accept-language",
     "prefer",
 ];
-const REDACTED: &str = "<redacted>";
 
 /// Bodies kept in the evidence are cut at this size; larger ones are not parsed.
 pub const MAX_KEPT_BODY: usize = 64 * 1024;

@@ -249,3 +249,29 @@ fn not_run(
         reason: Some(reason.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn early(scenario: &crate::scenario::Scenario) -> Vec<String> {
+        let one = std::num::NonZeroU32::new(1).unwrap();
+        (plan(scenario, true, one).into_iter())
+            .filter(|i| i.early)
+            .map(|i| i.label)
+            .collect()
+    }
+
+    #[test]
+    fn the_longest_flows_after_the_first_go_early_and_no_more_than_the_bound() {
+        let mut certification = crate::scenario::builtin_named("certification")
+            .unwrap()
+            .scenario;
+        let expected: Vec<String> = (2..=5).map(|n| format!("lifecycle#{n}")).collect();
+        assert_eq!(early(&certification), expected);
+        assert_eq!(expected.len(), EARLY_FLOWS);
+        // A flow opening with several quotes (one per flight plan) would break the bound.
+        certification.data.flight_plans = 2;
+        assert!(early(&certification).is_empty());
+    }
+}

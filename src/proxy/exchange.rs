@@ -66,7 +66,7 @@ pub fn recorded_headers(headers: &HeaderMap, token: Option<&Secret>) -> BTreeMap
                     Some(token) => {
                         format!("Bearer <redacted, fingerprint {}>", token.fingerprint())
                     }
-                    None => "<redacted>".to_string(),
+                    None => crate::secret::REDACTED.to_string(),
                 },
                 "cookie" | "proxy-authorization" | "x-api-key" => "<redacted>".to_string(),
                 _ => {
@@ -128,9 +128,7 @@ impl Forwarded {
                 format!("HTTP {}: {}", response.status, response.describe())
             };
             checks.push(Check::new("the server accepted it", accepted, detail));
-            if let Some(note) = self.success.deviation(response.status) {
-                checks.push(Check::fail("spec_status", note).warning());
-            }
+            checks.extend(self.success.deviation_check(response.status));
         }
         let violated = checks.iter().any(|c| !c.passed && !c.warning);
         Exchange {

@@ -229,3 +229,14 @@ pub fn spawn_run(
 pub fn openapi_example_quote(document: &Value) -> &Value {
     &document["paths"]["/quotes"]["post"]["requestBody"]["content"]["application/json"]["example"]
 }
+
+/// Ctrl-C for a child process: SIGINT, as a terminal sends it.
+pub async fn interrupt(child: &tokio::process::Child) {
+    let pid = child.id().unwrap().to_string();
+    let status = tokio::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success());
+}

@@ -68,16 +68,6 @@ async fn start(
     (child, addr, lines)
 }
 
-async fn interrupt(child: &tokio::process::Child) {
-    let pid = child.id().unwrap().to_string();
-    let status = tokio::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success());
-}
-
 /// Waits for the listener to end; a listener that never ends fails the test (not a timing
 /// assertion: the bound is far beyond the one-second grace period the tests give).
 async fn ended(child: &mut tokio::process::Child, what: &str) -> i32 {

@@ -45,12 +45,7 @@ async fn start_proxy(
 }
 
 async fn stop(child: &mut tokio::process::Child) -> i32 {
-    let pid = child.id().unwrap().to_string();
-    tokio::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .await
-        .unwrap();
+    interrupt(child).await;
     let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
         .await
         .unwrap()

@@ -255,12 +255,7 @@ async fn ctrl_c_stops_the_command_and_still_writes_the_bundle() {
         .expect("COMMAND starts");
     assert_eq!(first.unwrap().as_deref(), Some("ready"));
     tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
-    let pid = child.id().unwrap().to_string();
-    tokio::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .await
-        .unwrap();
+    interrupt(&child).await;
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
         .expect("Ctrl-C ends the session")

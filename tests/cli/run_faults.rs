@@ -178,13 +178,7 @@ async fn ctrl_c_writes_the_bundle_marked_incomplete_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let child = spawn_run(&sandbox, dir.path(), "2");
     wait_for_lines(&dir.path().join("b/journal.jsonl"), 8).await;
-    let pid = child.id().unwrap().to_string();
-    let status = tokio::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success());
+    interrupt(&child).await;
     let output = child.wait_with_output().await.unwrap();
     assert_eq!(
         output.status.code(),

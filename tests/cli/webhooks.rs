@@ -3,11 +3,10 @@
 //! acknowledged but not processed twice, and every delivery lands in the JSONL file.
 
 use base64::Engine as _;
-use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
-use sha2::Sha256;
 use tokio::io::AsyncBufReadExt;
 
+use crate::common::webhooks::{hex, hmac_with};
 use crate::common::*;
 
 /// A Standard Webhooks secret (`whsec_` and base64); the other schemes use it as it is.
@@ -17,18 +16,6 @@ const STANDARD_KEY: &[u8] = b"test_0123456789";
 
 fn hmac(parts: &[&[u8]]) -> Vec<u8> {
     hmac_with(SECRET.as_bytes(), parts)
-}
-
-fn hmac_with(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
-    for part in parts {
-        mac.update(part);
-    }
-    mac.finalize().into_bytes().to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Starts `ppcert webhook listen` on an ephemeral port; returns it, its URL and the JSONL path.

@@ -166,7 +166,7 @@ fn run_info(
         concurrency: config.concurrency.get(),
         scale: config.scale.get(),
         notice: embedded.then(|| evidence::SANDBOX_NOTICE.to_string()),
-        dialect: config.dialect.clone(),
+        dialect: config.staging.dialect_name().to_string(),
     }
 }
 
@@ -203,7 +203,7 @@ fn shared_state(
             config.retries,
             config.backoff,
         )?,
-        endpoints: config.endpoints.clone(),
+        endpoints: config.staging.endpoints.clone(),
         generator: Generator::new(
             run.seed,
             run.id.clone(),

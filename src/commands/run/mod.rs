@@ -172,7 +172,7 @@ async fn open_target(
 ) -> Result<Opened, Failure> {
     let sandbox_options = SandboxOptions {
         claim_step: EMBEDDED_CLAIM_STEP,
-        dialect: super::target::sandbox_dialect(&config.dialect),
+        dialect: super::target::sandbox_dialect(config.staging.dialect_name()),
         webhooks: receiver.and_then(RunReceiver::sandbox_options),
         ..SandboxOptions::default()
     };

@@ -58,7 +58,8 @@ fn hmac(parts: &[&[u8]]) -> Vec<u8> {
     hmac_with(SECRET, parts)
 }
 
-fn hmac_with(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
+/// HMAC-SHA256 of `parts` in order, keyed with `key`, computed here (not by the code tested).
+pub fn hmac_with(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
     for part in parts {
         mac.update(part);
@@ -66,7 +67,8 @@ fn hmac_with(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
     mac.finalize().into_bytes().to_vec()
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex, as the hex signature schemes write it.
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
