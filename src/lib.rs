@@ -32,6 +32,7 @@ pub mod report;
 pub use ppcert_sandbox as sandbox;
 pub mod scenario;
 pub(crate) mod secret;
+pub(crate) mod timestamp;
 pub mod webhook;
 
 pub use error::Failure;

@@ -106,7 +106,7 @@ impl Progress {
     fn exchange(&self, exchange: &crate::record::Exchange) {
         let counted = exchange.counts_as_success();
         // A counted kind's final attempt that did not succeed (the ledger's `failed`).
-        let failed = !counted && !exchange.retried && !exchange.expected_error;
+        let failed = !counted && !exchange.retried && exchange.expectation.is_acceptance();
         let last_attempt = !exchange.retried;
         if counted && let Some(bar) = self.bars.get(&exchange.operation) {
             bar.inc(1);
@@ -280,13 +280,9 @@ fn required_met(evidence: &Evidence) -> (u32, u32) {
 }
 
 fn seconds(evidence: &Evidence) -> f64 {
-    let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
-    match (
-        at(&evidence.run.started_at),
-        evidence.run.finished_at.as_deref().and_then(at),
-    ) {
-        (Some(start), Some(end)) => (end - start).num_milliseconds().max(0) as f64 / 1000.0,
-        _ => 0.0,
+    match evidence.run.finished_at {
+        Some(end) => (end.millis() - evidence.run.started_at.millis()).max(0) as f64 / 1000.0,
+        None => 0.0,
     }
 }
 

@@ -8,6 +8,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::models::Operation;
+use crate::timestamp::Timestamp;
+pub use flags::{Delivery, Expectation};
+
+mod flags;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -195,7 +199,7 @@ impl ResponseRecord {
 /// One call to the token endpoint or command, as recorded: never a body or a token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TokenRequest {
-    pub at: String,
+    pub at: Timestamp,
     /// `POST https://…/oauth/token`, `command NAME`, or `read FILE`.
     pub request: String,
     /// `ok`, or `failed`.
@@ -217,25 +221,26 @@ pub struct Exchange {
     pub attempt: u32,
     pub method: String,
     pub url: String,
-    pub started_at: String,
+    pub started_at: Timestamp,
     pub duration_ms: u64,
     pub request: RequestRecord,
     pub response: Option<ResponseRecord>,
     pub outcome: Outcome,
     pub checks: Vec<Check>,
     pub error: Option<String>,
-    /// A negative check: success means the provider refused as expected; never counted.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub expected_error: bool,
+    /// Written `expected_error: true` for a negative check.
+    #[serde(
+        rename = "expected_error",
+        default,
+        skip_serializing_if = "Expectation::is_acceptance"
+    )]
+    pub expectation: Expectation,
     /// Another attempt of the same request followed this one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub retried: bool,
-    /// The request may have been processed although no answer arrived.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub maybe_processed: bool,
-    /// A conflict after a lost answer, confirmed as this request's own earlier success.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub reconciled: bool,
+    /// Written as the flags `maybe_processed` and `reconciled`.
+    #[serde(flatten)]
+    pub delivery: Delivery,
     /// Which response layout was read (the spec leaves layouts open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<String>,
@@ -294,8 +299,9 @@ impl Exchange {
     /// answered was lost and is reconciled), whatever ppcert could or could not read from the
     /// answer afterwards. Negative checks never count.
     pub fn counts_as_success(&self) -> bool {
-        !self.expected_error
-            && (self.reconciled || self.response.as_ref().is_some_and(ResponseRecord::accepted))
+        self.expectation.is_acceptance()
+            && (self.delivery == Delivery::Reconciled
+                || self.response.as_ref().is_some_and(ResponseRecord::accepted))
     }
 }
 
@@ -315,7 +321,7 @@ pub struct StepEvent {
     pub step: String,
     pub status: StepStatus,
     pub reason: Option<String>,
-    pub started_at: String,
+    pub started_at: Timestamp,
     pub duration_ms: u64,
     /// The flow's state after the step; written to the journal, left out of evidence.json.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::evidence::{Evidence, Partner, RequirementResult, Tool, Verdict};
 use crate::report::manifest;
+use crate::timestamp::Timestamp;
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 /// ppcert's certification predicate, version 1 (fields below; new fields may be added).
@@ -64,8 +65,8 @@ pub struct Scenario {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     pub id: String,
-    pub started_at: String,
-    pub finished_at: Option<String>,
+    pub started_at: Timestamp,
+    pub finished_at: Option<Timestamp>,
     pub complete: bool,
 }
 
@@ -87,8 +88,8 @@ impl Predicate {
             },
             run: Run {
                 id: run.id.clone(),
-                started_at: run.started_at.clone(),
-                finished_at: run.finished_at.clone(),
+                started_at: run.started_at,
+                finished_at: run.finished_at,
                 complete: run.complete,
             },
             verdict: derived.verdict,

@@ -226,7 +226,7 @@ fn outcome(derived: &Evidence) -> String {
         run.scenario,
         run.id,
         run.started_at,
-        run.finished_at.as_deref().unwrap_or("?"),
+        run.finished_at.map_or("?".into(), |at| at.to_string()),
         run.target.base_url,
         run.target.environment.as_str(),
     )

@@ -4,13 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::Utc;
-
 use crate::error::Failure;
 use crate::evidence::collect::Recording;
 use crate::evidence::{Evidence, RunInfo};
 use crate::journal::{self, Journal, Line};
 use crate::scenario::Requirement;
+use crate::timestamp::Timestamp;
 
 /// Where a new bundle goes: `--out`, else `reports/<id>`; never over a run or other files.
 pub fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Failure> {
@@ -44,7 +43,7 @@ pub fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal,
     let mut journal = Journal::open(dir, resumed).map_err(|e| cannot_write(dir, e))?;
     let header = if resumed {
         Line::Resumed {
-            at: Utc::now().to_rfc3339(),
+            at: Timestamp::now(),
         }
     } else {
         Line::Run {
@@ -67,7 +66,7 @@ pub fn publish(
     // The end line carries what the verdict is computed from besides the exchanges and steps,
     // so `ppcert verify` can compute it again from the journal alone.
     recording.write_line(&Line::End {
-        at: (evidence.run.finished_at.clone()).unwrap_or_else(|| Utc::now().to_rfc3339()),
+        at: evidence.run.finished_at.unwrap_or_else(Timestamp::now),
         complete: evidence.run.complete,
         requirements: Some(requirements.to_vec()),
         flows: Some(evidence.flows.clone()),

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{SecondsFormat, Utc};
+use chrono::Utc;
 
 use crate::cli::ProxyArgs;
 use crate::config::{Staging, Target, Upstream, upstream};
@@ -18,6 +18,7 @@ use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
 use crate::scenario::Requirement;
+use crate::timestamp::Timestamp;
 
 /// Said in the evidence of every proxy session.
 pub const SOURCE: &str = crate::scenario::PARTNER_TRAFFIC;
@@ -62,7 +63,7 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
     let seed = rand::random();
     RunInfo {
         id: crate::datagen::run_id(start, seed),
-        started_at: start.to_rfc3339_opts(SecondsFormat::Millis, true),
+        started_at: Timestamp::from(start),
         finished_at: None,
         scenario: "proxy".into(),
         scenario_description: format!("source: {SOURCE}"),
@@ -287,7 +288,7 @@ async fn finish(
     interrupted: bool,
 ) -> Result<u8, Failure> {
     let recorded = proxy.recording.take();
-    run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
+    run.finished_at = Some(Timestamp::now());
     // Ctrl-C is how a bare proxy session ends; with COMMAND it cuts the partner's suite short.
     run.complete = !interrupted;
     let flows = partner_flows(&recorded.exchanges);

@@ -10,7 +10,7 @@ use crate::error::Failure;
 use crate::evidence::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
 use crate::models::Operation;
-use crate::record::{Exchange, Outcome, RequestRecord, StepEvent};
+use crate::record::{Delivery, Exchange, Expectation, Outcome, RequestRecord, StepEvent};
 use crate::scenario::ScenarioSource;
 
 /// A journal to continue: what was recorded and who the run was.
@@ -107,10 +107,9 @@ impl InFlight {
                 error: Some(
                     "the run stopped while this request was in flight: the server may have processed it".into(),
                 ),
-                expected_error: false,
+                expectation: Expectation::Acceptance,
                 retried: false,
-                maybe_processed: true,
-                reconciled: false,
+                delivery: Delivery::MaybeProcessed,
                 layout: None,
                 reads: Vec::new(),
                 token_fingerprint: None,
@@ -223,7 +222,7 @@ mod tests {
         serde_json::from_value(serde_json::json!({
             "seq": seq, "flow": flow, "step": "claim", "operation": "claim",
             "booking_number": null, "attempt": 1, "method": "POST", "url": "u",
-            "started_at": "", "duration_ms": 1, "request": {"headers": {}, "body": null},
+            "started_at": "2027-01-01T00:00:00Z", "duration_ms": 1, "request": {"headers": {}, "body": null},
             "response": null, "outcome": "passed", "checks": [], "error": null,
         }))
         .unwrap()

@@ -14,8 +14,9 @@ use super::shared::Shared;
 use super::tolerant;
 use crate::endpoints::SuccessRule;
 use crate::models::Operation;
-use crate::record::{Check, Exchange, Outcome};
+use crate::record::{Check, Delivery, Exchange, Expectation, Outcome};
 use crate::scenario::ExpectedStatus;
+use crate::timestamp::Timestamp;
 
 /// What a step asks for.
 pub struct CallSpec {
@@ -82,18 +83,18 @@ impl Pending {
             attempt: Attempt {
                 number: exchange.attempt,
                 url: exchange.url.clone(),
-                started_at: exchange.started_at.clone(),
+                started_at: exchange.started_at,
                 duration: std::time::Duration::from_millis(exchange.duration_ms),
                 request: exchange.request.clone(),
                 response: exchange.response.clone(),
                 error: exchange.error.clone(),
-                maybe_processed: exchange.maybe_processed,
+                maybe_processed: exchange.delivery == Delivery::MaybeProcessed,
                 unreachable: false,
                 token_fingerprint: exchange.token_fingerprint.clone(),
             },
             spec,
             checks: Vec::new(),
-            reconciled: exchange.reconciled,
+            reconciled: exchange.delivery == Delivery::Reconciled,
             layout: None,
             reads: Vec::new(),
             replayed: true,
@@ -148,17 +149,22 @@ impl Caller<'_> {
             attempt: attempt.number,
             method: spec.method.to_string(),
             url: attempt.url.clone(),
-            started_at: attempt.started_at.clone(),
+            started_at: attempt.started_at,
             duration_ms: attempt.duration.as_millis() as u64,
             request: attempt.request.clone(),
             response: attempt.response.clone(),
             outcome: Outcome::Error,
             checks: Vec::new(),
             error: attempt.error.clone(),
-            expected_error: matches!(spec.expect, Expect::Refusal(_)),
+            expectation: match spec.expect {
+                Expect::Refusal(_) => Expectation::Refusal,
+                _ => Expectation::Acceptance,
+            },
             retried: false,
-            maybe_processed: attempt.maybe_processed,
-            reconciled: false,
+            delivery: match attempt.maybe_processed {
+                true => Delivery::MaybeProcessed,
+                false => Delivery::Answered,
+            },
             layout: None,
             reads: Vec::new(),
             token_fingerprint: attempt.token_fingerprint.clone(),
@@ -186,7 +192,7 @@ impl Caller<'_> {
             operation: spec.operation,
             method: spec.method.to_string(),
             url: self.shared.client.url(&spec.path),
-            at: chrono::Utc::now().to_rfc3339(),
+            at: Timestamp::now(),
         });
         let mut attempts = self
             .shared
@@ -267,7 +273,9 @@ impl Caller<'_> {
             (false, false) => Outcome::Error,
         };
         exchange.checks = checks;
-        exchange.reconciled = pending.reconciled;
+        if pending.reconciled {
+            exchange.delivery = Delivery::Reconciled;
+        }
         exchange.layout = pending.layout;
         exchange.reads = pending.reads;
         self.shared

@@ -26,10 +26,7 @@ fn claim_dates(cx: &StepContext<'_>) -> Option<(String, String)> {
     let subscribed = cx
         .state
         .subscribed_at
-        .as_deref()
-        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-        .map(|at| at.with_timezone(&Utc))
-        .unwrap_or_else(Utc::now);
+        .map_or_else(Utc::now, |at| at.as_datetime());
     let at = subscribed + chrono::Duration::hours(CLAIM_DATE_MARGIN_HOURS);
     Some((
         at.to_rfc3339_opts(SecondsFormat::Secs, true),

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use chrono::{SecondsFormat, Utc};
 use rand::RngExt;
 use reqwest::Method;
 use reqwest::header::HeaderMap;
@@ -16,6 +15,7 @@ use super::token::{Lease, Tokens};
 pub use super::waits::{announced_wait, parse_retry_after};
 use crate::record::{Body, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED, REDACTED_BEARER, Scrub};
+use crate::timestamp::Timestamp;
 
 /// Configured headers whose values the evidence shows; any other configured header (an API
 /// key, a gateway secret) is recorded as [`REDACTED`].
@@ -63,7 +63,7 @@ pub struct Request {
 pub struct Attempt {
     pub number: u32,
     pub url: String,
-    pub started_at: String,
+    pub started_at: Timestamp,
     pub duration: Duration,
     pub request: RequestRecord,
     pub response: Option<ResponseRecord>,
@@ -284,7 +284,7 @@ impl ApiClient {
     async fn attempt(&self, request: &Request, number: u32, lease: &Lease) -> Attempt {
         let url = self.url(&request.path);
         let (headers, record) = self.headers(request, lease);
-        let started_at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+        let started_at = Timestamp::now();
         let clock = Instant::now();
         let mut builder = self
             .http

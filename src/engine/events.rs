@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::models::Operation;
 use crate::record::{Exchange, StepEvent, StepStatus};
+use crate::timestamp::Timestamp;
 
 /// What happened, in the order it happened.
 #[derive(Debug)]
@@ -16,7 +17,7 @@ pub enum RunEvent {
         operation: Operation,
         method: String,
         url: String,
-        at: String,
+        at: Timestamp,
     },
     /// A step began: if the run dies before its end, resume knows it may have taken effect.
     StepStarted { flow: String, step_index: usize },
@@ -91,7 +92,7 @@ mod tests {
         let exchange: Exchange = serde_json::from_value(serde_json::json!({
             "seq": 0, "flow": "f#1", "step": "quote", "operation": "quote",
             "booking_number": null, "attempt": 1, "method": "POST", "url": "u",
-            "started_at": "", "duration_ms": 1, "request": {"headers": {}, "body": null},
+            "started_at": "2027-01-01T00:00:00Z", "duration_ms": 1, "request": {"headers": {}, "body": null},
             "response": null, "outcome": "error", "checks": [], "error": "refused",
         }))
         .unwrap();

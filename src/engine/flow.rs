@@ -4,8 +4,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use chrono::{SecondsFormat, Utc};
-
 use super::caller::Caller;
 use super::events::RunEvent;
 use super::shared::Shared;
@@ -15,6 +13,7 @@ use super::step_error::StepError;
 use super::{claims, negative, steps};
 use crate::record::{StepEvent, StepStatus};
 use crate::scenario::Step;
+use crate::timestamp::Timestamp;
 
 /// Runs one flow instance's steps in order: the gate and cancellation before each, the events
 /// of each, and the rest skipped once one fails. What a step does is its function's (see
@@ -26,10 +25,6 @@ pub(crate) struct FlowRunner<'a> {
     /// Failpoint for the test of a run killed after a step's last exchange line but before its
     /// step line (hidden, tests only): `PPCERT_TEST_DIE_BEFORE_STEP_LINE=<flow label>:<index>`.
     die_before_step_line: Option<usize>,
-}
-
-fn now() -> String {
-    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 impl<'a> FlowRunner<'a> {
@@ -70,7 +65,7 @@ impl<'a> FlowRunner<'a> {
         index: usize,
         status: StepStatus,
         reason: Option<String>,
-        started: (String, Instant),
+        started: (Timestamp, Instant),
     ) {
         self.shared.events.emit(RunEvent::StepFinished(StepEvent {
             flow: self.instance.label.clone(),
@@ -91,7 +86,7 @@ impl<'a> FlowRunner<'a> {
                 index,
                 StepStatus::Skipped,
                 Some(reason.to_string()),
-                (now(), Instant::now()),
+                (Timestamp::now(), Instant::now()),
             );
         }
     }
@@ -143,7 +138,7 @@ impl<'a> FlowRunner<'a> {
             self.skip_rest(index, &why);
             return Some((FlowStatus::NotRun, why));
         }
-        let started = (now(), Instant::now());
+        let started = (Timestamp::now(), Instant::now());
         self.shared.events.emit(RunEvent::StepStarted {
             flow: self.instance.label.clone(),
             step_index: index,

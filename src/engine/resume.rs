@@ -94,7 +94,9 @@ mod tests {
 
     fn step(flow: &str, index: usize, name: &str, status: &str, state: bool) -> StepEvent {
         let state = state.then(|| {
-            let subscribed_at = Some(format!("at {flow}"));
+            let day = &flow[2..];
+            let subscribed_at =
+                crate::timestamp::Timestamp::parse(&format!("2027-01-0{day}T00:00:00Z")).ok();
             serde_json::to_value(crate::engine::FlowState {
                 subscribed_at,
                 ..Default::default()
@@ -142,7 +144,10 @@ mod tests {
         assert_eq!(points["f#2"].next_step, 1, "a failed step is run again");
         assert!(!points.contains_key("f#3"));
         let state = points["f#1"].state.as_ref().unwrap();
-        assert_eq!(state.subscribed_at.as_deref(), Some("at f#1"));
+        assert_eq!(
+            state.subscribed_at.map(|at| at.to_string()).as_deref(),
+            Some("2027-01-01T00:00:00.000Z")
+        );
     }
 
     #[test]

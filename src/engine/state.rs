@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::datagen::{Booking, Mutation};
 use crate::models::ProductType;
 use crate::scenario::Step;
+use crate::timestamp::Timestamp;
 
 /// One run of one flow: `lifecycle#3` is the third repeat of flow `lifecycle`.
 #[derive(Debug, Clone)]
@@ -40,7 +41,7 @@ pub struct FlowState {
     pub quotes: Vec<QuoteRef>,
     /// Every quote this flow made, for the evidence.
     pub made_quotes: Vec<QuoteRef>,
-    pub subscribed_at: Option<String>,
+    pub subscribed_at: Option<Timestamp>,
     /// Contract id by product type.
     pub contracts: BTreeMap<ProductType, String>,
     /// (product type, contract id) of the claim made.

@@ -1,7 +1,7 @@
 //! The positive steps: what each sends, what it checks, and what it hands the next step.
 
 use super::step_error::{StepError, missing};
-use chrono::{SecondsFormat, Utc};
+
 use serde_json::{Value, json};
 
 use super::caller::Pending;
@@ -12,6 +12,7 @@ use super::tolerant;
 use crate::datagen::{Mutation, Sign};
 use crate::models::{Envelope, Operation, ProductType};
 use crate::record::Check;
+use crate::timestamp::Timestamp;
 
 /// POST /quotes; checks id and reference, and the sign of `priceDelta` when one is expected.
 pub(super) async fn quote_call(
@@ -91,7 +92,7 @@ pub(super) async fn subscribe(cx: &mut StepContext<'_>) -> Result<(), StepError>
         cx.state.contracts.insert(product_type, id);
     }
     cx.state.quotes = std::mem::take(&mut cx.state.open_quotes);
-    cx.state.subscribed_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
+    cx.state.subscribed_at = Some(Timestamp::now());
     Ok(())
 }
 

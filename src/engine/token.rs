@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::config::{ClientAuth, ClientCredentials, TokenSource};
 use crate::secret::Secret;
+use crate::timestamp::Timestamp;
 
 /// A token as handed to one attempt: the generation says which renewal it came from.
 #[derive(Debug, Clone)]
@@ -243,10 +244,6 @@ fn renewal_margin(lifetime: Duration) -> Duration {
         .min(lifetime / 2)
 }
 
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
 fn record(calls: &Mutex<Vec<TokenCall>>, call: TokenCall) {
     let mut calls = calls.lock().unwrap_or_else(|e| e.into_inner());
     // A run renewing a short-lived token for hours must not grow without bound.
@@ -261,7 +258,7 @@ async fn fetch(
     http: &reqwest::Client,
     calls: &Mutex<Vec<TokenCall>>,
 ) -> Result<Fetched, String> {
-    let (at, clock) = (now(), Instant::now());
+    let (at, clock) = (Timestamp::now(), Instant::now());
     let (request, result) = match source {
         TokenSource::Static {
             file: Some(path), ..

@@ -11,6 +11,7 @@ use crate::engine::{FlowResult, FlowState};
 use crate::journal::{self, FlowSummary, Line};
 use crate::record::{Exchange, StepEvent};
 use crate::scenario::Requirement;
+use crate::timestamp::Timestamp;
 
 /// At most this many differences are named; the rest are counted.
 const NAMED: usize = 20;
@@ -37,7 +38,7 @@ struct Read {
 /// The journal's end line: when and how the run ended, and what the verdict needs besides
 /// the exchanges and steps.
 struct End {
-    at: String,
+    at: Timestamp,
     complete: bool,
     requirements: Option<Vec<Requirement>>,
     flows: Option<Vec<FlowSummary>>,

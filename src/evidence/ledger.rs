@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::models::Operation;
-use crate::record::Exchange;
+use crate::record::{Delivery, Exchange};
 use crate::scenario::Requirement;
 
 /// One requirement as the provider would count it.
@@ -32,7 +32,7 @@ pub fn ledger(
             let of_kind = || exchanges.iter().filter(move |e| e.operation == r.operation);
             let succeeded = of_kind().filter(|e| e.counts_as_success()).count() as u32;
             let failed = of_kind()
-                .filter(|e| !e.retried && !e.expected_error && !e.counts_as_success())
+                .filter(|e| !e.retried && e.expectation.is_acceptance() && !e.counts_as_success())
                 .count() as u32;
             RequirementResult {
                 operation: r.operation,
@@ -53,7 +53,9 @@ pub fn ledger(
 /// reconciliation to show for it.
 fn unconfirmed(operation: Operation, exchanges: &[Exchange]) -> u32 {
     let settle = |attempts: &[&Exchange]| -> u32 {
-        let lost = attempts.iter().filter(|e| e.maybe_processed).count() as u32;
+        let lost = (attempts.iter())
+            .filter(|e| e.delivery == Delivery::MaybeProcessed)
+            .count() as u32;
         let settled = attempts.last().is_some_and(|e| e.counts_as_success());
         match operation {
             Operation::Quote => lost,
@@ -91,7 +93,7 @@ mod tests {
             attempt: number,
             method: "POST".into(),
             url: "http://127.0.0.1/x".into(),
-            started_at: String::new(),
+            started_at: crate::timestamp::Timestamp::EPOCH,
             duration_ms: 0,
             request: crate::record::RequestRecord {
                 headers: Default::default(),
@@ -109,10 +111,12 @@ mod tests {
             outcome: crate::record::Outcome::Error,
             checks: Vec::new(),
             error: None,
-            expected_error: false,
+            expectation: crate::record::Expectation::Acceptance,
             retried: false,
-            maybe_processed: status.is_none(),
-            reconciled: false,
+            delivery: match status {
+                None => crate::record::Delivery::MaybeProcessed,
+                Some(_) => crate::record::Delivery::Answered,
+            },
             layout: None,
             reads: Vec::new(),
             token_fingerprint: None,
@@ -131,9 +135,9 @@ mod tests {
     fn the_ledger_counts_as_the_provider_does() {
         use Operation::{Claim, FlightCancellation, Quote, Subscription};
         let mut reconciled = attempt(Subscription, "a#1", 2, Some(409));
-        reconciled.reconciled = true;
+        reconciled.delivery = crate::record::Delivery::Reconciled;
         let mut refusal = attempt(Claim, "c#1", 1, Some(404));
-        refusal.expected_error = true;
+        refusal.expectation = crate::record::Expectation::Refusal;
         let mut error_body = attempt(Claim, "a#1", 1, Some(200));
         if let Some(response) = error_body.response.as_mut() {
             response.body =

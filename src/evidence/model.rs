@@ -11,6 +11,7 @@ use crate::engine::{FlowResult, FlowStatus};
 use crate::models::ProductType;
 use crate::record::{Exchange, StepEvent, StepStatus};
 use crate::scenario::Requirement;
+use crate::timestamp::Timestamp;
 
 pub const SCHEMA_VERSION: u32 = 1;
 pub const FILE_NAME: &str = "evidence.json";
@@ -61,8 +62,8 @@ impl Default for Tool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     pub id: String,
-    pub started_at: String,
-    pub finished_at: Option<String>,
+    pub started_at: Timestamp,
+    pub finished_at: Option<Timestamp>,
     pub scenario: String,
     pub scenario_description: String,
     pub scenario_source: String,
@@ -294,7 +295,7 @@ mod tests {
             step: "quote".into(),
             status,
             reason: None,
-            started_at: String::new(),
+            started_at: Timestamp::EPOCH,
             duration_ms: 0,
             state: None,
         };

@@ -94,7 +94,7 @@ mod tests {
 
     fn received(booking: &str, status: &str, verdict: Verdict) -> Received {
         Received {
-            at: String::new(),
+            at: crate::timestamp::Timestamp::EPOCH,
             verdict,
             reason: None,
             event: Some("claim.updated".into()),
@@ -110,7 +110,7 @@ mod tests {
         let exchange: Exchange = serde_json::from_value(serde_json::json!({
             "seq": 1, "flow": "f", "step": "claim", "operation": "claim",
             "booking_number": "BN1", "attempt": 1, "method": "POST", "url": "u",
-            "started_at": "", "duration_ms": 1,
+            "started_at": "2027-01-01T00:00:00Z", "duration_ms": 1,
             "request": {"headers": {}, "body": null},
             "response": null, "outcome": "passed", "checks": [], "error": null,
             "reads": [{"name": "claim_status", "value": "ACCEPTED", "from": "status"}],

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::record::{Exchange, StepEvent};
+use crate::timestamp::Timestamp;
 
 pub const FILE_NAME: &str = "journal.jsonl";
 
@@ -36,15 +37,15 @@ pub enum Line {
         operation: crate::models::Operation,
         method: String,
         url: String,
-        at: String,
+        at: Timestamp,
     },
     Resumed {
-        at: String,
+        at: Timestamp,
     },
     /// The run's end. `requirements` and `flows` are how the run concluded, recorded so that
     /// `ppcert verify` re-derives the ledger and the verdict from the journal alone.
     End {
-        at: String,
+        at: Timestamp,
         complete: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         requirements: Option<Vec<crate::scenario::Requirement>>,
@@ -206,6 +207,18 @@ mod tests {
     use crate::models::Operation;
     use crate::record::{Body, Outcome, RequestRecord, ResponseRecord};
 
+    /// A line that carries text of the caller's choosing.
+    fn sending(flow: &str) -> Line {
+        Line::Sending {
+            flow: flow.into(),
+            step: "quote".into(),
+            operation: Operation::Quote,
+            method: "POST".into(),
+            url: "http://127.0.0.1:1/quotes".into(),
+            at: Timestamp::EPOCH,
+        }
+    }
+
     fn exchange() -> Exchange {
         Exchange {
             seq: 3,
@@ -216,7 +229,7 @@ mod tests {
             attempt: 1,
             method: "POST".into(),
             url: "http://127.0.0.1:1/quotes".into(),
-            started_at: "2026-11-21T10:00:00.000Z".into(),
+            started_at: Timestamp::parse("2026-11-21T10:00:00.000Z").unwrap(),
             duration_ms: 4,
             request: RequestRecord {
                 headers: [("accept".to_string(), "application/JSON".to_string())].into(),
@@ -236,10 +249,9 @@ mod tests {
             outcome: Outcome::Error,
             checks: Vec::new(),
             error: None,
-            expected_error: false,
+            expectation: crate::record::Expectation::Refusal,
             retried: true,
-            maybe_processed: false,
-            reconciled: false,
+            delivery: crate::record::Delivery::Reconciled,
             layout: None,
             reads: Vec::new(),
             token_fingerprint: None,
@@ -258,7 +270,7 @@ mod tests {
             },
             Line::Exchange(Box::new(exchange())),
             Line::End {
-                at: "t".into(),
+                at: Timestamp::EPOCH,
                 complete: false,
                 requirements: Some(Vec::new()),
                 flows: None,
@@ -285,23 +297,23 @@ mod tests {
     fn a_torn_tail_even_inside_a_utf8_character_is_read_past_and_cut_before_appending() {
         let dir = tempfile::tempdir().unwrap();
         let mut journal = Journal::open(dir.path(), false).unwrap();
-        journal.append(&Line::Resumed { at: "é".into() }).unwrap();
+        journal.append(&sending("é")).unwrap();
         drop(journal);
         let path = dir.path().join(FILE_NAME);
         let mut bytes = std::fs::read(&path).unwrap();
-        let torn = serde_json::to_string(&Line::Resumed { at: "é".into() }).unwrap();
+        let torn = serde_json::to_string(&sending("é")).unwrap();
         let cut = torn.find('é').unwrap() + 1; // inside the two bytes of é
         bytes.extend_from_slice(&torn.as_bytes()[..cut]);
         std::fs::write(&path, &bytes).unwrap();
         assert_eq!(read(&path).unwrap().len(), 1);
         let mut journal = Journal::open(dir.path(), true).unwrap();
-        journal.append(&Line::Resumed { at: "b".into() }).unwrap();
+        journal.append(&sending("b")).unwrap();
         let lines = read(&path).unwrap();
         assert_eq!(
             lines.len(),
             2,
             "the torn tail is gone, the new line is whole"
         );
-        assert_eq!(lines[1], Line::Resumed { at: "b".into() });
+        assert_eq!(lines[1], sending("b"));
     }
 }

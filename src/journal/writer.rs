@@ -85,7 +85,7 @@ impl Subscriber for JournalWriter {
                     operation: *operation,
                     method: method.clone(),
                     url: url.clone(),
-                    at: at.clone(),
+                    at: *at,
                 });
             }
             RunEvent::StepStarted { flow, step_index } => {

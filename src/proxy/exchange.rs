@@ -11,8 +11,11 @@ use serde_json::Value;
 
 use crate::engine::client::keep_body;
 use crate::models::Operation;
-use crate::record::{Body, Check, CutBody, Exchange, Outcome, RequestRecord, ResponseRecord};
+use crate::record::{
+    Body, Check, CutBody, Delivery, Exchange, Expectation, Outcome, RequestRecord, ResponseRecord,
+};
 use crate::secret::Secret;
+use crate::timestamp::Timestamp;
 
 /// Bodies longer than this are forwarded unchanged but kept cut in the evidence, with their
 /// length and SHA-256: the API's bodies are a few kilobytes, and a flood of large ones must
@@ -102,7 +105,7 @@ pub struct Forwarded {
     pub booking: Option<String>,
     pub method: String,
     pub url: String,
-    pub started_at: String,
+    pub started_at: Timestamp,
     pub duration_ms: u64,
     pub request_headers: BTreeMap<String, String>,
     pub request_body: Bytes,
@@ -158,10 +161,9 @@ impl Forwarded {
             response: self.response,
             checks,
             error: self.error,
-            expected_error: false,
+            expectation: Expectation::Acceptance,
             retried: false,
-            maybe_processed: false,
-            reconciled: false,
+            delivery: Delivery::Answered,
             layout: None,
             reads: Vec::new(),
             token_fingerprint: (!token.expose().is_empty()).then(|| token.fingerprint()),

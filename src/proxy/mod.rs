@@ -15,7 +15,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::{IntoResponse, Response};
-use chrono::{SecondsFormat, Utc};
+use chrono::Utc;
 use tokio::sync::Notify;
 
 use crate::engine::RunEvent;
@@ -24,6 +24,7 @@ use crate::models::Operation;
 use crate::record::{StepEvent, StepStatus};
 use crate::sandbox::validate::ApiFailure;
 use crate::secret::Secret;
+use crate::timestamp::Timestamp;
 use exchange::{Forwarded, bearer, recorded_headers, response_record};
 use routes::Routes;
 use rules::Rules;
@@ -163,7 +164,7 @@ impl Proxy {
             reason: (!failed.is_empty())
                 .then(|| failed.join("; "))
                 .or_else(|| exchange.error.clone()),
-            started_at: exchange.started_at.clone(),
+            started_at: exchange.started_at,
             duration_ms: exchange.duration_ms,
             state: None,
         };
@@ -238,7 +239,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         return (StatusCode::BAD_REQUEST, "ppcert proxy: body cut off").into_response();
     };
     let started = Instant::now();
-    let started_at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+    let started_at = Timestamp::now();
     let relative = proxy.relative(parts.uri.path()).to_string();
     let url = match parts.uri.query() {
         Some(query) => format!("{}{relative}?{query}", proxy.upstream),

@@ -57,9 +57,7 @@ pub fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::io::Res
         "ppcert {} ({})",
         evidence.run.scenario, evidence.run.id
     ));
-    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(&evidence.run.started_at) {
-        totals.set_timestamp(at);
-    }
+    totals.set_timestamp(evidence.run.started_at.as_datetime());
     for_each_suite(evidence, |suite| {
         totals.add_test_suite(suite);
         totals.test_suites.clear();
@@ -175,8 +173,6 @@ fn step_case(
     let mut case = TestCase::new(name, status);
     case.set_classname(format!("{}.{}", evidence.run.scenario, flow));
     case.set_time(Duration::from_millis(step.duration_ms));
-    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(&step.started_at) {
-        case.set_timestamp(at);
-    }
+    case.set_timestamp(step.started_at.as_datetime());
     case
 }

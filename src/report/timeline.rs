@@ -1,23 +1,18 @@
 //! The report's timeline: each listed flow's exchanges as bars on one time axis, so stalls,
 //! retries and concurrency show at a glance.
 
-use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
 use crate::evidence::Evidence;
+use crate::timestamp::Timestamp;
 
 /// One exchange as the timeline draws it.
-pub struct Mark<'a> {
-    pub started_at: &'a str,
+pub struct Mark {
+    pub started_at: Timestamp,
     pub duration_ms: u64,
     pub passed: bool,
     /// Shown on hover.
     pub title: String,
-}
-
-/// An RFC 3339 instant as recorded, or nothing for one that is not.
-pub fn parse(at: &str) -> Option<DateTime<FixedOffset>> {
-    DateTime::parse_from_rfc3339(at).ok()
 }
 
 /// Flows drawn in the timeline; a larger run says how many were left out.
@@ -50,15 +45,15 @@ pub struct Bar {
 
 /// The timeline of the flows listed (`listed` of them, each a label and its marks, built only
 /// for the rows drawn), on the time axis of every exchange of the run.
-pub fn timeline<'a>(
+pub fn timeline(
     evidence: &Evidence,
     listed: usize,
-    flows: impl Iterator<Item = (String, Vec<Mark<'a>>)>,
+    flows: impl Iterator<Item = (String, Vec<Mark>)>,
 ) -> Timeline {
     let starts: Vec<(i64, u64)> = evidence
         .exchanges
         .iter()
-        .filter_map(|x| parse(&x.started_at).map(|t| (t.timestamp_millis(), x.duration_ms)))
+        .map(|x| (x.started_at.millis(), x.duration_ms))
         .collect();
     let Some(origin) = starts.iter().map(|(t, _)| *t).min() else {
         return Timeline::default();
@@ -73,15 +68,15 @@ pub fn timeline<'a>(
     for (i, (label, marks)) in flows.take(TIMELINE_ROWS).enumerate() {
         let bars = marks
             .into_iter()
-            .filter_map(|mark| {
-                let start = parse(mark.started_at)?.timestamp_millis() - origin;
-                Some(Bar {
+            .map(|mark| {
+                let start = mark.started_at.millis() - origin;
+                Bar {
                     x: (start as f64 / span * TIMELINE_WIDTH * 10.0).round() / 10.0,
                     w: ((mark.duration_ms as f64 / span * TIMELINE_WIDTH).max(1.5) * 10.0).round()
                         / 10.0,
                     class: if mark.passed { "ok" } else { "bad" },
                     title: mark.title,
-                })
+                }
             })
             .collect();
         rows.push(TimelineRow {

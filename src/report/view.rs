@@ -7,10 +7,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::failures::{Failure, failures};
-use super::timeline::{self, Mark, Timeline, parse};
+use super::timeline::{self, Mark, Timeline};
 use crate::engine::FlowStatus;
 use crate::evidence::{Evidence, Verdict};
 use crate::record::{Body, Exchange, Outcome};
+use crate::timestamp::Timestamp;
 
 /// Bodies longer than this are cut in the HTML report (evidence.json keeps them).
 pub const BODY_SHOWN: usize = 16 * 1024;
@@ -127,7 +128,7 @@ pub struct ExchangeView<'a> {
     pub url: String,
     pub status: String,
     pub attempt: u32,
-    pub started_at: String,
+    pub started_at: Timestamp,
     pub duration_ms: u64,
     pub outcome: Outcome,
     pub request_headers: Vec<(String, String)>,
@@ -186,7 +187,7 @@ fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
     if x.retried {
         notes.push("retried".into());
     }
-    if x.reconciled {
+    if x.delivery == crate::record::Delivery::Reconciled {
         notes.push("reconciled after a lost answer".into());
     }
     if let Some(layout) = &x.layout {
@@ -203,7 +204,7 @@ fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
             .as_ref()
             .map_or("—".into(), |r| r.status.to_string()),
         attempt: x.attempt,
-        started_at: x.started_at.clone(),
+        started_at: x.started_at,
         duration_ms: x.duration_ms,
         outcome: x.outcome,
         request_headers: x
@@ -256,14 +257,12 @@ fn latency(evidence: &Evidence) -> Vec<Latency> {
 }
 
 fn duration(evidence: &Evidence) -> String {
-    match (
-        parse(&evidence.run.started_at),
-        evidence.run.finished_at.as_deref().and_then(parse),
-    ) {
-        (Some(start), Some(end)) => {
-            format!("{:.1} s", (end - start).num_milliseconds() as f64 / 1000.0)
+    match evidence.run.finished_at {
+        Some(end) => {
+            let millis = end.millis() - evidence.run.started_at.millis();
+            format!("{:.1} s", millis as f64 / 1000.0)
         }
-        _ => "unknown".into(),
+        None => "unknown".into(),
     }
 }
 
@@ -321,12 +320,12 @@ fn partner_traffic(evidence: &Evidence) -> bool {
 }
 
 /// A listed flow's label and its exchanges as the timeline marks them.
-fn marks<'a>(flow: &'a FlowView<'_>) -> (String, Vec<Mark<'a>>) {
+fn marks(flow: &FlowView<'_>) -> (String, Vec<Mark>) {
     let marks = flow
         .exchanges
         .iter()
         .map(|x| Mark {
-            started_at: &x.started_at,
+            started_at: x.started_at,
             duration_ms: x.duration_ms,
             passed: x.outcome == Outcome::Passed,
             title: format!(

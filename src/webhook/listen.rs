@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::scheme::{Delivery, Scheme, verify};
 use crate::models::events::Summary;
 use crate::sandbox::listener::Limits;
+use crate::timestamp::Timestamp;
 
 /// What a delivery was judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,7 +37,7 @@ pub enum Verdict {
 /// One delivery as received, with its verdict: a JSONL line, and an evidence entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Received {
-    pub at: String,
+    pub at: Timestamp,
     pub verdict: Verdict,
     pub reason: Option<String>,
     pub event: Option<String>,
@@ -157,7 +158,7 @@ impl Listener {
             Ok(id) => id,
             Err(refusal) => {
                 let received = Received {
-                    at: chrono::Utc::now().to_rfc3339(),
+                    at: Timestamp::now(),
                     verdict: Verdict::Rejected,
                     reason: Some(refusal.to_string()),
                     event: None,
@@ -184,7 +185,7 @@ impl Listener {
         };
         let summary = Summary::of(&event);
         let received = Received {
-            at: chrono::Utc::now().to_rfc3339(),
+            at: Timestamp::now(),
             verdict,
             reason: None,
             event: summary.event,

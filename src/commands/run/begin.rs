@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::commands::bundle::{new_bundle_dir, open_journal};
 use crate::commands::resume::{Journaled, Previous};
@@ -21,6 +21,7 @@ use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::models::Operation;
 use crate::output::{OutputMode, Progress};
 use crate::scenario::Step;
+use crate::timestamp::Timestamp;
 
 /// What a run holds from its first journal line to its bundle.
 pub(super) struct Session {
@@ -78,7 +79,7 @@ pub(super) fn begin(
             .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
     }
     let events = recording.events.clone();
-    let shared = shared_state(config, &run, (opened, tokens), events, start)?;
+    let shared = shared_state(config, &run, (opened, tokens), events)?;
     let session = Session {
         run,
         dir,
@@ -141,7 +142,7 @@ fn run_info(
     config: &RunConfig,
     id: String,
     seed: u64,
-    started_at: String,
+    started_at: Timestamp,
     base_url: &str,
     tokens: &Tokens,
 ) -> RunInfo {
@@ -177,7 +178,7 @@ fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, tokens: &To
         config,
         run_id(start, seed),
         seed,
-        start.to_rfc3339_opts(SecondsFormat::Millis, true),
+        Timestamp::from(start),
         base_url,
         tokens,
     )
@@ -190,11 +191,8 @@ fn shared_state(
     run: &RunInfo,
     (opened, tokens): (&Opened, Arc<Tokens>),
     events: Arc<engine::EventStream>,
-    now: DateTime<Utc>,
 ) -> Result<Shared, Failure> {
-    let run_start = DateTime::parse_from_rfc3339(&run.started_at)
-        .map(|at| at.with_timezone(&Utc))
-        .unwrap_or(now);
+    let run_start = run.started_at.as_datetime();
     Ok(Shared {
         client: crate::commands::target::client_with_backoff(
             &config.staging,

@@ -1,7 +1,5 @@
 //! Ending a run: the evidence from what was recorded, the bundle, and the exit code.
 
-use chrono::{SecondsFormat, Utc};
-
 use super::begin::Session;
 use crate::commands::bundle::publish;
 use crate::commands::run_webhooks::RunReceiver;
@@ -13,6 +11,7 @@ use crate::evidence::{self, Evidence, RunInfo};
 use crate::journal;
 use crate::output::OutputMode;
 use crate::sandbox::Sandbox;
+use crate::timestamp::Timestamp;
 
 /// How the engine ended: its flows' results (or why there are none), and whether Ctrl-C
 /// stopped it.
@@ -86,7 +85,7 @@ fn finish(
     (interrupted, engine_error): (bool, Option<String>),
 ) -> Evidence {
     let recorded = recording.take();
-    run.finished_at = Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
+    run.finished_at = Some(Timestamp::now());
     // A run whose engine died has no flow results: it is incomplete, never a pass.
     run.complete = !interrupted
         && engine_error.is_none()

@@ -1,0 +1,132 @@
+//! The two facts about an exchange that are not plain yes/no, as types: what it asked of the
+//! server, and what is known of whether the server processed it. Written as the flags the
+//! journal and evidence.json have always carried (`expected_error`, `maybe_processed`,
+//! `reconciled`), each left out when false.
+
+use serde::{Deserialize, Serialize};
+
+/// What an exchange asked of the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "bool", into = "bool")]
+pub enum Expectation {
+    /// A call of the batch: the server is to accept it, and its success counts.
+    #[default]
+    Acceptance,
+    /// A negative check: success means the server refused as expected; never counted.
+    Refusal,
+}
+
+impl Expectation {
+    pub fn is_acceptance(&self) -> bool {
+        *self == Expectation::Acceptance
+    }
+}
+
+/// `expected_error` in the journal and evidence.json.
+impl From<bool> for Expectation {
+    fn from(expected_error: bool) -> Expectation {
+        if expected_error {
+            Expectation::Refusal
+        } else {
+            Expectation::Acceptance
+        }
+    }
+}
+
+impl From<Expectation> for bool {
+    fn from(expectation: Expectation) -> bool {
+        expectation == Expectation::Refusal
+    }
+}
+
+/// Whether the server processed a request, beyond what its answer (if any) says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "DeliveryFlags", into = "DeliveryFlags")]
+pub enum Delivery {
+    /// The answer says what happened.
+    #[default]
+    Answered,
+    /// No usable answer arrived (a lost connection, a 5xx): it may have been processed.
+    MaybeProcessed,
+    /// A conflict after a lost answer, confirmed as this request's own earlier success.
+    Reconciled,
+}
+
+/// [`Delivery`] as the journal and evidence.json have always written it: two flags, each
+/// left out when false.
+#[derive(Serialize, Deserialize)]
+struct DeliveryFlags {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    maybe_processed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    reconciled: bool,
+}
+
+impl From<DeliveryFlags> for Delivery {
+    fn from(flags: DeliveryFlags) -> Delivery {
+        match (flags.reconciled, flags.maybe_processed) {
+            (true, _) => Delivery::Reconciled,
+            (false, true) => Delivery::MaybeProcessed,
+            (false, false) => Delivery::Answered,
+        }
+    }
+}
+
+impl From<Delivery> for DeliveryFlags {
+    fn from(delivery: Delivery) -> DeliveryFlags {
+        DeliveryFlags {
+            maybe_processed: delivery == Delivery::MaybeProcessed,
+            reconciled: delivery == Delivery::Reconciled,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Flags {
+        #[serde(
+            rename = "expected_error",
+            default,
+            skip_serializing_if = "Expectation::is_acceptance"
+        )]
+        expectation: Expectation,
+        #[serde(flatten)]
+        delivery: Delivery,
+    }
+
+    #[test]
+    fn written_as_the_flags_evidence_readers_know_and_read_back_the_same() {
+        let cases = [
+            (Expectation::Acceptance, Delivery::Answered, "{}"),
+            (
+                Expectation::Refusal,
+                Delivery::MaybeProcessed,
+                r#"{"expected_error":true,"maybe_processed":true}"#,
+            ),
+            (
+                Expectation::Acceptance,
+                Delivery::Reconciled,
+                r#"{"reconciled":true}"#,
+            ),
+        ];
+        for (expectation, delivery, wire) in cases {
+            let flags = Flags {
+                expectation,
+                delivery,
+            };
+            assert_eq!(serde_json::to_string(&flags).unwrap(), wire);
+            assert_eq!(serde_json::from_str::<Flags>(wire).unwrap(), flags);
+        }
+    }
+
+    #[test]
+    fn false_flags_written_out_read_as_their_defaults() {
+        let wire = r#"{"expected_error":false,"maybe_processed":false,"reconciled":false}"#;
+        let flags = serde_json::from_str::<Flags>(wire).unwrap();
+        assert_eq!(flags.expectation, Expectation::Acceptance);
+        assert_eq!(flags.delivery, Delivery::Answered);
+    }
+}
