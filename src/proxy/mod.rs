@@ -4,8 +4,10 @@
 //! and the session's rules, recorded like a run's exchange, and counted in the ledger.
 
 pub mod exchange;
+mod json;
 pub mod routes;
 pub mod rules;
+mod sequencing;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};

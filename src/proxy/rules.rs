@@ -4,13 +4,16 @@
 //! quote, a claim within 24 h of its subscription without `claimDate`, several flight plans in
 //! one quote). It learns bookings, quotes and contracts from the answers it sees.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::json::{contract_ids, field_paths, find, has_path, text};
 use super::routes::Recognised;
+use super::sequencing::NOT_REUSED;
+use super::sequencing::{Known, claim_timing, fresh_update_quote, one_flight_plan};
 use crate::environment::Environment;
 use crate::models::Operation;
 use crate::record::Check;
@@ -18,38 +21,6 @@ use crate::sandbox::ApiDialect;
 use crate::sandbox::validate::check_request;
 
 pub const SPEC_RULES: &str = "request follows the spec's rules";
-pub const NOT_REUSED: &str = "booking number not reused";
-pub const FRESH_UPDATE_QUOTE: &str = "update uses a fresh update quote";
-pub const CLAIM_AFTER_24H: &str = "claim 24 h after its subscription, or claimDate on staging";
-pub const ONE_FLIGHT_PLAN: &str = "one quote per flight plan";
-
-#[derive(Default)]
-struct Booking {
-    subscribed_at: Option<DateTime<Utc>>,
-    /// Quotes made for this booking after its subscription and not yet used by an update.
-    update_quotes: HashSet<String>,
-}
-
-#[derive(Default)]
-struct Known {
-    bookings: HashMap<String, Booking>,
-    /// Quote id or reference → the booking it was made for or used by.
-    quote_booking: HashMap<String, String>,
-    contract_booking: HashMap<String, String>,
-}
-
-impl Known {
-    /// A quote made for booking `bn`: after its subscription, an update quote it may use.
-    fn quote_made(&mut self, bn: &str, id: String) {
-        self.quote_booking.insert(id.clone(), bn.to_string());
-        if let Some(booking) = self.bookings.get_mut(bn)
-            && booking.subscribed_at.is_some()
-        {
-            booking.update_quotes.insert(id);
-        }
-    }
-}
-
 pub struct Rules {
     dialect: ApiDialect,
     environment: Environment,
@@ -99,70 +70,10 @@ fn spec_rules(result: Result<(), crate::sandbox::validate::ApiFailure>) -> Check
     }
 }
 
-/// The object keys of a JSON value as paths (`data.status`), leaves and branches alike.
-fn field_paths(value: &Value, prefix: &str, into: &mut Vec<String>) {
-    if let Value::Object(map) = value {
-        for (key, inner) in map {
-            let path = if prefix.is_empty() {
-                key.clone()
-            } else {
-                format!("{prefix}.{key}")
-            };
-            into.push(path.clone());
-            field_paths(inner, &path, into);
-        }
-    }
-}
-
-fn has_path(value: &Value, path: &str) -> bool {
-    path.split('.')
-        .try_fold(value, |here, key| here.get(key))
-        .is_some()
-}
-
 /// A request's verdict before it is forwarded: the booking it concerns and every check made.
 pub struct Judged {
     pub booking: Option<String>,
     pub checks: Vec<Check>,
-}
-
-fn text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// The first value under `key` in a depth-first walk (answers wrap their payload variously).
-fn find(value: &Value, key: &str) -> Option<String> {
-    match value {
-        Value::Object(map) => map
-            .get(key)
-            .and_then(text)
-            .or_else(|| map.values().find_map(|v| find(v, key))),
-        Value::Array(items) => items.iter().find_map(|v| find(v, key)),
-        _ => None,
-    }
-}
-
-/// Ids of every contract an answer shows: objects with a `productType`, and `contractId`s.
-fn contract_ids(value: &Value, into: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            if map.contains_key("productType")
-                && let Some(id) = map.get("id").and_then(text)
-            {
-                into.push(id);
-            }
-            if let Some(id) = map.get("contractId").and_then(text) {
-                into.push(id);
-            }
-            map.values().for_each(|v| contract_ids(v, into));
-        }
-        Value::Array(items) => items.iter().for_each(|v| contract_ids(v, into)),
-        _ => {}
-    }
 }
 
 fn path_value(recognised: &Recognised, part: &str) -> Option<String> {
@@ -338,94 +249,11 @@ impl Rules {
 
 /// Spec: one quote per unique flight plan; trips of one quote with different flights are a
 /// multi-plan booking sent as one quote.
-fn one_flight_plan(quote: &Value) -> Check {
-    let plans: HashSet<String> = quote["data"]["trips"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|trip| trip["journeys"].to_string())
-        .collect();
-    if plans.len() > 1 {
-        Check::fail(
-            ONE_FLIGHT_PLAN,
-            format!(
-                "$.data.trips: {} different flight plans in one quote; make one quote per flight plan (travelers who fly the same flights share one)",
-                plans.len()
-            ),
-        )
-    } else {
-        Check::pass(ONE_FLIGHT_PLAN, "the quote's trips share one flight plan")
-    }
-}
-
-fn fresh_update_quote(update: &Value, state: Option<&Booking>, booking: Option<&str>) -> Check {
-    let Some(state) = state.filter(|b| b.subscribed_at.is_some()) else {
-        return Check::pass(
-            FRESH_UPDATE_QUOTE,
-            "the booking's subscription was not seen through the proxy: not judged",
-        )
-        .warning();
-    };
-    let ids: Vec<String> = update["data"]["quotes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|q| text(&q["id"]))
-        .collect();
-    match ids.iter().find(|id| !state.update_quotes.contains(*id)) {
-        Some(stale) => Check::fail(
-            FRESH_UPDATE_QUOTE,
-            format!(
-                "$.data.quotes: quote `{stale}` was not made for booking `{}` (POST /quotes with its bookingNumber) since its subscription",
-                booking.unwrap_or_default()
-            ),
-        ),
-        None if ids.is_empty() => {
-            Check::fail(FRESH_UPDATE_QUOTE, "$.data.quotes: no quote id given")
-        }
-        None => Check::pass(
-            FRESH_UPDATE_QUOTE,
-            "every quote was made for this booking after its subscription",
-        ),
-    }
-}
-
-fn claim_timing(
-    claim: &Value,
-    state: Option<&Booking>,
-    now: DateTime<Utc>,
-    production: bool,
-) -> Check {
-    let Some(subscribed) = state.and_then(|b| b.subscribed_at) else {
-        return Check::pass(
-            CLAIM_AFTER_24H,
-            "the booking's subscription was not seen through the proxy: not judged",
-        )
-        .warning();
-    };
-    let since = now - subscribed;
-    if since >= Duration::hours(24) || (!production && !claim["data"]["claimDate"].is_null()) {
-        return Check::pass(CLAIM_AFTER_24H, "not flagged for fraud by timing");
-    }
-    let check = Check::fail(
-        CLAIM_AFTER_24H,
-        format!(
-            "$.data.claimDate: the claim comes {} min after the subscription; within 24 h the provider flags it MANUAL_VERIFICATION_NEEDED{}",
-            since.num_minutes(),
-            if production {
-                ""
-            } else {
-                " (on staging, send claimDate)"
-            }
-        ),
-    );
-    // Production takes no claimDate: a real early claim is the customer's right, not a mistake.
-    if production { check.warning() } else { check }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proxy::sequencing::{CLAIM_AFTER_24H, FRESH_UPDATE_QUOTE};
+    use chrono::Duration;
     use std::collections::BTreeMap;
 
     fn recognised(operation: Operation, values: &[(&str, &str)]) -> Recognised {
