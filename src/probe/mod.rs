@@ -6,6 +6,7 @@
 
 mod candidates;
 mod prober;
+mod proof;
 mod steps;
 pub mod write;
 
