@@ -109,7 +109,7 @@ pub fn flight_seller(no_flight_cancellations: bool, file: &FileConfig) -> bool {
 
 /// A count within its bounds, which start at one.
 fn positive(key: &str, value: u32, range: &RangeInclusive<i64>) -> Result<NonZeroU32, String> {
-    bounds::check(key, i64::from(value), range)?;
+    bounds::check(key, i64::from(value), range).map_err(|e| e.to_string())?;
     NonZeroU32::new(value).ok_or_else(|| format!("{key} = 0 is out of bounds"))
 }
 
@@ -161,10 +161,12 @@ impl RunConfig {
             "flow instances (repeats × --scale)",
             flows.saturating_mul(u64::from(scale.get())),
             &bounds::FLOW_INSTANCES,
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
         let retries = args.retries.or(file.run.retries).unwrap_or(3);
-        bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
+        bounds::check("retries", i64::from(retries), &bounds::RETRIES)
+            .map_err(|e| e.to_string())?;
         let flight_seller = flight_seller(args.no_flight_cancellations, file);
         if let Some(run) = recorded {
             resumed::check_shape(run, flight_seller, staging.dialect_name(), args.seed)?;
