@@ -52,7 +52,7 @@ impl Staging {
         let definitions = dialect::definitions(&dialect, &file.endpoints);
         let endpoints = Endpoints::compile(&definitions)
             .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
-            .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
+            .map_err(|e| e.to_string())?;
         Ok(Staging {
             timeout: request_timeout(args, &file),
             cacert: args.cacert.clone(),

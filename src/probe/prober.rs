@@ -163,9 +163,11 @@ impl Prober {
         }
         let request = Request {
             method: endpoints.method(op),
-            path: endpoints.path(op, &context)?,
-            headers: endpoints.headers(op, &context)?,
-            body: endpoints.body(op, &context, default_body)?,
+            path: endpoints.path(op, &context).map_err(|e| e.to_string())?,
+            headers: endpoints.headers(op, &context).map_err(|e| e.to_string())?,
+            body: endpoints
+                .body(op, &context, default_body)
+                .map_err(|e| e.to_string())?,
             wrong_token: None,
             retry_without_answer: true,
             renew_on_rejection: true,
@@ -384,7 +386,7 @@ impl Prober {
 }
 
 fn compile(definitions: &Definitions) -> Result<Endpoints, String> {
-    Endpoints::compile(definitions).map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))
+    Endpoints::compile(definitions).map_err(|e| e.to_string())
 }
 
 /// A fresh report for a call.
