@@ -267,7 +267,9 @@ async fn fetch(
             file: Some(path), ..
         } => (
             format!("read {}", path.display()),
-            crate::config::read_secret_file(path, "--token-file").map(|t| (t, None)),
+            crate::config::read_secret_file(path, "--token-file")
+                .map(|t| (t, None))
+                .map_err(|e| e.to_string()),
         ),
         TokenSource::Static { token, file: None } => {
             ("PPCERT_TOKEN".into(), Ok((token.clone(), None)))

@@ -100,6 +100,8 @@ pub struct FileError {
     pub message: String,
 }
 
+impl std::error::Error for FileError {}
+
 impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {

@@ -159,7 +159,7 @@ fn configure(args: &RunArgs) -> Result<(RunConfig, Option<Previous>), Failure> {
         }
         None => (None, None),
     };
-    let config = RunConfig::from_args(args, recorded.as_ref()).map_err(usage)?;
+    let config = RunConfig::from_args(args, recorded.as_ref())?;
     super::guard::production_guard(&config)?;
     Ok((config, previous))
 }
