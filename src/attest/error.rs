@@ -114,3 +114,27 @@ pub enum AttestationError {
     )]
     OtherStatement { kind: String, predicate: String },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit_codes;
+
+    #[test]
+    fn a_key_problem_is_a_usage_error_and_an_unreadable_bundle_does_not_verify() {
+        let missing = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let key = KeyError::Read {
+            path: "k".into(),
+            what: "private key",
+            error: missing(),
+        };
+        assert_eq!(Failure::from(key).exit_code(), exit_codes::USAGE);
+        let bundle = BundleError::Unopenable {
+            path: "b.tar.gz".into(),
+            error: missing(),
+        };
+        let failure = Failure::from(bundle);
+        assert_eq!(failure.exit_code(), exit_codes::REQUIREMENT_NOT_MET);
+        assert!(failure.to_string().starts_with("b.tar.gz: "), "{failure}");
+    }
+}

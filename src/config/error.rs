@@ -48,10 +48,23 @@ pub enum ConfigError {
 }
 
 /// Every configuration error is found before the first request: a usage error (exit 2,
-/// "nothing was sent"), whichever key it names.
+/// "nothing was sent"). Listed one by one so that a new variant is a choice of exit code.
 impl From<ConfigError> for Failure {
     fn from(error: ConfigError) -> Failure {
-        Failure::Usage(error.to_string())
+        match &error {
+            ConfigError::File(_)
+            | ConfigError::Scenario(_)
+            | ConfigError::Dialect(_)
+            | ConfigError::Endpoint(_)
+            | ConfigError::OutOfBounds(_)
+            | ConfigError::BaseUrl(_)
+            | ConfigError::Auth(_)
+            | ConfigError::Secret(_)
+            | ConfigError::Resume(_)
+            | ConfigError::TokenWithoutTarget
+            | ConfigError::TargetWithoutToken
+            | ConfigError::WebhooksWithoutListen => Failure::Usage(error.to_string()),
+        }
     }
 }
 
@@ -170,4 +183,27 @@ pub enum ResumeError {
     OtherDialect { then: String, now: String },
     #[error("--resume: the run's seed is {then}, not {now}; leave --seed out")]
     OtherSeed { then: u64, now: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_error_is_exit_2_in_its_own_words() {
+        let failure = Failure::from(ConfigError::from(ResumeError::OtherSeed {
+            then: 7,
+            now: 8,
+        }));
+        assert_eq!(failure.exit_code(), crate::exit_codes::USAGE);
+        assert_eq!(
+            failure.to_string(),
+            "--resume: the run's seed is 7, not 8; leave --seed out"
+        );
+        let flags = ResumeError::OtherFlightSeller { then: false };
+        assert!(
+            flags.to_string().contains("does not sell flights"),
+            "{flags}"
+        );
+    }
 }

@@ -173,6 +173,7 @@ impl RunConfig {
             &bounds::FLOW_INSTANCES,
         )?;
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
+        let concurrency = positive("concurrency", concurrency, &bounds::CONCURRENCY)?;
         let retries = args.retries.or(file.run.retries).unwrap_or(3);
         bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
         let flight_seller = flight_seller(args.no_flight_cancellations, file);
@@ -192,12 +193,7 @@ impl RunConfig {
             out: args.out.clone(),
             seed: args.seed,
             // Within 1..=1024, it fits any usize.
-            concurrency: NonZeroUsize::try_from(positive(
-                "concurrency",
-                concurrency,
-                &bounds::CONCURRENCY,
-            )?)
-            .unwrap_or(NonZeroUsize::MIN),
+            concurrency: NonZeroUsize::try_from(concurrency).unwrap_or(NonZeroUsize::MIN),
             retries,
             scale,
             resume: args.resume.clone(),
