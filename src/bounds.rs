@@ -24,20 +24,32 @@ pub const FLIGHT_PLANS: RangeInclusive<u32> = 1..=5;
 /// Flow instances in one run (repeats × scale): beyond this a run is a mistake, not a soak.
 pub const FLOW_INSTANCES: RangeInclusive<u64> = 1..=1_000_000;
 
+/// A value outside its bounds: the key it was set by, the value and the bounds. Every bounded
+/// value is an integer, so one wide integer holds any of them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key} = {value} is out of bounds ({start} to {end})")]
+pub struct OutOfBounds {
+    pub key: String,
+    pub value: i128,
+    pub start: i128,
+    pub end: i128,
+}
+
 /// `Err` naming `key` and the bounds when `value` is outside them.
-pub fn check<T: PartialOrd + std::fmt::Display + Copy>(
+pub fn check<T: PartialOrd + Copy + Into<i128>>(
     key: &str,
     value: T,
     range: &RangeInclusive<T>,
-) -> Result<(), String> {
+) -> Result<(), OutOfBounds> {
     if range.contains(&value) {
         Ok(())
     } else {
-        Err(format!(
-            "{key} = {value} is out of bounds ({} to {})",
-            range.start(),
-            range.end()
-        ))
+        Err(OutOfBounds {
+            key: key.to_string(),
+            value: value.into(),
+            start: (*range.start()).into(),
+            end: (*range.end()).into(),
+        })
     }
 }
 
@@ -48,8 +60,10 @@ mod tests {
     #[test]
     fn values_outside_the_bounds_are_named() {
         assert!(check("run.retries", 20, &RETRIES).is_ok());
+        let refused = check("run.retries", 1000, &RETRIES).unwrap_err();
+        assert_eq!((refused.value, refused.end), (1000, 20));
         assert_eq!(
-            check("run.retries", 1000, &RETRIES).unwrap_err(),
+            refused.to_string(),
             "run.retries = 1000 is out of bounds (0 to 20)"
         );
         assert!(check("run.concurrency", 0, &CONCURRENCY).is_err());

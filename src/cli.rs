@@ -1,5 +1,7 @@
 //! The command line, declared with clap derive; the doc comments are the help text.
 
+mod values;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -12,6 +14,7 @@ use crate::sandbox::{
     ApiDialect, ContractsLayout, DeltaShape, ErrorShape, QuoteWrapper, RateLimitHeader,
 };
 use crate::webhook::scheme::Scheme;
+use values::{parse_instant, parse_size, webhook_url};
 
 /// Certify a travel partner's integration with the Partner Protection API on staging.
 ///
@@ -205,28 +208,6 @@ pub struct ListenArgs {
     pub shutdown_grace: u64,
 }
 
-/// `1048576`, `512KiB`, `8MiB` (also `K`, `KB`, `M`, `MB`: powers of 1024 all).
-fn parse_size(value: &str) -> Result<usize, String> {
-    let text = value.trim();
-    let digits = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits);
-    let number: usize = number
-        .parse()
-        .map_err(|_| format!("`{value}` is not a size (e.g. 1048576, 512KiB, 8MiB)"))?;
-    let factor = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        _ => return Err(format!("`{value}`: unknown unit (use KiB or MiB)")),
-    };
-    number
-        .checked_mul(factor)
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("`{value}` is out of range"))
-}
-
 /// Where `ppcert proxy` listens unless told.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8181";
 
@@ -313,7 +294,7 @@ pub struct RunArgs {
     pub resume: Option<PathBuf>,
     /// Reports to write besides evidence.json, the journal and the manifest (always written):
     /// html, md, junit, json [default: all].
-    #[arg(long, value_delimiter = ',', value_parser = parse_format, value_name = "LIST")]
+    #[arg(long, value_delimiter = ',', value_parser = crate::report::Format::parse, value_name = "LIST")]
     pub format: Vec<Option<crate::report::Format>>,
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
     #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
@@ -381,7 +362,7 @@ pub struct ReportArgs {
     /// The run's bundle directory.
     pub dir: PathBuf,
     /// Which reports to render: html, md, junit [default: all].
-    #[arg(long, value_delimiter = ',', value_parser = parse_format)]
+    #[arg(long, value_delimiter = ',', value_parser = crate::report::Format::parse)]
     pub format: Vec<Option<crate::report::Format>>,
 }
 
@@ -449,16 +430,6 @@ pub struct GenerateArgs {
     /// Flight plans per booking; 2 or more gives multi-planning bookings.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=5))]
     pub flight_plans: u32,
-}
-
-fn parse_format(value: &str) -> Result<Option<crate::report::Format>, String> {
-    crate::report::Format::parse(value)
-}
-
-fn parse_instant(value: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
-    chrono::DateTime::parse_from_rfc3339(value)
-        .map(|at| at.with_timezone(&chrono::Utc))
-        .map_err(|e| format!("`{value}` is not an RFC 3339 date-time with offset: {e}"))
 }
 
 /// Options of `ppcert serve`.
@@ -588,16 +559,6 @@ pub struct ServeArgs {
 fn scheme_parser() -> impl clap::builder::TypedValueParser<Value = Scheme> {
     clap::builder::PossibleValuesParser::new(["provider-docs", "standard-webhooks", "github"])
         .map(|name| Scheme::parse(&name).unwrap_or(Scheme::ProviderDocs))
-}
-
-fn webhook_url(value: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(value).map_err(|e| format!("`{value}` is not a URL: {e}"))?;
-    match url.scheme() {
-        "http" | "https" => Ok(url),
-        other => Err(format!(
-            "`{other}:` URLs cannot receive webhooks; use http or https"
-        )),
-    }
 }
 
 /// When to color output.

@@ -114,8 +114,8 @@ pub fn check_endpoints(
         .and_then(|endpoints| endpoints.rehearse(sample).map(|()| endpoints))
         .map_err(|e| FileError {
             file: file.into(),
-            line: endpoint_line(text, &e.endpoint, e.key.as_deref()),
-            message: format!("endpoints.{}: {}", e.endpoint, e.message),
+            line: endpoint_line(text, &e.endpoint, e.key()),
+            message: e.to_string(),
         })
 }
 
@@ -302,11 +302,19 @@ mod capture_tests {
     #[test]
     fn unknown_names_and_bad_jsonpath_are_refused_naming_the_key() {
         let error = with_capture("quote", "idd", "$.id").unwrap_err();
-        assert!(error.message.contains("capture.idd"), "{error:?}");
-        assert!(error.message.contains("id, reference, price_delta"));
-        assert_eq!(error.key.as_deref(), Some("idd"));
+        assert!(matches!(
+            &error.problem,
+            EndpointProblem::Capture(CaptureError::Unknown { name, op: Operation::Quote, .. }) if name == "idd"
+        ));
+        assert!(error.to_string().contains("capture.idd"), "{error:?}");
+        assert!(error.to_string().contains("id, reference, price_delta"));
+        assert_eq!(error.key(), Some("idd"));
         let error = with_capture("quote", "id", "$.quote[").unwrap_err();
-        assert!(error.message.contains("not a JSONPath"), "{error:?}");
+        assert!(matches!(
+            &error.problem,
+            EndpointProblem::Capture(CaptureError::NotAJsonPath { rendered, .. }) if rendered == "$.quote["
+        ));
+        assert!(error.to_string().contains("not a JSONPath"), "{error:?}");
         assert!(with_capture("claim", "claim_status", "$.claim.status").is_ok());
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::report::manifest::{self, Entry, Kind, Problem};
 
+use super::BundleError;
 pub use super::package::Loaded;
 
 pub enum Source {
@@ -15,10 +16,11 @@ pub enum Source {
 
 impl Source {
     /// A directory is a bundle; a file is a package (`ppcert package`'s `.tar.gz`).
-    pub fn open(path: &Path) -> Result<Source, String> {
-        let meta = path
-            .metadata()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn open(path: &Path) -> Result<Source, BundleError> {
+        let meta = path.metadata().map_err(|error| BundleError::Unopenable {
+            path: path.to_path_buf(),
+            error,
+        })?;
         if meta.is_dir() {
             Ok(Source::Dir(path.to_path_buf()))
         } else {
@@ -34,11 +36,12 @@ impl Source {
     }
 
     /// The entries at the bundle's top.
-    pub fn entries(&self) -> Result<Vec<Entry>, String> {
+    pub fn entries(&self) -> Result<Vec<Entry>, BundleError> {
         match self {
-            Source::Dir(dir) => {
-                manifest::entries(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))
-            }
+            Source::Dir(dir) => manifest::entries(dir).map_err(|error| BundleError::Unlistable {
+                dir: dir.clone(),
+                error,
+            }),
             Source::Package(_, loaded) => Ok(loaded.entries.clone()),
         }
     }
@@ -71,11 +74,14 @@ impl Source {
         }
     }
 
-    pub fn read_to_string(&self, name: &str) -> Result<String, String> {
+    pub fn read_to_string(&self, name: &str) -> Result<String, BundleError> {
         let mut text = String::new();
         self.reader(name)
             .and_then(|mut r| r.read_to_string(&mut text))
-            .map_err(|e| format!("{name}: cannot read: {e}"))?;
+            .map_err(|error| BundleError::Unreadable {
+                name: name.to_string(),
+                error,
+            })?;
         Ok(text)
     }
 

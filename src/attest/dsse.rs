@@ -26,6 +26,15 @@ pub struct EnvelopeSignature {
     pub sig: String,
 }
 
+/// A DSSE envelope whose payload is not an in-toto statement's bytes.
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    #[error("payloadType is `{payload_type}`, not `{}`", PAYLOAD_TYPE)]
+    OtherType { payload_type: String },
+    #[error("the payload is not base64: {0}")]
+    NotBase64(base64::DecodeError),
+}
+
 /// DSSE's pre-authentication encoding: `DSSEv1 SP LEN(type) SP type SP LEN(body) SP body`,
 /// lengths in ASCII decimal. Signing this, not the payload, binds the payload type too.
 pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
@@ -54,16 +63,14 @@ impl Envelope {
     }
 
     /// The payload's bytes, and an error unless it is an in-toto payload.
-    pub fn payload(&self) -> Result<Vec<u8>, String> {
+    pub fn payload(&self) -> Result<Vec<u8>, PayloadError> {
         if self.payload_type != PAYLOAD_TYPE {
-            return Err(format!(
-                "payloadType is `{}`, not `{PAYLOAD_TYPE}`",
-                self.payload_type
-            ));
+            let payload_type = self.payload_type.clone();
+            return Err(PayloadError::OtherType { payload_type });
         }
         STANDARD
             .decode(&self.payload)
-            .map_err(|e| format!("the payload is not base64: {e}"))
+            .map_err(PayloadError::NotBase64)
     }
 
     /// Whether one of the signatures is `key`'s over the envelope's payload.
@@ -105,5 +112,22 @@ mod tests {
         let mut changed = envelope;
         changed.payload = STANDARD.encode(b"{ }");
         assert!(!changed.signed_by(&key.verifying_key()));
+    }
+
+    #[test]
+    fn only_an_in_toto_payload_in_base64_is_read() {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let mut envelope = Envelope::sign(b"{}", &key, "k");
+        assert_eq!(envelope.payload().unwrap(), b"{}");
+        envelope.payload = "not base64!".into();
+        assert!(matches!(
+            envelope.payload(),
+            Err(PayloadError::NotBase64(_))
+        ));
+        envelope.payload_type = "application/json".into();
+        assert!(matches!(
+            envelope.payload(),
+            Err(PayloadError::OtherType { payload_type }) if payload_type == "application/json"
+        ));
     }
 }

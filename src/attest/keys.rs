@@ -9,6 +9,8 @@ use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 
+use super::KeyError;
+
 /// The public key's file beside the private key `KEY`: `KEY.pub`.
 pub fn public_path(private: &Path) -> PathBuf {
     let mut name = private.as_os_str().to_owned();
@@ -28,19 +30,17 @@ pub fn fingerprint(key: &VerifyingKey) -> String {
 
 /// Writes a new key pair to `private` and `private.pub`; refuses to overwrite either.
 /// Returns the public key's path and fingerprint.
-pub fn generate(private: &Path) -> Result<(PathBuf, String), String> {
+pub fn generate(private: &Path) -> Result<(PathBuf, String), KeyError> {
     let public = public_path(private);
     for path in [private, public.as_path()] {
         if path.symlink_metadata().is_ok() {
-            return Err(format!(
-                "{}: already exists; ppcert keygen never overwrites a key (choose another --out)",
-                path.display()
-            ));
+            let path = path.to_path_buf();
+            return Err(KeyError::Exists { path });
         }
     }
     let mut seed = [0u8; 32];
     rand::TryRng::try_fill_bytes(&mut rand::rngs::SysRng, &mut seed)
-        .map_err(|e| format!("the system's random source failed: {e}"))?;
+        .map_err(|e| KeyError::Random(e.to_string()))?;
     let key = SigningKey::from_bytes(&seed);
     seed.fill(0);
     // PKCS#8 v1 (RFC 8410's form, what `openssl genpkey` writes): every PKCS#8 reader takes it.
@@ -48,13 +48,17 @@ pub fn generate(private: &Path) -> Result<(PathBuf, String), String> {
         secret_key: key.to_bytes(),
         public_key: None,
     };
+    let encode = |which, e: &dyn std::fmt::Display| KeyError::Encode {
+        which,
+        error: e.to_string(),
+    };
     let pem = bytes
         .to_pkcs8_pem(LineEnding::LF)
-        .map_err(|e| format!("cannot encode the private key: {e}"))?;
+        .map_err(|e| encode("private", &e))?;
     let public_pem = key
         .verifying_key()
         .to_public_key_pem(LineEnding::LF)
-        .map_err(|e| format!("cannot encode the public key: {e}"))?;
+        .map_err(|e| encode("public", &e))?;
     write_new(private, pem.as_bytes(), 0o600)?;
     if let Err(e) = write_new(&public, public_pem.as_bytes(), 0o644) {
         // Half a pair is no use: a private key whose public half nobody has.
@@ -66,33 +70,36 @@ pub fn generate(private: &Path) -> Result<(PathBuf, String), String> {
 
 /// Creates `path` (never over an existing file) with `mode` from the start, so the private key
 /// is never readable by others, not even for a moment.
-fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeyError> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
     #[cfg(not(unix))]
     let _ = mode;
-    let cannot = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
+    let cannot = |error| KeyError::Write {
+        path: path.to_path_buf(),
+        error,
+    };
     let mut file = options.open(path).map_err(cannot)?;
     file.write_all(bytes).map_err(cannot)?;
     file.sync_all().map_err(cannot)
 }
 
-fn read_pem(path: &Path, what: &str) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read the {what}: {e}", path.display()))?;
-    Ok(text)
+fn read_pem(path: &Path, what: &'static str) -> Result<String, KeyError> {
+    std::fs::read_to_string(path).map_err(|error| KeyError::Read {
+        path: path.to_path_buf(),
+        what,
+        error,
+    })
 }
 
 /// Reads a PKCS#8 PEM Ed25519 private key. Never echoes the file's content.
-pub fn load_signing(path: &Path) -> Result<SigningKey, String> {
+pub fn load_signing(path: &Path) -> Result<SigningKey, KeyError> {
     let text = read_pem(path, "private key")?;
+    let path_buf = || path.to_path_buf();
     if text.contains("BEGIN PUBLIC KEY") {
-        return Err(format!(
-            "{}: a public key; signing takes the private key (the file without .pub)",
-            path.display()
-        ));
+        return Err(KeyError::PublicForSigning { path: path_buf() });
     }
     #[cfg(unix)]
     if let Ok(meta) = path.metadata() {
@@ -104,29 +111,17 @@ pub fn load_signing(path: &Path) -> Result<SigningKey, String> {
             );
         }
     }
-    SigningKey::from_pkcs8_pem(&text).map_err(|_| {
-        format!(
-            "{}: not an Ed25519 private key in PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`, as ppcert keygen writes)",
-            path.display()
-        )
-    })
+    SigningKey::from_pkcs8_pem(&text).map_err(|_| KeyError::NotSigning { path: path_buf() })
 }
 
 /// Reads an SPKI PEM Ed25519 public key (`KEY.pub`).
-pub fn load_verifying(path: &Path) -> Result<VerifyingKey, String> {
+pub fn load_verifying(path: &Path) -> Result<VerifyingKey, KeyError> {
     let text = read_pem(path, "public key")?;
+    let path = path.to_path_buf();
     if text.contains("PRIVATE KEY") {
-        return Err(format!(
-            "{}: a private key; verifying takes the public key (KEY.pub), which is all a provider should hold",
-            path.display()
-        ));
+        return Err(KeyError::PrivateForVerifying { path });
     }
-    VerifyingKey::from_public_key_pem(&text).map_err(|_| {
-        format!(
-            "{}: not an Ed25519 public key in SPKI PEM (`-----BEGIN PUBLIC KEY-----`, as ppcert keygen writes to KEY.pub)",
-            path.display()
-        )
-    })
+    VerifyingKey::from_public_key_pem(&text).map_err(|_| KeyError::NotVerifying { path })
 }
 
 #[cfg(test)]
@@ -151,9 +146,29 @@ mod tests {
             assert_eq!(mode, 0o600);
         }
         let before = std::fs::read(&key).unwrap();
-        assert!(generate(&key).unwrap_err().contains("already exists"));
+        assert!(matches!(generate(&key), Err(KeyError::Exists { path }) if path == key));
         assert_eq!(std::fs::read(&key).unwrap(), before);
-        assert!(load_verifying(&key).unwrap_err().contains("a private key"));
-        assert!(load_signing(&public).unwrap_err().contains("a public key"));
+        assert!(matches!(
+            load_verifying(&key),
+            Err(KeyError::PrivateForVerifying { .. })
+        ));
+        let public_for_signing = load_signing(&public).unwrap_err();
+        assert!(matches!(
+            public_for_signing,
+            KeyError::PublicForSigning { .. }
+        ));
+        assert!(public_for_signing.to_string().contains("a public key"));
+        std::fs::write(dir.path().join("junk"), "not a key").unwrap();
+        assert!(matches!(
+            load_signing(&dir.path().join("junk")),
+            Err(KeyError::NotSigning { .. })
+        ));
+        assert!(matches!(
+            load_verifying(&dir.path().join("none")),
+            Err(KeyError::Read {
+                what: "public key",
+                ..
+            })
+        ));
     }
 }

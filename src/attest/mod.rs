@@ -5,9 +5,11 @@
 
 pub mod bundle;
 pub mod dsse;
+mod error;
 pub mod keys;
 pub mod package;
 mod statement;
 pub mod verify;
 
+pub use error::{ArchiveError, AttestationError, BundleError, KeyError};
 pub use statement::{PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, subjects};

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
+use super::{ArchiveError, BundleError};
 use crate::report::manifest::{Entry, Kind, Problem};
 
 /// A package is read whole into memory: more than this is not a bundle.
@@ -55,20 +56,31 @@ fn problem(message: String) -> Problem {
     }
 }
 
+/// Why an entry's path has no place in a bundle: what a careless `tar x` would let escape.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum Misplaced {
+    #[error("an absolute or DOS path")]
+    Absolute,
+    #[error("a path with `..`, `.` or an empty part")]
+    DotOrEmpty,
+    #[error("deeper than the bundle's directory (a bundle holds no subdirectories)")]
+    TooDeep,
+}
+
 /// Splits an entry's path into the bundle's directory and the file's name; `None` for the
 /// directory's own entry. Anything else is a problem.
-fn place(path: &str) -> Result<(String, Option<String>), String> {
+fn place(path: &str) -> Result<(String, Option<String>), Misplaced> {
     if path.starts_with('/') || path.contains('\\') {
-        return Err("an absolute or DOS path".into());
+        return Err(Misplaced::Absolute);
     }
     let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
     if parts.iter().any(|p| matches!(*p, "" | "." | "..")) {
-        return Err("a path with `..`, `.` or an empty part".into());
+        return Err(Misplaced::DotOrEmpty);
     }
     match parts.as_slice() {
         [top] => Ok((top.to_string(), None)),
         [top, name] => Ok((top.to_string(), Some(name.to_string()))),
-        _ => Err("deeper than the bundle's directory (a bundle holds no subdirectories)".into()),
+        _ => Err(Misplaced::TooDeep),
     }
 }
 
@@ -94,7 +106,7 @@ impl Reading {
     }
 
     /// Takes one entry: its place and kind checked, its bytes kept when it is a file.
-    fn take<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), String> {
+    fn take<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), ArchiveError> {
         let raw = entry.path_bytes().into_owned();
         let shown = String::from_utf8_lossy(&raw).into_owned();
         let kind = match entry.header().entry_type() {
@@ -110,7 +122,7 @@ impl Reading {
         let (top, name) = match place(text) {
             Ok(placed) => placed,
             Err(why) => {
-                self.refuse(&shown, &why);
+                self.refuse(&shown, &why.to_string());
                 return Ok(());
             }
         };
@@ -133,13 +145,12 @@ impl Reading {
         if kind == Kind::File {
             self.total += entry.size();
             if self.total > MAX_BYTES {
-                return Err(format!(
-                    "more than {} GiB of files: not a bundle",
-                    MAX_BYTES >> 30
-                ));
+                return Err(ArchiveError::TooLarge {
+                    gib: MAX_BYTES >> 30,
+                });
             }
             let mut bytes = Vec::with_capacity(entry.size() as usize);
-            entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+            entry.read_to_end(&mut bytes)?;
             self.loaded.files.insert(name, bytes);
         }
         Ok(())
@@ -147,10 +158,16 @@ impl Reading {
 }
 
 /// Reads a package into memory: its files, and every way its archive breaks the rules.
-pub fn read(path: &Path) -> Result<Loaded, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<Loaded, BundleError> {
+    let file = std::fs::File::open(path).map_err(|error| BundleError::Unopenable {
+        path: path.to_path_buf(),
+        error,
+    })?;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    let bad = |e: String| format!("{}: not a readable .tar.gz: {e}", path.display());
+    let bad = |error: ArchiveError| BundleError::NotTarGz {
+        path: path.to_path_buf(),
+        error,
+    };
     let mut reading = Reading {
         loaded: Loaded {
             entries: Vec::new(),
@@ -160,9 +177,9 @@ pub fn read(path: &Path) -> Result<Loaded, String> {
         tops: Default::default(),
         total: 0,
     };
-    for entry in archive.entries().map_err(|e| bad(e.to_string()))? {
+    for entry in archive.entries().map_err(|e| bad(e.into()))? {
         reading
-            .take(entry.map_err(|e| bad(e.to_string()))?)
+            .take(entry.map_err(|e| bad(e.into()))?)
             .map_err(bad)?;
     }
     let mut loaded = reading.loaded;
@@ -187,8 +204,15 @@ mod tests {
             "evidence.json"
         );
         assert_eq!(place("b/").unwrap(), ("b".to_string(), None));
-        for bad in ["/etc/passwd", "b/../x", "b/sub/x", "./b/x", "b//x", "..\\x"] {
-            assert!(place(bad).is_err(), "{bad}");
+        for (bad, why) in [
+            ("/etc/passwd", Misplaced::Absolute),
+            ("b/../x", Misplaced::DotOrEmpty),
+            ("b/sub/x", Misplaced::TooDeep),
+            ("./b/x", Misplaced::DotOrEmpty),
+            ("b//x", Misplaced::DotOrEmpty),
+            ("..\\x", Misplaced::Absolute),
+        ] {
+            assert_eq!(place(bad), Err(why), "{bad}");
         }
     }
 }

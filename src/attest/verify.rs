@@ -8,7 +8,7 @@ use ed25519_dalek::VerifyingKey;
 
 use super::bundle::{Source, has_file};
 use super::dsse::Envelope;
-use super::{PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement};
+use super::{AttestationError, PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement};
 use crate::evidence::{self, Evidence};
 use crate::journal;
 use crate::report::manifest::{self, ATTESTATION, Problem};
@@ -115,7 +115,7 @@ pub fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bool) -> 
     let entries = match source.entries() {
         Ok(entries) => entries,
         Err(e) => {
-            problems.push(problem(e));
+            problems.push(problem(e.to_string()));
             checked.problems = problems;
             return checked;
         }
@@ -137,7 +137,7 @@ pub fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bool) -> 
                 checked.listed = manifest::parse(&text).0;
                 checked.manifest_sha256 = digest(manifest::FILE_NAME).ok();
             }
-            Err(e) => problems.push(problem(e)),
+            Err(e) => problems.push(problem(e.to_string())),
         }
     } else {
         problems.push(problem(format!(
@@ -194,20 +194,18 @@ fn rederive(
 }
 
 /// The attestation's envelope and the statement it carries.
-fn read_attestation(source: &Source) -> Result<(Envelope, Statement), String> {
-    let envelope: Envelope = source
+fn read_attestation(source: &Source) -> Result<(Envelope, Statement), AttestationError> {
+    let text = source
         .read_to_string(ATTESTATION)
-        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-        .map_err(|e| format!("not a DSSE envelope: {e}"))?;
-    let statement: Statement = envelope
-        .payload()
-        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
-        .map_err(|e| format!("the payload is not ppcert's statement: {e}"))?;
+        .map_err(AttestationError::Unreadable)?;
+    let envelope: Envelope = serde_json::from_str(&text).map_err(AttestationError::NotEnvelope)?;
+    let statement: Statement =
+        serde_json::from_slice(&envelope.payload()?).map_err(AttestationError::NotStatement)?;
     if statement.kind != STATEMENT_TYPE || statement.predicate_type != PREDICATE_TYPE {
-        return Err(format!(
-            "a statement of type `{}` with predicate `{}`, not `{STATEMENT_TYPE}` with `{PREDICATE_TYPE}`",
-            statement.kind, statement.predicate_type
-        ));
+        return Err(AttestationError::OtherStatement {
+            kind: statement.kind,
+            predicate: statement.predicate_type,
+        });
     }
     Ok((envelope, statement))
 }
@@ -246,7 +244,7 @@ fn attested(
     let (envelope, statement) = match read_attestation(source) {
         Ok(read) => read,
         Err(why) => {
-            broken(why);
+            broken(why.to_string());
             return Signed::Broken;
         }
     };

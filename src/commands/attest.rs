@@ -17,7 +17,7 @@ use crate::journal;
 use crate::report::manifest::{self, ATTESTATION};
 
 pub fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
-    let (public, fingerprint) = keys::generate(&args.out).map_err(Failure::usage)?;
+    let (public, fingerprint) = keys::generate(&args.out)?;
     crate::console::say!(
         "private key: {} (keep it secret: it signs in your name)",
         args.out.display()
@@ -31,7 +31,7 @@ pub fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
 }
 
 pub fn sign(args: SignArgs) -> Result<u8, Failure> {
-    let key = keys::load_signing(&args.key).map_err(Failure::usage)?;
+    let key = keys::load_signing(&args.key)?;
     let (path, fingerprint) = sign_dir(&args.dir, &key, args.force)?;
     crate::console::say!("signed: {} (key SHA256:{fingerprint})", path.display());
     Ok(exit_codes::SUCCESS)
@@ -166,7 +166,7 @@ pub fn package(args: PackageArgs) -> Result<u8, Failure> {
 
 pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     let key = match &args.key {
-        Some(path) => Some(keys::load_verifying(path).map_err(Failure::usage)?),
+        Some(path) => Some(keys::load_verifying(path)?),
         None => None,
     };
     if args.dir.symlink_metadata().is_err() {
@@ -176,7 +176,7 @@ pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         )));
     }
     // An archive that cannot be read is a package that does not verify.
-    let source = Source::open(&args.dir).map_err(Failure::not_met)?;
+    let source = Source::open(&args.dir)?;
     let checked = check(&source, key.as_ref(), true);
     if !checked.problems.is_empty() {
         return Err(refuse(

@@ -11,8 +11,8 @@ use crate::models::Operation;
 use crate::sandbox::SandboxOptions;
 
 pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
-    let staging = config::Staging::load(&args).map_err(Failure::usage)?;
-    let target = config::target(&args, &staging.file).map_err(Failure::usage)?;
+    let staging = config::Staging::load(&args)?;
+    let target = config::target(&args, &staging.file)?;
     let opened = super::target::open(
         &target,
         SandboxOptions::default().claim_step,

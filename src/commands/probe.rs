@@ -80,7 +80,7 @@ fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
         scenario: Some("smoke".into()),
         ..RunArgs::default()
     };
-    let config = RunConfig::from_args(&run_args, None).map_err(Failure::usage)?;
+    let config = RunConfig::from_args(&run_args, None)?;
     if config.environment() == Environment::Production {
         return Err(Failure::production_guard(
             "refused by the production guard: probe creates quotes, contracts and claims; point it at staging",

@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::Utc;
 
 use crate::cli::ProxyArgs;
-use crate::config::{Staging, Target, Upstream, upstream};
+use crate::config::{ConfigError, Staging, Target, Upstream, upstream};
 use crate::engine::{FlowResult, FlowState, FlowStatus};
 use crate::environment::Environment;
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
@@ -35,9 +35,9 @@ struct ProxyConfig {
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
-    let staging = Staging::load(&args.target).map_err(Failure::usage)?;
+    let staging = Staging::load(&args.target)?;
     let file = &staging.file;
-    let target = upstream(&args.target, file).map_err(Failure::usage)?;
+    let target = upstream(&args.target, file).map_err(ConfigError::from)?;
     let certification = crate::scenario::resolve("certification", Path::new("."))
         .map_err(|e| Failure::usage(e.to_string()))?;
     let production = matches!(

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::error::{AuthError, ConfigError};
 use super::file::FileConfig;
 pub use super::file::{AuthSection, ClientAuth};
 use crate::cli::TargetArgs;
@@ -77,7 +78,7 @@ impl From<Secret> for TokenSource {
 
 /// Splits a command line into words (quotes and backslashes as a POSIX shell reads them, no
 /// expansion): the program runs directly, so a shell is used only when the user names one.
-pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+pub fn split_command(line: &str) -> Result<Vec<String>, AuthError> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = line.chars();
@@ -86,7 +87,7 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some('"'), '\\') | (None, '\\') => {
-                let next = chars.next().ok_or("a command ends in a backslash")?;
+                let next = chars.next().ok_or(AuthError::TrailingBackslash)?;
                 word.get_or_insert_with(String::new).push(next);
             }
             (Some(_), c) => word.get_or_insert_with(String::new).push(c),
@@ -99,49 +100,47 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
         }
     }
     if quote.is_some() {
-        return Err("a quote in the command is not closed".into());
+        return Err(AuthError::OpenQuote);
     }
     words.extend(word);
     if words.is_empty() {
-        return Err("the token command is empty".into());
+        return Err(AuthError::EmptyCommand);
     }
     Ok(words)
 }
 
-fn client_secret(auth: &AuthSection) -> Result<Secret, String> {
+fn client_secret(auth: &AuthSection) -> Result<Secret, ConfigError> {
     match (&auth.client_secret_env, &auth.client_secret_file) {
-        (Some(_), Some(_)) => {
-            Err("auth: give client_secret_env or client_secret_file, not both".into())
-        }
-        (None, None) => Err(
-            "auth: token_url needs client_secret_env (a variable's name) or client_secret_file"
-                .into(),
-        ),
-        (Some(name), None) => crate::env::named(name)
-            .map(Secret::new)
-            .ok_or_else(|| format!("auth.client_secret_env: ${name} is not set")),
-        (None, Some(path)) => super::secrets::read_secret_file(path, "auth.client_secret_file"),
+        (Some(_), Some(_)) => Err(AuthError::TwoClientSecrets.into()),
+        (None, None) => Err(AuthError::NoClientSecret.into()),
+        (Some(name), None) => crate::env::named(name).map(Secret::new).ok_or_else(|| {
+            let name = name.clone();
+            AuthError::ClientSecretUnset { name }.into()
+        }),
+        (None, Some(path)) => Ok(super::secrets::read_secret_file(
+            path,
+            "auth.client_secret_file",
+        )?),
     }
 }
 
-fn client_credentials(auth: &AuthSection, url: &str) -> Result<ClientCredentials, String> {
-    let token_url = url::Url::parse(url).map_err(|e| format!("auth.token_url `{url}`: {e}"))?;
+fn client_credentials(auth: &AuthSection, url: &str) -> Result<ClientCredentials, ConfigError> {
+    let token_url = url::Url::parse(url).map_err(|error| AuthError::TokenUrl {
+        url: url.to_string(),
+        error,
+    })?;
     let loopback = token_url.host_str().is_some_and(|h| {
         h == "localhost"
             || h.parse::<std::net::IpAddr>()
                 .is_ok_and(|ip| ip.is_loopback())
     });
     if token_url.scheme() != "https" && !(token_url.scheme() == "http" && loopback) {
-        return Err(format!(
-            "auth.token_url `{url}`: the client secret travels there: https:// only (http:// for loopback)"
-        ));
+        let url = url.to_string();
+        return Err(AuthError::InsecureTokenUrl { url }.into());
     }
     Ok(ClientCredentials {
         token_url,
-        client_id: auth
-            .client_id
-            .clone()
-            .ok_or("auth: token_url needs client_id")?,
+        client_id: auth.client_id.clone().ok_or(AuthError::NoClientId)?,
         client_secret: client_secret(auth)?,
         scope: auth.scope.clone(),
         audience: auth.audience.clone(),
@@ -151,14 +150,15 @@ fn client_credentials(auth: &AuthSection, url: &str) -> Result<ClientCredentials
 
 /// The token source of a command: `--token-command`, else `[auth]`, else the static token.
 /// Two sources at once are refused rather than one silently winning.
-pub fn token_source(args: &TargetArgs, file: &FileConfig) -> Result<Option<TokenSource>, String> {
+pub fn token_source(
+    args: &TargetArgs,
+    file: &FileConfig,
+) -> Result<Option<TokenSource>, ConfigError> {
     let auth = &file.auth;
     let timeout = Duration::from_secs(auth.timeout_secs.unwrap_or(30).clamp(1, 600));
     let configured = match (&args.token_command, &auth.command, &auth.token_url) {
         (Some(_), _, Some(_)) | (None, Some(_), Some(_)) => {
-            return Err(
-                "auth: a token command and token_url are two token sources; keep one".into(),
-            );
+            return Err(AuthError::CommandAndTokenUrl.into());
         }
         (Some(line), _, None) | (None, Some(line), None) => {
             Some(TokenSource::Command(split_command(line)?, timeout))
@@ -171,7 +171,7 @@ pub fn token_source(args: &TargetArgs, file: &FileConfig) -> Result<Option<Token
     };
     let fixed = super::secrets::read_token(args)?;
     match (configured, fixed) {
-        (Some(_), Some(_)) => Err("a token is set (PPCERT_TOKEN or --token-file) and [auth] or --token-command also gives one; keep one source".into()),
+        (Some(_), Some(_)) => Err(AuthError::TwoSources.into()),
         (Some(source), None) => Ok(Some(source)),
         (None, Some(token)) => Ok(Some(TokenSource::Static {
             token,
@@ -195,8 +195,15 @@ mod tests {
             split_command(r#"sh -c 'echo "$T"'"#).unwrap(),
             ["sh", "-c", r#"echo "$T""#]
         );
-        assert!(split_command("  ").is_err());
-        assert!(split_command("echo 'open").is_err());
+        assert!(matches!(split_command("  "), Err(AuthError::EmptyCommand)));
+        assert!(matches!(
+            split_command("echo 'open"),
+            Err(AuthError::OpenQuote)
+        ));
+        assert!(matches!(
+            split_command("echo \\"),
+            Err(AuthError::TrailingBackslash)
+        ));
     }
 
     #[test]
@@ -239,5 +246,35 @@ mod tests {
             command(&["sh", "-c", "cat b"])
         );
         assert!(!command(&["vault", "read", "secret/x"]).contains("secret/x"));
+    }
+
+    #[test]
+    fn client_credentials_are_refused_naming_what_is_missing_or_unsafe() {
+        let auth = |url: &str, env: Option<&str>| AuthSection {
+            token_url: Some(url.into()),
+            client_id: Some("partner".into()),
+            client_secret_env: env.map(String::from),
+            ..AuthSection::default()
+        };
+        let plain = "http://idp.example/token";
+        assert!(matches!(
+            client_credentials(&auth(plain, Some("X")), plain),
+            Err(ConfigError::Auth(AuthError::InsecureTokenUrl { url })) if url == plain
+        ));
+        let url = "https://idp.example/token";
+        assert!(matches!(
+            client_credentials(&auth(url, None), url),
+            Err(ConfigError::Auth(AuthError::NoClientSecret))
+        ));
+        let unset = "PPCERT_TEST_NEVER_SET_CLIENT_SECRET";
+        let error = client_credentials(&auth(url, Some(unset)), url).unwrap_err();
+        assert!(matches!(
+            &error,
+            ConfigError::Auth(AuthError::ClientSecretUnset { name }) if name == unset
+        ));
+        assert_eq!(
+            error.to_string(),
+            format!("auth.client_secret_env: ${unset} is not set")
+        );
     }
 }

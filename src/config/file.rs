@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::bounds;
+use crate::bounds::{self, OutOfBounds};
 use crate::dialect::{self, EndpointOverride};
 use crate::environment::Environment;
 use crate::scenario::{self, FileError};
@@ -99,10 +99,10 @@ pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
     if config.target.environment == Some(Environment::Sandbox) {
         return Err(FileError { file: file.into(), line: line_with(text, "environment"), message: "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into() });
     }
-    check_run_bounds(&config.run).map_err(|(key, message)| FileError {
+    check_run_bounds(&config.run).map_err(|(key, refused)| FileError {
         file: file.into(),
         line: line_with(text, key),
-        message,
+        message: refused.to_string(),
     })?;
     let chosen = config.target.dialect.as_deref().unwrap_or(dialect::DEFAULT);
     let dialect = dialect::resolve(chosen).map_err(|e| FileError {
@@ -119,7 +119,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
 }
 
 /// `[run]` values within the bounds the flags have; the key at fault and why.
-fn check_run_bounds(run: &RunSection) -> Result<(), (&'static str, String)> {
+fn check_run_bounds(run: &RunSection) -> Result<(), (&'static str, OutOfBounds)> {
     let checks = [
         (
             "concurrency",

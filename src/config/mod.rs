@@ -2,6 +2,7 @@
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
 mod auth;
+mod error;
 mod file;
 mod resumed;
 mod secrets;
@@ -13,11 +14,12 @@ use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::bounds;
+use crate::bounds::{self, OutOfBounds};
 use crate::cli::RunArgs;
 use crate::scenario::{self, LoadedScenario};
 
 pub use auth::{AuthSection, ClientAuth, ClientCredentials, TokenSource};
+pub use error::{AuthError, BaseUrlError, ConfigError, ResumeError, SecretError, SecretProblem};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub use resumed::Recorded;
 pub use secrets::read_secret_file;
@@ -73,11 +75,11 @@ pub struct WebhookRun {
 fn webhook_run(
     args: &crate::cli::RunWebhookArgs,
     target: &Target,
-) -> Result<Option<WebhookRun>, String> {
+) -> Result<Option<WebhookRun>, ConfigError> {
     let embedded = target.is_embedded();
     match (&args.webhook_listen, args.webhooks) {
         (None, false) => Ok(None),
-        (None, true) if !embedded => Err("--webhooks has the embedded sandbox deliver webhooks; against a staging, pass --webhook-listen ADDR where it delivers them".into()),
+        (None, true) if !embedded => Err(ConfigError::WebhooksWithoutListen),
         (None, true) => Ok(Some(WebhookRun {
             addr: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
             scheme: args.webhook_scheme,
@@ -108,25 +110,30 @@ pub fn flight_seller(no_flight_cancellations: bool, file: &FileConfig) -> bool {
 }
 
 /// A count within its bounds, which start at one.
-fn positive(key: &str, value: u32, range: &RangeInclusive<i64>) -> Result<NonZeroU32, String> {
+fn positive(key: &str, value: u32, range: &RangeInclusive<i64>) -> Result<NonZeroU32, OutOfBounds> {
     bounds::check(key, i64::from(value), range)?;
-    NonZeroU32::new(value).ok_or_else(|| format!("{key} = 0 is out of bounds"))
+    NonZeroU32::new(value).ok_or_else(|| OutOfBounds {
+        key: key.to_string(),
+        value: 0,
+        start: 1,
+        end: (*range.end()).into(),
+    })
 }
 
 /// What a fresh run's flags and file say: target, scenario and scale.
 type Chosen = (Target, LoadedScenario, u32);
 
-fn fresh(args: &RunArgs, file: &FileConfig) -> Result<Chosen, String> {
+fn fresh(args: &RunArgs, file: &FileConfig) -> Result<Chosen, ConfigError> {
     let name = args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
     Ok((
         target(&args.target, file)?,
-        scenario::resolve(name, Path::new(".")).map_err(|e| e.to_string())?,
+        scenario::resolve(name, Path::new(".")).map_err(ConfigError::Scenario)?,
         args.scale.unwrap_or(1),
     ))
 }
 
 /// The same, with the interrupted run's record filling what the invocation leaves out.
-fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, String> {
+fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, ConfigError> {
     // Only the flag contradicts the record: a config file's environment (probe writes
     // "staging") gives way to the environment the run was recorded in.
     let upstream = resumed::upstream(upstream(&args.target, file)?, args.target.environment, run)?;
@@ -143,7 +150,10 @@ impl RunConfig {
     /// Merges defaults < `ppcert.toml` < environment < flags, with an interrupted run's
     /// recorded values (`--resume`) filling what the invocation leaves out, then validates the
     /// whole once.
-    pub fn from_args(args: &RunArgs, recorded: Option<&Recorded>) -> Result<RunConfig, String> {
+    pub fn from_args(
+        args: &RunArgs,
+        recorded: Option<&Recorded>,
+    ) -> Result<RunConfig, ConfigError> {
         let staging = Staging::load(&args.target)?;
         let file = &staging.file;
         let (target, scenario, scale) = match recorded {
@@ -163,6 +173,7 @@ impl RunConfig {
             &bounds::FLOW_INSTANCES,
         )?;
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
+        let concurrency = positive("concurrency", concurrency, &bounds::CONCURRENCY)?;
         let retries = args.retries.or(file.run.retries).unwrap_or(3);
         bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
         let flight_seller = flight_seller(args.no_flight_cancellations, file);
@@ -181,12 +192,8 @@ impl RunConfig {
             scenario,
             out: args.out.clone(),
             seed: args.seed,
-            concurrency: NonZeroUsize::try_from(positive(
-                "concurrency",
-                concurrency,
-                &bounds::CONCURRENCY,
-            )?)
-            .map_err(|e| e.to_string())?,
+            // Within 1..=1024, it fits any usize.
+            concurrency: NonZeroUsize::try_from(concurrency).unwrap_or(NonZeroUsize::MIN),
             retries,
             scale,
             resume: args.resume.clone(),

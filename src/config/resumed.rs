@@ -6,6 +6,7 @@ use std::num::NonZeroU32;
 use std::path::Path;
 
 use super::auth::TokenSource;
+use super::error::{ConfigError, ResumeError};
 use super::target::{Environment, Target, Upstream, parse_base_url};
 use crate::scenario::{self, LoadedScenario, ScenarioSource};
 #[cfg(test)]
@@ -34,15 +35,14 @@ pub fn scenario(
     recorded: &Recorded,
     asked: Option<&str>,
     dir: &Path,
-) -> Result<LoadedScenario, String> {
+) -> Result<LoadedScenario, ConfigError> {
     let name = recorded.scenario_source.name_or_path();
     let scenario = match asked {
         Some(asked) => {
-            let asked_for = scenario::resolve(asked, dir).map_err(|e| e.to_string())?;
+            let asked_for = scenario::resolve(asked, dir).map_err(ConfigError::Scenario)?;
             if asked_for.sha256 != recorded.scenario_sha256 {
-                return Err(format!(
-                    "--resume: the run ran scenario `{name}`, not `{asked}`; leave --scenario out"
-                ));
+                let (ran, asked) = (name.to_string(), asked.to_string());
+                return Err(ResumeError::OtherScenario { ran, asked }.into());
             }
             asked_for
         }
@@ -50,17 +50,17 @@ pub fn scenario(
         None => match &recorded.scenario_source {
             ScenarioSource::BuiltIn(name) => scenario::builtin_named(name),
             ScenarioSource::File(path) => scenario::resolve(path, dir),
-            ScenarioSource::Proxy => {
-                return Err("--resume: this bundle holds partner traffic recorded by ppcert proxy; there is no run to continue".into());
-            }
+            ScenarioSource::Proxy => return Err(ResumeError::ProxyTraffic.into()),
         }
-        .map_err(|e| e.to_string())?,
+        .map_err(ConfigError::Scenario)?,
     };
     if scenario.sha256 != recorded.scenario_sha256 {
-        return Err(format!(
-            "--resume: scenario `{name}` changed since the run started (SHA-256 {} then, {} now)",
-            recorded.scenario_sha256, scenario.sha256
-        ));
+        return Err(ResumeError::ScenarioChanged {
+            name: name.to_string(),
+            then: recorded.scenario_sha256.clone(),
+            now: scenario.sha256,
+        }
+        .into());
     }
     Ok(scenario)
 }
@@ -71,27 +71,26 @@ pub fn upstream(
     given: Upstream,
     explicit_environment: Option<Environment>,
     recorded: &Recorded,
-) -> Result<Upstream, String> {
+) -> Result<Upstream, ConfigError> {
     let base_url = match given {
         Target::Embedded => parse_base_url(&recorded.base_url)?,
         Target::Remote { base_url, .. } => {
             let same =
                 base_url.as_str().trim_end_matches('/') == recorded.base_url.trim_end_matches('/');
             if !same {
-                return Err(format!(
-                    "--resume: the run was against {}, not {base_url}; resume it against its own target (leave out --base-url, PPCERT_BASE_URL and [target] base_url, or give that URL)",
-                    recorded.base_url
-                ));
+                let then = recorded.base_url.clone();
+                return Err(ResumeError::OtherTarget {
+                    then,
+                    now: base_url,
+                }
+                .into());
             }
             base_url
         }
     };
-    if let Some(environment) = explicit_environment.filter(|e| *e != recorded.environment) {
-        return Err(format!(
-            "--resume: the run was against {}, not {}",
-            recorded.environment.as_str(),
-            environment.as_str()
-        ));
+    if let Some(now) = explicit_environment.filter(|e| *e != recorded.environment) {
+        let then = recorded.environment;
+        return Err(ResumeError::OtherEnvironment { then, now }.into());
     }
     Ok(Target::Remote {
         base_url,
@@ -106,17 +105,16 @@ pub fn upstream(
 pub fn check_token(
     source: Option<&TokenSource>,
     recorded: &Recorded,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, ResumeError> {
     let Some(source) = source else {
-        return Err("--resume: the run needs its token again: set PPCERT_TOKEN, pass --token-file PATH or --token-command CMD, or configure [auth]".into());
+        return Err(ResumeError::NoToken);
     };
     let now = source.describe();
     if let Some(then) = &recorded.token_source
         && *then != now
     {
-        return Err(format!(
-            "--resume: the run took its tokens from {then}, not {now}; resume it with the same source"
-        ));
+        let then = then.clone();
+        return Err(ResumeError::OtherTokenSource { then, now });
     }
     Ok(match source {
         TokenSource::Static { token, .. } if token.fingerprint() != recorded.token_fingerprint => {
@@ -131,12 +129,12 @@ pub fn check_token(
 }
 
 /// The recorded scale, which `--scale` may only repeat.
-pub fn scale(asked: Option<u32>, recorded: &Recorded) -> Result<NonZeroU32, String> {
+pub fn scale(asked: Option<u32>, recorded: &Recorded) -> Result<NonZeroU32, ResumeError> {
     match asked {
-        Some(asked) if asked != recorded.scale.get() => Err(format!(
-            "--resume: the run started at --scale {}, not {asked}",
-            recorded.scale
-        )),
+        Some(now) if now != recorded.scale.get() => Err(ResumeError::OtherScale {
+            then: recorded.scale,
+            now,
+        }),
         _ => Ok(recorded.scale),
     }
 }
@@ -149,24 +147,22 @@ pub fn check_shape(
     flight_seller: bool,
     dialect: &str,
     seed: Option<u64>,
-) -> Result<(), String> {
+) -> Result<(), ResumeError> {
     if flight_seller != recorded.flight_seller {
-        let was = if recorded.flight_seller { "" } else { "not " };
-        return Err(format!(
-            "--resume: the run was for a partner that does {was}sell flights; keep --no-flight-cancellations and [partner] flight_seller as they were"
-        ));
+        let then = recorded.flight_seller;
+        return Err(ResumeError::OtherFlightSeller { then });
     }
     if dialect != recorded.dialect {
-        return Err(format!(
-            "--resume: the run spoke dialect `{}`, not `{dialect}`; keep --dialect and [target] dialect as they were",
-            recorded.dialect
-        ));
+        return Err(ResumeError::OtherDialect {
+            then: recorded.dialect.clone(),
+            now: dialect.to_string(),
+        });
     }
     match seed {
-        Some(seed) if seed != recorded.seed => Err(format!(
-            "--resume: the run's seed is {}, not {seed}; leave --seed out",
-            recorded.seed
-        )),
+        Some(now) if now != recorded.seed => Err(ResumeError::OtherSeed {
+            then: recorded.seed,
+            now,
+        }),
         _ => Ok(()),
     }
 }
@@ -213,9 +209,22 @@ mod tests {
         );
         assert!(upstream(remote("https://staging.example/api/"), None, &run).is_ok());
         let other = upstream(remote("https://other.example"), None, &run).unwrap_err();
-        assert!(other.contains("not https://other.example/"), "{other}");
+        assert!(matches!(
+            other,
+            ConfigError::Resume(ResumeError::OtherTarget { .. })
+        ));
+        assert!(
+            other.to_string().contains("not https://other.example/"),
+            "{other}"
+        );
         let production = upstream(Target::Embedded, Some(Environment::Production), &run);
-        assert!(production.unwrap_err().contains("not production"));
+        assert!(matches!(
+            production,
+            Err(ConfigError::Resume(ResumeError::OtherEnvironment {
+                then: Environment::Staging,
+                now: Environment::Production
+            }))
+        ));
         // The URL given again keeps the recorded environment, production included.
         let in_production = Recorded {
             environment: Environment::Production,
@@ -229,27 +238,25 @@ mod tests {
     fn the_token_and_the_scale_must_be_the_recorded_ones() {
         let run = recorded();
         let same = TokenSource::from(Secret::new("tok"));
-        assert_eq!(check_token(Some(&same), &run), Ok(None));
-        assert!(
-            check_token(None, &run)
-                .unwrap_err()
-                .contains("needs its token")
-        );
+        assert!(matches!(check_token(Some(&same), &run), Ok(None)));
+        assert!(matches!(check_token(None, &run), Err(ResumeError::NoToken)));
         let other = TokenSource::from(Secret::new("other"));
         let note = check_token(Some(&other), &run).unwrap().unwrap();
         assert!(note.contains("another token"), "{note}");
         let by_command =
             TokenSource::Command(vec!["vault".into()], std::time::Duration::from_secs(1));
         let elsewhere = check_token(Some(&by_command), &run).unwrap_err();
-        assert!(elsewhere.contains("not token command vault"), "{elsewhere}");
+        assert!(matches!(elsewhere, ResumeError::OtherTokenSource { .. }));
+        assert!(
+            elsewhere.to_string().contains("not token command vault"),
+            "{elsewhere}"
+        );
         assert_eq!(scale(None, &run).unwrap().get(), 3);
         assert_eq!(scale(Some(3), &run).unwrap().get(), 3);
         // An explicit --scale 1 is a different run, not "unset".
-        assert!(
-            scale(Some(1), &run)
-                .unwrap_err()
-                .contains("--scale 3, not 1")
-        );
+        let other = scale(Some(1), &run).unwrap_err();
+        assert!(matches!(other, ResumeError::OtherScale { now: 1, .. }));
+        assert!(other.to_string().contains("--scale 3, not 1"), "{other}");
     }
 
     #[test]
@@ -279,13 +286,17 @@ mod tests {
         assert!(scenario(&elsewhere, None, dir.path()).is_err());
         assert!(scenario(&elsewhere, copy.to_str(), dir.path()).is_ok());
         let other = scenario(&run, Some("certification"), dir.path()).unwrap_err();
-        assert!(other.contains("not `certification`"), "{other}");
+        assert!(other.to_string().contains("not `certification`"), "{other}");
         let changed = Recorded {
             scenario_sha256: "0".repeat(64),
             ..run
         };
         let error = scenario(&changed, None, dir.path()).unwrap_err();
-        assert!(error.contains("changed since"), "{error}");
+        assert!(matches!(
+            error,
+            ConfigError::Resume(ResumeError::ScenarioChanged { .. })
+        ));
+        assert!(error.to_string().contains("changed since"), "{error}");
     }
 
     #[test]
@@ -294,10 +305,18 @@ mod tests {
         assert!(check_shape(&run, true, "spec", None).is_ok());
         assert!(check_shape(&run, true, "spec", Some(7)).is_ok());
         let seller = check_shape(&run, false, "spec", None).unwrap_err();
-        assert!(seller.contains("does sell flights"), "{seller}");
+        assert!(matches!(
+            seller,
+            ResumeError::OtherFlightSeller { then: true }
+        ));
+        assert!(seller.to_string().contains("does sell flights"), "{seller}");
         let dialect = check_shape(&run, true, "provider-docs", None).unwrap_err();
-        assert!(dialect.contains("`spec`, not `provider-docs`"), "{dialect}");
+        assert!(
+            dialect.to_string().contains("`spec`, not `provider-docs`"),
+            "{dialect}"
+        );
         let seed = check_shape(&run, true, "spec", Some(8)).unwrap_err();
-        assert!(seed.contains("seed is 7, not 8"), "{seed}");
+        assert!(matches!(seed, ResumeError::OtherSeed { then: 7, now: 8 }));
+        assert!(seed.to_string().contains("seed is 7, not 8"), "{seed}");
     }
 }

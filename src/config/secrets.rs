@@ -1,24 +1,20 @@
 //! Reading a token or a client secret: from a file of one line (refused unread past 64 KiB)
 //! or `PPCERT_TOKEN`, never from a plain flag; text a token cannot be is refused plainly.
 
+use super::error::{SecretError, SecretProblem};
 use crate::cli::TargetArgs;
 use crate::secret::Secret;
 
 /// A token with a byte-order mark or a control character was saved or pasted wrongly: said
 /// plainly, rather than sent and answered 401.
-fn check_token_text(source: &str, token: &str) -> Result<(), String> {
+fn check_token_text(token: &str) -> Result<(), SecretProblem> {
     if token.starts_with('\u{feff}') {
-        return Err(format!(
-            "{source}: the token starts with a byte-order mark; save it as plain UTF-8 without BOM"
-        ));
+        return Err(SecretProblem::ByteOrderMark);
     }
-    if let Some(c) = token.chars().find(|c| c.is_control()) {
-        return Err(format!(
-            "{source}: the token holds a control character (U+{:04X}); a bearer token is printable text",
-            c as u32
-        ));
+    match token.chars().find(|c| c.is_control()) {
+        Some(c) => Err(SecretProblem::ControlCharacter { code: c as u32 }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A token file larger than this is not a token (a log, a key bundle, a wrong path): it is
@@ -26,45 +22,80 @@ fn check_token_text(source: &str, token: &str) -> Result<(), String> {
 pub const MAX_TOKEN_FILE: u64 = 64 * 1024;
 
 /// A file's text, refused without reading it all when it is larger than `max` bytes.
-fn read_small(path: &std::path::Path, max: u64) -> Result<String, String> {
+fn read_small(path: &std::path::Path, max: u64) -> Result<String, SecretProblem> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let file = std::fs::File::open(path).map_err(SecretProblem::Unreadable)?;
     let mut bytes = Vec::new();
     file.take(max + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read: {e}"))?;
+        .map_err(SecretProblem::Unreadable)?;
     if bytes.len() as u64 > max {
-        return Err(format!(
-            "larger than {} KiB: this is not a token file",
-            max / 1024
-        ));
+        return Err(SecretProblem::TooLarge { kib: max / 1024 });
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text: this is not a token file".into())
+    String::from_utf8(bytes).map_err(|_| SecretProblem::NotUtf8)
 }
 
 /// One secret on one line from `path` (a token file, a client secret file); `what` names it in
 /// errors. A file over 64 KiB is refused before it is read whole.
-pub fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Secret, String> {
-    let shown = format!("{what} {}", path.display());
-    let text = read_small(path, MAX_TOKEN_FILE).map_err(|e| format!("{shown}: {e}"))?;
+pub fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Secret, SecretError> {
+    let refused = |problem| SecretError {
+        origin: format!("{what} {}", path.display()),
+        problem,
+    };
+    let text = read_small(path, MAX_TOKEN_FILE).map_err(refused)?;
     let token = text.trim_matches(|c: char| c.is_whitespace());
-    check_token_text(&shown, token)?;
+    check_token_text(token).map_err(refused)?;
     if token.is_empty() || token.contains(char::is_whitespace) {
-        return Err(format!("{shown}: expected one token on one line"));
+        return Err(refused(SecretProblem::NotOneLine));
     }
     Ok(Secret::new(token))
 }
 
 /// The token: `--token-file` beats `PPCERT_TOKEN`; never taken from a plain flag.
-pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, String> {
+pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, SecretError> {
     if let Some(path) = &args.token_file {
         return read_secret_file(path, "--token-file").map(Some);
     }
     match crate::env::token() {
         Some(token) => {
-            check_token_text("PPCERT_TOKEN", &token)?;
+            check_token_text(&token).map_err(|problem| SecretError {
+                origin: "PPCERT_TOKEN".into(),
+                problem,
+            })?;
             Ok(Some(Secret::new(token)))
         }
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_cannot_be_a_token_is_refused_naming_it_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            read_secret_file(&path, "--token-file").unwrap_err()
+        };
+        let bom = file("bom", "\u{feff}tok".as_bytes());
+        assert!(matches!(bom.problem, SecretProblem::ByteOrderMark));
+        assert!(bom.origin.starts_with("--token-file ") && bom.origin.ends_with("bom"));
+        let tab = file("tab", b"to\x07k");
+        assert!(matches!(
+            tab.problem,
+            SecretProblem::ControlCharacter { code: 7 }
+        ));
+        assert!(tab.to_string().contains("(U+0007)"), "{tab}");
+        assert!(matches!(
+            file("two", b"a b").problem,
+            SecretProblem::NotOneLine
+        ));
+        let big = file("big", &vec![b'a'; MAX_TOKEN_FILE as usize + 1]);
+        assert!(matches!(big.problem, SecretProblem::TooLarge { kib: 64 }));
+        let missing = read_secret_file(&dir.path().join("none"), "--token-file").unwrap_err();
+        assert!(matches!(missing.problem, SecretProblem::Unreadable(_)));
     }
 }

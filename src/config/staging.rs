@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::error::ConfigError;
 use super::file::{FileConfig, load_file};
 use crate::cli::TargetArgs;
 use crate::dialect::{self, Definitions, Dialect};
@@ -40,19 +41,18 @@ pub struct Staging {
 
 impl Staging {
     /// Reads the config file named by `--config` (or `ppcert.toml`), then resolves it.
-    pub fn load(args: &TargetArgs) -> Result<Staging, String> {
-        let file = load_file(args.config.as_deref()).map_err(|e| e.to_string())?;
+    pub fn load(args: &TargetArgs) -> Result<Staging, ConfigError> {
+        let file = load_file(args.config.as_deref()).map_err(ConfigError::File)?;
         Staging::resolve(args, file)
     }
 
     /// The flags over `file`: dialect, endpoints with every template rehearsed, timeout.
-    pub fn resolve(args: &TargetArgs, file: FileConfig) -> Result<Staging, String> {
+    pub fn resolve(args: &TargetArgs, file: FileConfig) -> Result<Staging, ConfigError> {
         let dialect =
-            dialect::resolve(&dialect_choice(args, &file)).map_err(|e| format!("dialect: {e}"))?;
+            dialect::resolve(&dialect_choice(args, &file)).map_err(ConfigError::Dialect)?;
         let definitions = dialect::definitions(&dialect, &file.endpoints);
         let endpoints = Endpoints::compile(&definitions)
-            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))
-            .map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))?;
+            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))?;
         Ok(Staging {
             timeout: request_timeout(args, &file),
             cacert: args.cacert.clone(),

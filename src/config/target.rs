@@ -4,15 +4,12 @@
 use reqwest::Url;
 
 use super::auth::TokenSource;
+use super::error::{BaseUrlError, ConfigError};
 use super::file::FileConfig;
 use crate::cli::TargetArgs;
 pub use crate::environment::Environment;
 #[cfg(test)]
 use crate::secret::Secret;
-
-pub const TOKEN_WITHOUT_TARGET: &str = "a token is set (PPCERT_TOKEN or --token-file) but no target: pass --base-url URL (or PPCERT_BASE_URL, or [target] base_url) to reach staging, or unset the token to run against the embedded sandbox";
-
-const TARGET_WITHOUT_TOKEN: &str = "a target needs a token: set PPCERT_TOKEN, pass --token-file PATH or --token-command CMD, or configure [auth] in ppcert.toml";
 
 /// Where requests go. `Token` is a [`TokenSource`] for commands that authenticate themselves,
 /// and `()` for the proxy, whose partner client brings its own.
@@ -44,13 +41,14 @@ impl<Token> Target<Token> {
 }
 
 /// `http://` is accepted only for loopback targets; the URL keeps its path prefix.
-pub fn parse_base_url(raw: &str) -> Result<Url, String> {
-    let url = Url::parse(raw.trim()).map_err(|e| match e {
-        url::ParseError::RelativeUrlWithoutBase => format!(
-            "base URL `{raw}` has no scheme; did you mean `https://{}`?",
-            raw.trim()
-        ),
-        e => format!("base URL `{raw}`: {e}"),
+pub fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
+    let given = || raw.to_string();
+    let url = Url::parse(raw.trim()).map_err(|error| match error {
+        url::ParseError::RelativeUrlWithoutBase => BaseUrlError::NoScheme { raw: given() },
+        error => BaseUrlError::Unparsable {
+            raw: given(),
+            error,
+        },
     })?;
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -61,21 +59,21 @@ pub fn parse_base_url(raw: &str) -> Result<Url, String> {
     match url.scheme() {
         "https" => {}
         "http" if loopback => {}
-        "http" => {
-            return Err(format!(
-                "base URL `{raw}`: http:// is accepted only for loopback targets; use https://"
-            ));
+        "http" => return Err(BaseUrlError::PlainHttp { raw: given() }),
+        other => {
+            let scheme = other.to_string();
+            return Err(BaseUrlError::Scheme {
+                raw: given(),
+                scheme,
+            });
         }
-        other => return Err(format!("base URL `{raw}`: unsupported scheme `{other}`")),
     }
     if url.query().is_some()
         || url.fragment().is_some()
         || !url.username().is_empty()
         || url.password().is_some()
     {
-        return Err(format!(
-            "base URL `{raw}`: no credentials, query or fragment allowed"
-        ));
+        return Err(BaseUrlError::Extras { raw: given() });
     }
     Ok(url)
 }
@@ -83,7 +81,7 @@ pub fn parse_base_url(raw: &str) -> Result<Url, String> {
 /// The target from flags and file, with the token it needs. A token with no target is a CI
 /// job whose base URL went missing: passing it against the embedded sandbox would make a
 /// release gate pass without reaching staging, so it is refused.
-pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<Target, String> {
+pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<Target, ConfigError> {
     with_token(
         upstream(args, file)?,
         super::auth::token_source(args, file)?,
@@ -91,11 +89,11 @@ pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<Target, String> {
 }
 
 /// Gives a remote target its token source; refuses either one without the other.
-pub fn with_token(target: Upstream, token: Option<TokenSource>) -> Result<Target, String> {
+pub fn with_token(target: Upstream, token: Option<TokenSource>) -> Result<Target, ConfigError> {
     match (target, token) {
         (Target::Embedded, None) => Ok(Target::Embedded),
-        (Target::Embedded, Some(_)) => Err(TOKEN_WITHOUT_TARGET.into()),
-        (Target::Remote { .. }, None) => Err(TARGET_WITHOUT_TOKEN.into()),
+        (Target::Embedded, Some(_)) => Err(ConfigError::TokenWithoutTarget),
+        (Target::Remote { .. }, None) => Err(ConfigError::TargetWithoutToken),
         (
             Target::Remote {
                 base_url,
@@ -112,7 +110,7 @@ pub fn with_token(target: Upstream, token: Option<TokenSource>) -> Result<Target
 }
 
 /// The target alone: flag, else file, else the embedded sandbox; staging unless told.
-pub fn upstream(args: &TargetArgs, file: &FileConfig) -> Result<Upstream, String> {
+pub fn upstream(args: &TargetArgs, file: &FileConfig) -> Result<Upstream, BaseUrlError> {
     let raw = args
         .base_url
         .clone()
@@ -147,27 +145,37 @@ mod tests {
             Ok(Target::Remote { token: TokenSource::Static { token, .. }, .. }) if token.fingerprint() == Secret::new("tok").fingerprint()
         ));
         assert!(with_token(Target::Embedded, None).unwrap().is_embedded());
-        assert_eq!(
-            with_token(Target::Embedded, token()).unwrap_err(),
-            TOKEN_WITHOUT_TARGET
-        );
-        assert!(
-            with_token(remote(), None)
-                .unwrap_err()
-                .contains("needs a token")
-        );
+        assert!(matches!(
+            with_token(Target::Embedded, token()),
+            Err(ConfigError::TokenWithoutTarget)
+        ));
+        assert!(matches!(
+            with_token(remote(), None),
+            Err(ConfigError::TargetWithoutToken)
+        ));
     }
 
     #[test]
     fn plain_http_is_for_loopback_only() {
         assert!(parse_base_url("http://127.0.0.1:8080/api").is_ok());
         assert!(parse_base_url("http://localhost").is_ok());
-        assert!(parse_base_url("http://staging.example").is_err());
-        assert!(parse_base_url("https://u:p@staging.example").is_err());
-        assert!(
-            parse_base_url("staging.example")
-                .unwrap_err()
-                .contains("did you mean `https://staging.example`")
+        assert!(matches!(
+            parse_base_url("http://staging.example"),
+            Err(BaseUrlError::PlainHttp { raw }) if raw == "http://staging.example"
+        ));
+        assert!(matches!(
+            parse_base_url("https://u:p@staging.example"),
+            Err(BaseUrlError::Extras { .. })
+        ));
+        assert!(matches!(
+            parse_base_url("ftp://staging.example"),
+            Err(BaseUrlError::Scheme { scheme, .. }) if scheme == "ftp"
+        ));
+        let bare = parse_base_url(" staging.example").unwrap_err();
+        assert!(matches!(bare, BaseUrlError::NoScheme { .. }));
+        assert_eq!(
+            bare.to_string(),
+            "base URL ` staging.example` has no scheme; did you mean `https://staging.example`?"
         );
     }
 }

@@ -8,6 +8,7 @@ use minijinja::{Environment, Value as Context};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::{CaptureError, RenderError};
 use crate::models::Operation;
 
 /// One `[endpoints.NAME.capture]` value as written in `ppcert.toml`.
@@ -121,33 +122,29 @@ pub fn capture_names(op: Operation) -> &'static [&'static str] {
 }
 
 /// Checks a capture's name and syntax: a header name and regex, or a template that renders
-/// (against a sample product type) to a JSONPath. `Err` holds the message without the key.
+/// (against a sample product type) to a JSONPath.
 pub(super) fn compile(
     env: &mut Environment<'static>,
     op: Operation,
     name: &str,
     spec: &CaptureSpec,
-) -> Result<Compiled, String> {
+) -> Result<Compiled, CaptureError> {
     let known = capture_names(op);
-    if !known.contains(&name) {
-        let known = if known.is_empty() {
-            "none: nothing is read from this answer".to_string()
-        } else {
-            known.join(", ")
-        };
-        return Err(format!(
-            "capture.{name}: unknown value for {op} (known: {known})"
-        ));
+    let name = name.to_string();
+    if !known.contains(&name.as_str()) {
+        return Err(CaptureError::Unknown { name, op, known });
     }
     match spec {
         CaptureSpec::Header(h) => {
-            reqwest::header::HeaderName::from_bytes(h.header.as_bytes())
-                .map_err(|_| format!("capture.{name}: `{}` is not a header name", h.header))?;
+            if reqwest::header::HeaderName::from_bytes(h.header.as_bytes()).is_err() {
+                let header = h.header.clone();
+                return Err(CaptureError::NotAHeader { name, header });
+            }
             let pattern = match &h.pattern {
                 None => None,
                 Some(p) => Some(
                     regex::Regex::new(p)
-                        .map_err(|e| format!("capture.{name}: pattern is not a regex: {e}"))?,
+                        .map_err(|error| CaptureError::NotARegex { name, error })?,
                 ),
             };
             Ok(Compiled::Header {
@@ -158,13 +155,21 @@ pub(super) fn compile(
         }
         CaptureSpec::Path(template) => {
             let key = format!("endpoints.{op}.capture.{name}");
-            env.add_template_owned(key, template.to_string())
-                .map_err(|e| format!("capture.{name}: template: {e}"))?;
-            let sample = super::template::lenient_render(template, "WITHDRAWAL")
-                .map_err(|e| format!("capture.{name}: template: {e}"))?;
-            serde_json_path::JsonPath::parse(sample.trim())
-                .map_err(|e| format!("capture.{name}: `{sample}` is not a JSONPath: {e}"))?;
-            Ok(Compiled::Path)
+            let rendered = env
+                .add_template_owned(key, template.to_string())
+                .and_then(|()| super::template::lenient_render(template, "WITHDRAWAL"));
+            let sample = match rendered {
+                Ok(sample) => sample,
+                Err(error) => return Err(CaptureError::Template { name, error }),
+            };
+            match serde_json_path::JsonPath::parse(sample.trim()) {
+                Ok(_) => Ok(Compiled::Path),
+                Err(error) => Err(CaptureError::NotAJsonPath {
+                    name,
+                    rendered: sample,
+                    error,
+                }),
+            }
         }
     }
 }
@@ -176,7 +181,7 @@ pub(super) fn read(
     key: &str,
     context: &Value,
     answer: AnswerView<'_>,
-) -> Result<Captured, String> {
+) -> Result<Captured, RenderError> {
     match compiled {
         Compiled::Header {
             name,
@@ -200,9 +205,17 @@ pub(super) fn read(
             let path = env
                 .get_template(key)
                 .and_then(|t| t.render(Context::from(minijinja::value::Serde(context))))
-                .map_err(|e| format!("{key}: {e:#}"))?;
-            let query = serde_json_path::JsonPath::parse(path.trim())
-                .map_err(|e| format!("{key} rendered to `{path}`, not a JSONPath: {e}"))?;
+                .map_err(|error| RenderError::Capture {
+                    key: key.to_string(),
+                    error,
+                })?;
+            let query = match serde_json_path::JsonPath::parse(path.trim()) {
+                Ok(query) => query,
+                Err(error) => {
+                    let key = key.to_string();
+                    return Err(RenderError::CaptureNotJsonPath { key, path, error });
+                }
+            };
             Ok(Captured {
                 value: query.query(answer.body).first().cloned(),
                 path: path.trim().to_string(),

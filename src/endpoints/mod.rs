@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod context;
+mod error;
 mod success;
 mod template;
 
@@ -19,6 +20,7 @@ use serde_json::Value;
 
 use crate::models::Operation;
 pub use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture};
+pub use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
 pub use success::SuccessRule;
 
 /// Headers a definition may not set: ppcert sends them itself, and a second `Authorization`
@@ -41,15 +43,6 @@ pub struct EndpointOverride {
     /// `[endpoints.NAME.capture]`: value name → JSONPath template or header capture.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub capture: BTreeMap<String, CaptureSpec>,
-}
-
-/// Why an endpoint definition was refused: the endpoint, the message, and the key at fault
-/// (so the file's line can be named).
-#[derive(Debug, Clone, PartialEq)]
-pub struct EndpointError {
-    pub endpoint: String,
-    pub message: String,
-    pub key: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -97,11 +90,9 @@ fn check_operation_names(
 ) -> Result<(), EndpointError> {
     for name in definitions.keys() {
         if Operation::parse(name).is_none() {
-            let known: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
             return Err(EndpointError {
                 endpoint: name.clone(),
-                message: format!("unknown operation (known: {})", known.join(", ")),
-                key: None,
+                problem: EndpointProblem::UnknownOperation,
             });
         }
     }
@@ -114,44 +105,45 @@ fn compile_one(
     custom: EndpointOverride,
     templates: &mut Templates,
 ) -> Result<Endpoint, EndpointError> {
-    let fail = |key: &str, message: String| EndpointError {
-        endpoint: op.as_str().to_string(),
-        message,
-        key: Some(key.to_string()),
-    };
-    let method = custom
-        .method
-        .ok_or_else(|| fail("method", "method: missing".into()))?;
-    let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes())
-        .map_err(|e| fail("method", format!("method: {e}")))?;
-    let path = custom
-        .path
-        .ok_or_else(|| fail("path", "path: missing".into()))?;
+    let fail = |problem: EndpointProblem| EndpointError::new(op, problem);
+    let method = custom.method.ok_or(fail(EndpointProblem::NoMethod))?;
+    let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes()).map_err(|e| {
+        fail(EndpointProblem::BadMethod {
+            reason: e.to_string(),
+            method,
+        })
+    })?;
+    let path = custom.path.ok_or(fail(EndpointProblem::NoPath))?;
     if !path.starts_with('/') {
-        return Err(fail("path", "path: must start with /".into()));
+        return Err(fail(EndpointProblem::RelativePath { path }));
     }
     (templates.paths)
         .add_template_owned(op.as_str().to_string(), path)
-        .map_err(|e| fail("path", format!("path template: {e}")))?;
+        .map_err(|e| fail(EndpointProblem::PathTemplate(e)))?;
     let has_body_template = custom.body.is_some();
     if let Some(body) = custom.body {
         (templates.bodies)
             .add_template_owned(op.as_str().to_string(), body)
-            .map_err(|e| fail("body", format!("body template: {e}")))?;
+            .map_err(|e| fail(EndpointProblem::BodyTemplate(e)))?;
     }
     let mut headers = Vec::new();
     for (name, value) in custom.headers {
-        check_header_name(&name).map_err(|message| fail(&name, message))?;
+        check_header_name(&name).map_err(fail)?;
         (templates.headers)
             .add_template_owned(header_key(op, &name), value)
-            .map_err(|e| fail(&name, format!("headers.{name}: template: {e}")))?;
+            .map_err(|error| {
+                fail(EndpointProblem::HeaderTemplate {
+                    name: name.clone(),
+                    error,
+                })
+            })?;
         headers.push(name);
     }
-    let success = SuccessRule::new(op, custom.expect).map_err(|m| fail("expect", m))?;
+    let success = SuccessRule::new(op, custom.expect).map_err(fail)?;
     let mut captures = BTreeMap::new();
     for (name, spec) in &custom.capture {
-        let compiled =
-            capture::compile(&mut templates.captures, op, name, spec).map_err(|m| fail(name, m))?;
+        let compiled = capture::compile(&mut templates.captures, op, name, spec)
+            .map_err(|e| fail(e.into()))?;
         captures.insert(name.clone(), compiled);
     }
     Ok(Endpoint {
@@ -163,15 +155,15 @@ fn compile_one(
     })
 }
 
-fn check_header_name(name: &str) -> Result<(), String> {
+fn check_header_name(name: &str) -> Result<(), EndpointProblem> {
+    let name = name.to_string();
     if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-        return Err(format!(
-            "headers.{name}: ppcert sets {name} itself; it cannot be configured"
-        ));
+        return Err(EndpointProblem::ReservedHeader { name });
     }
-    reqwest::header::HeaderName::from_bytes(name.as_bytes())
-        .map(|_| ())
-        .map_err(|_| format!("headers.{name}: not a valid header name"))
+    match reqwest::header::HeaderName::from_bytes(name.as_bytes()) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(EndpointProblem::BadHeaderName { name }),
+    }
 }
 
 impl Endpoints {
@@ -208,7 +200,7 @@ impl Endpoints {
         name: &str,
         context: &Value,
         answer: AnswerView<'_>,
-    ) -> Option<Result<Captured, String>> {
+    ) -> Option<Result<Captured, RenderError>> {
         let compiled = self.endpoints[&op].captures.get(name)?;
         let key = format!("endpoints.{op}.capture.{name}");
         Some(capture::read(
@@ -230,10 +222,9 @@ impl Endpoints {
     ) -> Result<(), EndpointError> {
         for op in Operation::ALL {
             let (mut context, default_body) = sample(op);
-            let fail = |what: &str, message: String| EndpointError {
-                endpoint: op.as_str().to_string(),
-                message: format!("{what} does not render with a sample booking: {message}"),
-                key: Some(what.to_string()),
+            let fail = |key: &str, error: RenderError| {
+                let key = key.to_string();
+                EndpointError::new(op, EndpointProblem::Unrendered { key, error })
             };
             self.path(op, &context).map_err(|e| fail("path", e))?;
             self.headers(op, &context).map_err(|e| fail("headers", e))?;
@@ -286,13 +277,14 @@ impl Endpoints {
     ) -> Result<(), EndpointError> {
         match template::unknown_attribute(env, template, context) {
             None => Ok(()),
-            Some(attribute) => Err(EndpointError {
-                endpoint: op.as_str().to_string(),
-                message: format!(
-                    "{key}: `{attribute}` is not in the template context of {op} (README: \"Template context\")"
-                ),
-                key: Some(key.to_string()),
-            }),
+            Some(attribute) => Err(EndpointError::new(
+                op,
+                EndpointProblem::UnknownAttribute {
+                    key: key.to_string(),
+                    attribute,
+                    op,
+                },
+            )),
         }
     }
 
@@ -328,28 +320,37 @@ impl Endpoints {
         })
     }
 
-    pub fn path(&self, op: Operation, context: &Value) -> Result<String, String> {
+    pub fn path(&self, op: Operation, context: &Value) -> Result<String, RenderError> {
         let template = self
             .paths
             .get_template(op.as_str())
-            .map_err(|e| e.to_string())?;
+            .map_err(RenderError::NoTemplate)?;
         template
             .render(Context::from(minijinja::value::Serde(context)))
-            .map_err(|e| format!("endpoints.{op}.path: {e:#}"))
+            .map_err(|error| RenderError::Path { op, error })
     }
 
     /// The configured extra headers, rendered.
-    pub fn headers(&self, op: Operation, context: &Value) -> Result<Vec<(String, String)>, String> {
+    pub fn headers(
+        &self,
+        op: Operation,
+        context: &Value,
+    ) -> Result<Vec<(String, String)>, RenderError> {
         let mut out = Vec::new();
         for name in &self.endpoints[&op].headers {
             let value = self
                 .headers
                 .get_template(&header_key(op, name))
                 .and_then(|t| t.render(Context::from(minijinja::value::Serde(context))))
-                .map_err(|e| format!("endpoints.{op}.headers.{name}: {e:#}"))?;
-            reqwest::header::HeaderValue::from_str(&value).map_err(|_| {
-                format!("endpoints.{op}.headers.{name} rendered to a value no header can hold")
-            })?;
+                .map_err(|error| RenderError::Header {
+                    op,
+                    name: name.clone(),
+                    error,
+                })?;
+            if reqwest::header::HeaderValue::from_str(&value).is_err() {
+                let name = name.clone();
+                return Err(RenderError::HeaderValue { op, name });
+            }
             out.push((name.clone(), value));
         }
         Ok(out)
@@ -361,19 +362,19 @@ impl Endpoints {
         op: Operation,
         context: &Value,
         default: Option<Value>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, RenderError> {
         if !self.endpoints[&op].has_body_template {
             return Ok(default);
         }
         let template = self
             .bodies
             .get_template(op.as_str())
-            .map_err(|e| e.to_string())?;
+            .map_err(RenderError::NoTemplate)?;
         let text = template
             .render(Context::from(minijinja::value::Serde(context)))
-            .map_err(|e| format!("endpoints.{op}.body: {e:#}"))?;
+            .map_err(|error| RenderError::Body { op, error })?;
         serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| format!("endpoints.{op}.body did not render to JSON: {e}"))
+            .map_err(|error| RenderError::BodyNotJson { op, error })
     }
 }

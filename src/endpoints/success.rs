@@ -2,6 +2,7 @@
 //! the endpoint's `expect` says which statuses are. A success outside the status the spec
 //! states is noted as a deviation, never failed.
 
+use super::EndpointProblem;
 use crate::models::Operation;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,15 +25,13 @@ pub fn stated(op: Operation) -> &'static [u16] {
 
 impl SuccessRule {
     /// `expect` as configured; each status must be an HTTP status (100–599).
-    pub fn new(op: Operation, expect: Option<Vec<u16>>) -> Result<SuccessRule, String> {
+    pub fn new(op: Operation, expect: Option<Vec<u16>>) -> Result<SuccessRule, EndpointProblem> {
         if let Some(list) = &expect {
             if list.is_empty() {
-                return Err(
-                    "expect: an empty list would fail every call; leave it out for any 2xx".into(),
-                );
+                return Err(EndpointProblem::EmptyExpect);
             }
-            if let Some(bad) = list.iter().find(|s| !(100..=599).contains(*s)) {
-                return Err(format!("expect: {bad} is not an HTTP status (100 to 599)"));
+            if let Some(&status) = list.iter().find(|s| !(100..=599).contains(*s)) {
+                return Err(EndpointProblem::NotAStatus { status });
             }
         }
         Ok(SuccessRule {
@@ -104,7 +103,13 @@ mod tests {
         assert_eq!(SuccessRule::any_2xx(Operation::Quote).deviation(202), None);
         let narrowed = SuccessRule::new(Operation::Claim, Some(vec![202])).unwrap();
         assert!(narrowed.accepts(202) && !narrowed.accepts(201));
-        assert!(SuccessRule::new(Operation::Claim, Some(vec![])).is_err());
-        assert!(SuccessRule::new(Operation::Claim, Some(vec![1000])).is_err());
+        assert!(matches!(
+            SuccessRule::new(Operation::Claim, Some(vec![])),
+            Err(EndpointProblem::EmptyExpect)
+        ));
+        assert!(matches!(
+            SuccessRule::new(Operation::Claim, Some(vec![1000])),
+            Err(EndpointProblem::NotAStatus { status: 1000 })
+        ));
     }
 }

@@ -10,6 +10,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::cancel::Cancel;
+pub use super::client_error::{BodyError, ClientError};
 pub use super::tls::install_crypto_provider;
 use super::token::{Lease, Tokens};
 pub use super::waits::{announced_wait, parse_retry_after};
@@ -130,14 +131,20 @@ fn token_rejected(response: &ResponseRecord, tokens: &Tokens) -> bool {
 pub fn http_client(
     timeout: Duration,
     cacert: Option<&std::path::Path>,
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, ClientError> {
     install_crypto_provider();
     let mut builder = reqwest::Client::builder();
     if let Some(path) = cacert {
-        let pem = std::fs::read(path)
-            .map_err(|e| format!("--cacert {}: cannot read: {e}", path.display()))?;
-        let certificate = reqwest::Certificate::from_pem(&pem)
-            .map_err(|e| format!("--cacert {}: not a PEM certificate: {e}", path.display()))?;
+        let path = || path.to_path_buf();
+        let pem = std::fs::read(path()).map_err(|error| ClientError::CacertUnreadable {
+            path: path(),
+            error,
+        })?;
+        let certificate =
+            reqwest::Certificate::from_pem(&pem).map_err(|error| ClientError::CacertNotPem {
+                path: path(),
+                error,
+            })?;
         builder = builder.add_root_certificate(certificate);
     }
     builder
@@ -148,7 +155,7 @@ pub fn http_client(
         // would re-send a POST as a GET, and count a login page as a success).
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        .map_err(ClientError::Build)
 }
 
 impl ApiClient {
@@ -330,7 +337,7 @@ impl ApiClient {
                 }
                 Err(e) => {
                     attempt.maybe_processed = true;
-                    attempt.error = Some(self.tokens.scrub(&e));
+                    attempt.error = Some(self.tokens.scrub(&e.to_string()));
                 }
             },
         }
@@ -373,7 +380,7 @@ pub(crate) fn tls_hint(error: &str) -> &'static str {
 async fn read_response(
     mut response: reqwest::Response,
     token: &dyn Scrub,
-) -> Result<ResponseRecord, String> {
+) -> Result<ResponseRecord, BodyError> {
     let status = response.status().as_u16();
     let mut headers = BTreeMap::new();
     for (name, value) in response.headers() {
@@ -385,19 +392,15 @@ async fn read_response(
         match response.chunk().await {
             Ok(Some(chunk)) => {
                 if bytes.len() + chunk.len() > MAX_READ_BODY {
-                    return Err(format!(
-                        "HTTP {status}: body larger than {} MiB, not read further",
-                        MAX_READ_BODY >> 20
-                    ));
+                    let mib = MAX_READ_BODY >> 20;
+                    return Err(BodyError::TooLarge { status, mib });
                 }
                 bytes.extend_from_slice(&chunk);
             }
             Ok(None) => break,
             Err(e) => {
-                return Err(format!(
-                    "HTTP {status} but the body was cut off: {}",
-                    describe(&e)
-                ));
+                let why = describe(&e);
+                return Err(BodyError::CutOff { status, why });
             }
         }
     }

@@ -6,6 +6,7 @@ mod caller;
 pub(crate) mod cancel;
 mod claims;
 pub mod client;
+mod client_error;
 pub(crate) mod events;
 pub(crate) mod flow;
 pub(crate) mod gate;
@@ -21,6 +22,8 @@ mod steps;
 mod tls;
 pub mod token;
 mod token_command;
+mod token_endpoint;
+mod token_error;
 pub(crate) mod tolerant;
 mod waits;
 

@@ -34,7 +34,7 @@ impl StepContext<'_> {
             Err(error) => {
                 pending
                     .checks
-                    .push(Check::fail(&format!("read_{name}"), error));
+                    .push(Check::fail(&format!("read_{name}"), error.to_string()));
                 return None;
             }
         };

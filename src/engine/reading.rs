@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::tolerant;
-use crate::endpoints::{AnswerView, Endpoints};
+use crate::endpoints::{AnswerView, Endpoints, RenderError};
 use crate::models::Operation;
 
 /// Whether the flow cannot go on without the value.
@@ -76,7 +76,7 @@ pub fn read(
     context: &Value,
     answer: AnswerView<'_>,
     fallback: impl FnOnce(&Value) -> Found,
-) -> Result<Reading, String> {
+) -> Result<Reading, RenderError> {
     match endpoints.capture(op, name, context, answer) {
         Some(Ok(captured)) => Ok(Reading {
             value: captured.value,

@@ -110,11 +110,11 @@ impl StepContext<'_> {
                 context["request"] = request.clone();
                 endpoints
                     .body(operation, &context, default_body)
-                    .map_err(StepError::Template)?
+                    .map_err(|e| StepError::Template(e.to_string()))?
             }
             _ => endpoints
                 .body(operation, context, default_body)
-                .map_err(StepError::Template)?,
+                .map_err(|e| StepError::Template(e.to_string()))?,
         };
         Ok(CallSpec {
             operation,
@@ -122,11 +122,11 @@ impl StepContext<'_> {
             method: endpoints.method(operation),
             path: endpoints
                 .path(operation, context)
-                .map_err(StepError::Template)?,
+                .map_err(|e| StepError::Template(e.to_string()))?,
             body,
             headers: endpoints
                 .headers(operation, context)
-                .map_err(StepError::Template)?,
+                .map_err(|e| StepError::Template(e.to_string()))?,
             expect,
             wrong_token: None,
         })

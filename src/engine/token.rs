@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use serde_json::Value;
 
-use crate::config::{ClientAuth, ClientCredentials, TokenSource};
+pub use super::token_error::TokenError;
+use crate::config::TokenSource;
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;
 
@@ -86,7 +86,10 @@ impl Tokens {
     }
 
     /// Fetches the first token from `source`; `http` carries the target's TLS roots.
-    pub async fn start(source: TokenSource, http: reqwest::Client) -> Result<Arc<Tokens>, String> {
+    pub async fn start(
+        source: TokenSource,
+        http: reqwest::Client,
+    ) -> Result<Arc<Tokens>, TokenError> {
         let calls = Mutex::new(Vec::new());
         let first = fetch(&source, &http, &calls).await?;
         let tokens = Tokens::with(source, first, http);
@@ -132,14 +135,18 @@ impl Tokens {
     }
 
     /// Renews the token that `generation` leased, unless another flow already did.
-    pub async fn renew(&self, generation: u64) -> Result<Lease, String> {
+    pub async fn renew(&self, generation: u64) -> Result<Lease, TokenError> {
         self.renew_token(generation, true).await
     }
 
     /// A new token for the one `generation` leased. After a rejection the same token back is a
     /// failure; before an expiry it is the source saying the token lives on (its new lifetime
     /// is taken).
-    async fn renew_token(&self, generation: u64, after_rejection: bool) -> Result<Lease, String> {
+    async fn renew_token(
+        &self,
+        generation: u64,
+        after_rejection: bool,
+    ) -> Result<Lease, TokenError> {
         let _one_at_a_time = self.renewing.lock().await;
         if self.read().generation != generation {
             return Ok(self.current_lease());
@@ -148,10 +155,8 @@ impl Tokens {
         let (token, lifetime) = fetch(&self.source, &self.http, &self.calls).await?;
         if token.expose() == current.expose() {
             if after_rejection {
-                return Err(format!(
-                    "{} gave the same token again",
-                    self.source.describe()
-                ));
+                let origin = self.source.describe();
+                return Err(TokenError::SameTokenAgain { origin });
             }
             let mut issued = self.current.write().unwrap_or_else(|e| e.into_inner());
             issued.expires = lifetime.map(|l| Instant::now() + l);
@@ -257,21 +262,23 @@ async fn fetch(
     source: &TokenSource,
     http: &reqwest::Client,
     calls: &Mutex<Vec<TokenCall>>,
-) -> Result<Fetched, String> {
+) -> Result<Fetched, TokenError> {
     let (at, clock) = (Timestamp::now(), Instant::now());
     let (request, result) = match source {
         TokenSource::Static {
             file: Some(path), ..
         } => (
             format!("read {}", path.display()),
-            crate::config::read_secret_file(path, "--token-file").map(|t| (t, None)),
+            crate::config::read_secret_file(path, "--token-file")
+                .map(|t| (t, None))
+                .map_err(TokenError::from),
         ),
         TokenSource::Static { token, file: None } => {
             ("PPCERT_TOKEN".into(), Ok((token.clone(), None)))
         }
         TokenSource::ClientCredentials(credentials, timeout) => (
             format!("POST {}", credentials.token_url),
-            client_credentials(credentials, http, *timeout).await,
+            super::token_endpoint::client_credentials(credentials, http, *timeout).await,
         ),
         TokenSource::Command(argv, timeout) => (
             format!("command {}", argv[0]),
@@ -292,83 +299,6 @@ async fn fetch(
         },
     );
     result
-}
-
-/// RFC 6749 §4.4: `grant_type=client_credentials`, the client authenticated by HTTP Basic
-/// (id and secret form-encoded first, §2.3.1) or by form fields.
-async fn client_credentials(
-    c: &ClientCredentials,
-    http: &reqwest::Client,
-    timeout: Duration,
-) -> Result<Fetched, String> {
-    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-    let mut form = vec![("grant_type", "client_credentials".to_string())];
-    if let Some(scope) = &c.scope {
-        form.push(("scope", scope.clone()));
-    }
-    if let Some(audience) = &c.audience {
-        form.push(("audience", audience.clone()));
-    }
-    let mut request = http.post(c.token_url.clone()).timeout(timeout);
-    match c.client_auth {
-        ClientAuth::Basic => {
-            let pair = format!(
-                "{}:{}",
-                encode(&c.client_id),
-                encode(c.client_secret.expose())
-            );
-            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
-            let mut value = reqwest::header::HeaderValue::from_str(&format!("Basic {basic}"))
-                .map_err(|_| "auth: the client id or secret cannot be sent in a header")?;
-            value.set_sensitive(true);
-            request = request.header(reqwest::header::AUTHORIZATION, value);
-        }
-        ClientAuth::Post => {
-            form.push(("client_id", c.client_id.clone()));
-            form.push(("client_secret", c.client_secret.expose().to_string()));
-        }
-    }
-    let body: String = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
-        .finish();
-    let response = request
-        .header(
-            reqwest::header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded",
-        )
-        .header(reqwest::header::ACCEPT, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| {
-            c.client_secret
-                .scrub(&format!("token endpoint {}: {e}", c.token_url))
-        })?;
-    let status = response.status().as_u16();
-    let answer: Value = response.json().await.unwrap_or(Value::Null);
-    if !(200..300).contains(&status) {
-        // RFC 6749 §5.2: the server's own words, never the rest of its answer.
-        let words = [&answer["error"], &answer["error_description"]]
-            .iter()
-            .filter_map(|v| v.as_str())
-            .collect::<Vec<_>>()
-            .join(": ");
-        let words = if words.is_empty() {
-            "no RFC 6749 error given".to_string()
-        } else {
-            words
-        };
-        return Err(c.client_secret.scrub(&format!(
-            "token endpoint {} answered {status}: {words}",
-            c.token_url
-        )));
-    }
-    super::token_command::token_answer(&answer).ok_or_else(|| {
-        format!(
-            "token endpoint {} answered {status} without an access_token",
-            c.token_url
-        )
-    })
 }
 
 #[cfg(test)]

@@ -8,13 +8,18 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
+use super::token_error::TokenError;
 use crate::secret::Secret;
 
 /// A command prints a token, not a file's worth of output.
 const MAX_OUTPUT: u64 = 64 * 1024;
 
-pub async fn run(argv: &[String], timeout: Duration) -> Result<(Secret, Option<Duration>), String> {
+pub async fn run(
+    argv: &[String],
+    timeout: Duration,
+) -> Result<(Secret, Option<Duration>), TokenError> {
     let name = &argv[0];
+    let named = || name.clone();
     let mut child = tokio::process::Command::new(name)
         .args(&argv[1..])
         .stdin(Stdio::null())
@@ -22,7 +27,10 @@ pub async fn run(argv: &[String], timeout: Duration) -> Result<(Secret, Option<D
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("token command `{name}` could not be started: {e}"))?;
+        .map_err(|error| TokenError::CommandNotStarted {
+            name: named(),
+            error,
+        })?;
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
     // Both pipes are drained at once, past the cap too: a command that writes much to one
     // must not block on it while its token waits in the other.
@@ -31,12 +39,13 @@ pub async fn run(argv: &[String], timeout: Duration) -> Result<(Secret, Option<D
         let status = child.wait().await;
         (out, err, status)
     };
-    let (out, err, status) = tokio::time::timeout(timeout, read).await.map_err(|_| {
-        format!(
-            "token command `{name}` gave no token within {} s",
-            timeout.as_secs()
-        )
-    })?;
+    let (out, err, status) =
+        tokio::time::timeout(timeout, read)
+            .await
+            .map_err(|_| TokenError::CommandTimedOut {
+                name: named(),
+                secs: timeout.as_secs(),
+            })?;
     let out = String::from_utf8_lossy(&out).trim().to_string();
     let parsed = parse(&out);
     // Whatever it printed as a token stays out of the message, even when it failed.
@@ -45,23 +54,20 @@ pub async fn run(argv: &[String], timeout: Duration) -> Result<(Secret, Option<D
         None => Secret::new(out.as_str()).scrub(text),
     };
     let stderr = scrub(String::from_utf8_lossy(&err).trim());
-    let status = status.map_err(|e| format!("token command `{name}`: {e}"))?;
+    let status = status.map_err(|error| TokenError::CommandLost {
+        name: named(),
+        error,
+    })?;
     if !status.success() {
-        let code = status
-            .code()
-            .map_or("a signal".to_string(), |c| format!("exit {c}"));
-        return Err(format!(
-            "token command `{name}` failed ({code}){}",
-            if stderr.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", tail(&stderr))
-            }
-        ));
+        return Err(TokenError::CommandFailed {
+            name: named(),
+            exit: status
+                .code()
+                .map_or("a signal".to_string(), |c| format!("exit {c}")),
+            stderr: tail(&stderr).to_string(),
+        });
     }
-    parsed.ok_or_else(|| {
-        format!("token command `{name}` printed no token (a bare token, or JSON with access_token)")
-    })
+    parsed.ok_or_else(|| TokenError::CommandPrintedNoToken { name: named() })
 }
 
 /// What a pipe carried, at most [`MAX_OUTPUT`] of it; the rest is read and dropped.
@@ -141,9 +147,19 @@ mod tests {
         )
         .await
         .unwrap_err();
-        assert!(failed.contains("`sh` failed (exit 3): nope"), "{failed}");
+        assert!(
+            matches!(&failed, TokenError::CommandFailed { exit, stderr, .. } if exit == "exit 3" && stderr == "nope")
+        );
+        assert!(
+            failed.to_string().contains("`sh` failed (exit 3): nope"),
+            "{failed}"
+        );
         let missing = run(&argv(&["/no/such/program"]), short).await.unwrap_err();
-        assert!(missing.contains("could not be started"), "{missing}");
+        assert!(matches!(missing, TokenError::CommandNotStarted { .. }));
+        assert!(
+            missing.to_string().contains("could not be started"),
+            "{missing}"
+        );
         // 200 KB on stderr before the token: both pipes are drained at once, nothing blocks.
         let chatty = "head -c 200000 /dev/zero | tr '\\0' x >&2; echo tok-after-noise";
         let (token, _) = run(&argv(&["sh", "-c", chatty]), short).await.unwrap();
@@ -151,6 +167,6 @@ mod tests {
         let slow = run(&argv(&["sleep", "5"]), Duration::from_millis(200))
             .await
             .unwrap_err();
-        assert!(slow.contains("no token within"), "{slow}");
+        assert!(matches!(slow, TokenError::CommandTimedOut { secs: 0, .. }));
     }
 }

@@ -8,6 +8,8 @@ mod candidates;
 mod prober;
 mod proof;
 mod steps;
+mod stop;
 pub mod write;
 
-pub use prober::{Answer, CallReport, Prober, Stop, report, with_product_type};
+pub use prober::{Answer, CallReport, Prober, report, with_product_type};
+pub use stop::Stop;

@@ -1,6 +1,7 @@
 //! What a probe learns and how it sends: one call at a time with the endpoints in force, answers judged by the run's rules, captures proven by use.
 
 use super::candidates;
+use super::stop::Broken;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -9,25 +10,11 @@ use serde_json::{Value, json};
 use crate::config::Staging;
 use crate::dialect::{self, Definitions};
 use crate::endpoints::context::idempotency_key;
-use crate::endpoints::{AnswerView, CaptureSpec, Endpoints, SuccessRule};
+use crate::endpoints::{AnswerView, CaptureSpec, EndpointError, Endpoints, SuccessRule};
 use crate::engine::client::{Attempt, Request};
 use crate::engine::reading::{self, Reading};
 use crate::engine::{ApiClient, Cancel};
 use crate::models::Operation;
-
-/// Why a probe stopped before its calls were done.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stop {
-    TokenRejected(String),
-    Unreachable(String),
-    Broken(String),
-}
-
-impl From<String> for Stop {
-    fn from(error: String) -> Stop {
-        Stop::Broken(error)
-    }
-}
 
 /// One call as the probe saw it.
 #[derive(Debug, Clone, Default)]
@@ -151,7 +138,7 @@ impl Prober {
         op: Operation,
         context: &Value,
         default_body: Option<Value>,
-    ) -> Result<(String, Answer), String> {
+    ) -> Result<(String, Answer), Broken> {
         let mut context = context.clone();
         if op != Operation::ReadContracts {
             let nth = self.writes.fetch_add(1, Ordering::Relaxed);
@@ -171,7 +158,7 @@ impl Prober {
             renew_on_rejection: true,
         };
         let attempts = self.client.execute(&request, &self.cancel).await;
-        let last = attempts.last().ok_or("no attempt was made")?;
+        let last = attempts.last().ok_or(Broken::NoAttempt)?;
         let answer = Answer::of(last, &endpoints.success(op));
         Ok((format!("{} {}", request.method, last.url), answer))
     }
@@ -184,7 +171,7 @@ impl Prober {
         op: Operation,
         context: &Value,
         default_body: Option<Value>,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, Broken> {
         let (request, answer) = self
             .send_with(&self.endpoints, op, context, default_body.clone())
             .await?;
@@ -313,7 +300,7 @@ impl Prober {
         name: &str,
         path: &CaptureSpec,
         inferred_from: String,
-    ) -> Result<(), String> {
+    ) -> Result<(), EndpointError> {
         let found = self
             .found_in
             .get(&(op, name.to_string()))
@@ -332,7 +319,7 @@ impl Prober {
     }
 
     /// Puts `path` in force for `op` for the next calls; what was in force before comes back.
-    pub fn try_path(&mut self, op: Operation, path: &str) -> Result<Definitions, String> {
+    pub fn try_path(&mut self, op: Operation, path: &str) -> Result<Definitions, EndpointError> {
         let before = self.definitions.clone();
         self.definitions
             .entry(op.as_str().to_string())
@@ -359,7 +346,7 @@ impl Prober {
     }
 
     /// Puts back the definitions in force before [`Prober::try_path`].
-    pub fn restore_path(&mut self, before: Definitions) -> Result<(), String> {
+    pub fn restore_path(&mut self, before: Definitions) -> Result<(), EndpointError> {
         self.definitions = before;
         self.endpoints = compile(&self.definitions)?;
         Ok(())
@@ -383,8 +370,8 @@ impl Prober {
     }
 }
 
-fn compile(definitions: &Definitions) -> Result<Endpoints, String> {
-    Endpoints::compile(definitions).map_err(|e| format!("endpoints.{}: {}", e.endpoint, e.message))
+fn compile(definitions: &Definitions) -> Result<Endpoints, EndpointError> {
+    Endpoints::compile(definitions)
 }
 
 /// A fresh report for a call.

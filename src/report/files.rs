@@ -8,6 +8,11 @@ pub const HTML: &str = "report.html";
 pub const MARKDOWN: &str = "report.md";
 pub const JUNIT: &str = "junit.xml";
 
+/// A format name none of [`Format`] answers to (lowercased, as it was matched).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown report format `{0}` (html, md, junit, json)")]
+pub struct UnknownFormat(pub String);
+
 /// A report format `ppcert report --format` and `ppcert run --format` can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -20,15 +25,13 @@ impl Format {
     pub const ALL: [Format; 3] = [Format::Html, Format::Md, Format::Junit];
 
     /// `html`, `md`, `junit`; `json` (evidence.json, always written) is `None`.
-    pub fn parse(name: &str) -> Result<Option<Format>, String> {
+    pub fn parse(name: &str) -> Result<Option<Format>, UnknownFormat> {
         match name.trim().to_ascii_lowercase().as_str() {
             "html" => Ok(Some(Format::Html)),
             "md" | "markdown" => Ok(Some(Format::Md)),
             "junit" | "xml" => Ok(Some(Format::Junit)),
             "json" => Ok(None),
-            other => Err(format!(
-                "unknown report format `{other}` (html, md, junit, json)"
-            )),
+            other => Err(UnknownFormat(other.to_string())),
         }
     }
 

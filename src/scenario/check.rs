@@ -2,41 +2,99 @@
 //! what it needs from the steps before it.
 
 use super::model::{ErrorCase, ExpectedStatus, FlowSpec, Scenario, Step};
-use crate::bounds;
+use crate::bounds::{self, OutOfBounds};
 use crate::datagen::DataProfile;
 use crate::models::{CHANGE_FOR_ANY_REASON, ClaimStatus, WITHDRAWAL};
 
-/// The flow at fault, if one is, and what is wrong.
-pub type CheckError = (Option<String>, String);
+/// Why a scenario was refused; a flow's problem names the flow, so its line can be found.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CheckError {
+    #[error("a scenario needs at least one flow")]
+    NoFlows,
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error("flow `{flow}`: {problem}")]
+    Flow { flow: String, problem: FlowProblem },
+}
+
+impl CheckError {
+    /// The flow at fault, if one is.
+    pub fn flow(&self) -> Option<&str> {
+        match self {
+            CheckError::Flow { flow, .. } => Some(flow),
+            CheckError::NoFlows | CheckError::Profile(_) => None,
+        }
+    }
+}
+
+/// What is wrong with `[data]`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProfileError {
+    #[error(
+        "data: need 1 <= min_days_ahead <= max_days_ahead, max_travelers >= 1, flight_plans >= 1"
+    )]
+    Inconsistent,
+    #[error(transparent)]
+    OutOfBounds(#[from] OutOfBounds),
+    #[error("data.product_types[{index}]: unknown product type `{name}`")]
+    UnknownProductType { index: usize, name: String },
+}
+
+/// What is wrong with one flow.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FlowProblem {
+    #[error("needs repeat >= 1 and at least one step")]
+    Empty,
+    #[error(transparent)]
+    OutOfBounds(#[from] OutOfBounds),
+    /// Step `number` (from 1) depends on a step the flow lacks before it.
+    #[error("step {number} (`{step}`) needs {needs} before it")]
+    Needs {
+        number: usize,
+        step: String,
+        needs: &'static str,
+    },
+    #[error("step {number}: {problem}")]
+    Invalid { number: usize, problem: StepProblem },
+}
+
+/// A step malformed in itself.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepProblem {
+    #[error("product_type `{0}` is not in data.product_types")]
+    ProductType(String),
+    #[error("unknown claim status `{0}`")]
+    ClaimStatus(String),
+    #[error("status must be a code or \"4xx\", not `{0}`")]
+    StatusClass(String),
+}
 
 pub fn check(scenario: &Scenario) -> Result<(), CheckError> {
     if scenario.flows.is_empty() {
-        return Err((None, "a scenario needs at least one flow".into()));
+        return Err(CheckError::NoFlows);
     }
-    check_profile(&scenario.data).map_err(|message| (None, message))?;
+    check_profile(&scenario.data)?;
     for flow in &scenario.flows {
-        let fail = |message: String| {
-            (
-                Some(flow.name.clone()),
-                format!("flow `{}`: {message}", flow.name),
-            )
+        let fail = |problem: FlowProblem| CheckError::Flow {
+            flow: flow.name.clone(),
+            problem,
         };
         if flow.repeat == 0 || flow.steps.is_empty() {
-            return Err(fail("needs repeat >= 1 and at least one step".into()));
+            return Err(fail(FlowProblem::Empty));
         }
-        bounds::check("repeat", flow.repeat, &bounds::REPEAT).map_err(fail)?;
+        bounds::check("repeat", flow.repeat, &bounds::REPEAT).map_err(|e| fail(e.into()))?;
         check_steps(flow, &scenario.data).map_err(fail)?;
     }
     Ok(())
 }
 
-fn check_profile(p: &DataProfile) -> Result<(), String> {
+fn check_profile(p: &DataProfile) -> Result<(), ProfileError> {
     if p.min_days_ahead < 1
         || p.max_days_ahead < p.min_days_ahead
         || p.max_travelers < 1
         || p.flight_plans < 1
     {
-        return Err("data: need 1 <= min_days_ahead <= max_days_ahead, max_travelers >= 1, flight_plans >= 1".into());
+        return Err(ProfileError::Inconsistent);
     }
     let within = [
         ("data.max_days_ahead", p.max_days_ahead, &bounds::DAYS_AHEAD),
@@ -46,24 +104,30 @@ fn check_profile(p: &DataProfile) -> Result<(), String> {
     for (key, value, range) in within {
         bounds::check(key, value, range)?;
     }
-    for (i, t) in p.product_types.iter().enumerate() {
+    for (index, t) in p.product_types.iter().enumerate() {
         if t != WITHDRAWAL && t != CHANGE_FOR_ANY_REASON {
-            return Err(format!(
-                "data.product_types[{i}]: unknown product type `{t}`"
-            ));
+            return Err(ProfileError::UnknownProductType {
+                index,
+                name: t.clone(),
+            });
         }
     }
     Ok(())
 }
 
-fn check_steps(flow: &FlowSpec, profile: &DataProfile) -> Result<(), String> {
+fn check_steps(flow: &FlowSpec, profile: &DataProfile) -> Result<(), FlowProblem> {
     let mut made = Made::default();
     for (i, step) in flow.steps.iter().enumerate() {
         made.apply(step, profile).map_err(|problem| match problem {
-            Problem::Needs(what) => {
-                format!("step {} (`{}`) needs {what} before it", i + 1, step.name())
-            }
-            Problem::Invalid(message) => format!("step {}: {message}", i + 1),
+            Problem::Needs(needs) => FlowProblem::Needs {
+                number: i + 1,
+                step: step.name(),
+                needs,
+            },
+            Problem::Invalid(problem) => FlowProblem::Invalid {
+                number: i + 1,
+                problem,
+            },
         })?;
     }
     Ok(())
@@ -73,7 +137,7 @@ enum Problem {
     /// An earlier step it depends on is missing.
     Needs(&'static str),
     /// The step itself is malformed.
-    Invalid(String),
+    Invalid(StepProblem),
 }
 
 fn need(ok: bool, what: &'static str) -> Result<(), Problem> {
@@ -120,9 +184,7 @@ impl Made {
                 if let Some(t) = product_type
                     && !profile.product_types.iter().any(|name| name == t.as_str())
                 {
-                    return Err(Problem::Invalid(format!(
-                        "product_type `{t}` is not in data.product_types"
-                    )));
+                    return Err(Problem::Invalid(StepProblem::ProductType(t.to_string())));
                 }
                 self.claim = true;
             }
@@ -133,7 +195,7 @@ impl Made {
             Step::AwaitClaimStatus { status, .. } => {
                 need(self.claim, "a `claim`")?;
                 if let ClaimStatus::Other(status) = status {
-                    return Err(Problem::Invalid(format!("unknown claim status `{status}`")));
+                    return Err(Problem::Invalid(StepProblem::ClaimStatus(status.clone())));
                 }
             }
             Step::ExpectError { case, status } => self.check_refusal(*case, status)?,
@@ -145,9 +207,7 @@ impl Made {
         if let ExpectedStatus::Class(class) = status
             && !matches!(class.as_str(), "4xx" | "5xx")
         {
-            return Err(Problem::Invalid(format!(
-                "status must be a code or \"4xx\", not `{class}`"
-            )));
+            return Err(Problem::Invalid(StepProblem::StatusClass(class.clone())));
         }
         if matches!(
             case,
@@ -281,6 +341,41 @@ mod tests {
             no_steps.message.contains("at least one step"),
             "{}",
             no_steps.message
+        );
+    }
+
+    #[test]
+    fn each_refusal_is_a_variant_naming_what_was_wrong() {
+        use super::*;
+        let checked = |data: &str, steps: &str| {
+            check(&toml::from_str::<Scenario>(&scenario(data, steps)).unwrap()).unwrap_err()
+        };
+        let update = checked("", r#"{ action = "update" }"#);
+        assert_eq!(update.flow(), Some("f"));
+        assert!(matches!(
+            update,
+            CheckError::Flow { problem: FlowProblem::Needs { number: 1, ref step, .. }, .. } if step == "update"
+        ));
+        let paid = checked("", r#"{ action = "await_claim_status", status = "PAID" }"#);
+        assert!(matches!(
+            paid,
+            CheckError::Flow {
+                problem: FlowProblem::Needs { .. },
+                ..
+            }
+        ));
+        let plans = checked("[data]\nflight_plans = 1000", r#"{ action = "quote" }"#);
+        assert!(matches!(
+            plans,
+            CheckError::Profile(ProfileError::OutOfBounds(OutOfBounds { value: 1000, .. }))
+        ));
+        let hotel = checked(
+            "[data]\nproduct_types = [\"HOTEL\"]",
+            r#"{ action = "quote" }"#,
+        );
+        assert_eq!(hotel.flow(), None);
+        assert!(
+            matches!(hotel, CheckError::Profile(ProfileError::UnknownProductType { index: 0, ref name }) if name == "HOTEL")
         );
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 mod check;
 mod model;
 
-pub use check::check;
+pub use check::{CheckError, check};
 pub use model::{ErrorCase, ExpectedStatus, FlowSpec, Requirement, Scenario, Step};
 
 /// The scenarios shipped inside the binary, by name.
@@ -100,6 +100,8 @@ pub struct FileError {
     pub message: String,
 }
 
+impl std::error::Error for FileError {}
+
 impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
@@ -147,10 +149,10 @@ fn parse_from(source: ScenarioSource, text: &str) -> Result<LoadedScenario, File
     let file = source.to_string();
     let file = file.as_str();
     let scenario: Scenario = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
-    check(&scenario).map_err(|(flow, message)| FileError {
+    check(&scenario).map_err(|e| FileError {
         file: file.into(),
-        line: flow.and_then(|f| flow_line(text, &f)),
-        message,
+        line: e.flow().and_then(|f| flow_line(text, f)),
+        message: e.to_string(),
     })?;
     Ok(LoadedScenario {
         scenario,

@@ -40,32 +40,11 @@ fn counted_by(sandbox: &Sandbox, ledger: &BTreeMap<String, u64>) -> BTreeMap<Str
         .collect()
 }
 
-/// Runs `scenario` against `sandbox` with `config` as ppcert.toml.
-async fn run_with_config(
-    sandbox: &Sandbox,
-    scenario: &str,
-    config: &str,
-) -> (Finished, Value, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let config_path = dir.path().join("ppcert.toml");
-    std::fs::write(&config_path, config).unwrap();
-    let out = dir.path().join("bundle");
-    let base = sandbox.base_url();
-    let args = run_args(
-        &base,
-        out.to_str().unwrap(),
-        &[
-            "--scenario",
-            scenario,
-            "--backoff-ms",
-            "1",
-            "--config",
-            config_path.to_str().unwrap(),
-        ],
-    );
-    let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
-    let evidence = read_json(&out.join("evidence.json"));
-    (finished, evidence, dir)
+/// The certification batch against `sandbox`, retrying at once.
+fn certify(sandbox: &Sandbox) -> Run {
+    Run::against(sandbox)
+        .scenario("certification")
+        .args(&["--backoff-ms", "1"])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,7 +69,7 @@ async fn the_built_in_reading_follows_every_layout_it_can_and_counts_equal_the_s
     ];
     for layout in variants {
         let sandbox = sandbox_with(fast(layout)).await;
-        let (finished, evidence, _dir) = run_with_config(&sandbox, "certification", "").await;
+        let (finished, evidence, _dir) = certify(&sandbox).config("").evidence().await;
         assert_eq!(finished.code, 0, "{layout:?}: {}", finished.stdout);
         let ledger = ledger(&evidence);
         assert_eq!(ledger, counted_by(&sandbox, &ledger), "{layout:?}");
@@ -110,7 +89,7 @@ fn deep_layout() -> Layout {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_captures_the_run_fails_naming_each_value_but_still_counts_as_the_server() {
     let sandbox = sandbox_with(fast(deep_layout())).await;
-    let (finished, evidence, _dir) = run_with_config(&sandbox, "certification", "").await;
+    let (finished, evidence, _dir) = certify(&sandbox).config("").evidence().await;
     assert_eq!(finished.code, 1, "{}", finished.stdout);
     let ledger = ledger(&evidence);
     assert_eq!(ledger, counted_by(&sandbox, &ledger));
@@ -158,8 +137,7 @@ claim_status = "$.data.{{ product_type }}[0].claim.status"
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_captures_the_same_staging_passes_and_records_where_each_value_came_from() {
     let sandbox = sandbox_with(fast(deep_layout())).await;
-    let (finished, evidence, _dir) =
-        run_with_config(&sandbox, "certification", DEEP_CAPTURES).await;
+    let (finished, evidence, _dir) = certify(&sandbox).config(DEEP_CAPTURES).evidence().await;
     assert_eq!(finished.code, 0, "{}", finished.stdout);
     let ledger = ledger(&evidence);
     assert_eq!(ledger, counted_by(&sandbox, &ledger));
@@ -197,7 +175,7 @@ async fn problem_details_reach_the_failure_line_in_the_servers_own_words() {
     }))
     .await;
     let config = "[endpoints.subscription]\nbody = '{\"data\": {\"quotes\": []}}'\n";
-    let (finished, evidence, _dir) = run_with_config(&sandbox, "certification", config).await;
+    let (finished, evidence, _dir) = certify(&sandbox).config(config).evidence().await;
     assert_eq!(finished.code, 1, "{}", finished.stdout);
     let refused = evidence["exchanges"]
         .as_array()

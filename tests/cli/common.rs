@@ -92,15 +92,17 @@ pub fn every_requirement_met(evidence: &Value) -> bool {
         .all(|r| r["met"] == true)
 }
 
-/// One `ppcert run` of a test, built step by step: the target and the arguments in the order
-/// given (after `run --base-url BASE --out OUT`). `finish` and `evidence` run it in a fresh
-/// directory, `spawn` and `command` in the caller's (which may add environment variables to the
-/// command); the bundle goes to `b/` unless told.
+/// One `ppcert run` of a test, built step by step: the target, a `ppcert.toml`, environment
+/// variables and the arguments in the order given (after `run --base-url BASE --out OUT`).
+/// `finish` and `evidence` run it in a fresh directory, `spawn` and `command` in the caller's;
+/// the bundle goes to `b/` unless told.
 pub struct Run {
     base: Option<String>,
     token: Option<String>,
     out: String,
     args: Vec<String>,
+    env: Vec<(String, String)>,
+    config: Option<String>,
 }
 
 impl Run {
@@ -125,6 +127,8 @@ impl Run {
             token: None,
             out: "b".to_string(),
             args: Vec::new(),
+            env: Vec::new(),
+            config: None,
         }
     }
 
@@ -143,15 +147,34 @@ impl Run {
         self
     }
 
-    /// The `ppcert` command of this run in `dir`, not started.
+    /// An environment variable of the run's process (a failpoint, a secret).
+    pub fn env(mut self, name: &str, value: &str) -> Run {
+        self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// `toml` as the run's config: written to `ppcert.toml` in the run's directory when the
+    /// command is made, and named by `--config`.
+    pub fn config(mut self, toml: &str) -> Run {
+        self.config = Some(toml.to_string());
+        self
+    }
+
+    /// The `ppcert` command of this run in `dir` (its config written there), not started.
     pub fn command(&self, dir: &std::path::Path) -> tokio::process::Command {
         let mut args = vec!["run"];
         if let Some(base) = &self.base {
             args.extend(["--base-url", base]);
         }
         args.extend(["--out", &self.out]);
+        if let Some(toml) = &self.config {
+            std::fs::write(dir.join("ppcert.toml"), toml).unwrap();
+            args.extend(["--config", "ppcert.toml"]);
+        }
         args.extend(self.args.iter().map(String::as_str));
-        ppcert_command(dir, &args, self.token.as_deref())
+        let mut command = ppcert_command(dir, &args, self.token.as_deref());
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
     }
 
     /// Starts the run in `dir`, not waiting for it.

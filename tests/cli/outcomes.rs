@@ -6,33 +6,14 @@ use serde_json::Value;
 
 use crate::common::*;
 
-async fn run_with_env(
-    dir: &std::path::Path,
-    args: &[&str],
-    env: (&str, &str),
-) -> (i32, String, String) {
-    let output = ppcert_command(dir, args, None)
-        .env(env.0, env.1)
-        .output()
-        .await
-        .unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flow_that_panics_fails_a_scenario_without_requirements() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = run_with_env(
-        dir.path(),
-        &["run", "--scenario", "conformance", "--out", "b"],
-        ("PPCERT_TEST_PANIC_IN_FLOW", "conformance#1"),
-    )
-    .await;
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let (finished, dir) = Run::embedded()
+        .scenario("conformance")
+        .env("PPCERT_TEST_PANIC_IN_FLOW", "conformance#1")
+        .finish()
+        .await;
+    assert_eq!(finished.code, 1, "{}{}", finished.stdout, finished.stderr);
     let evidence: Value = read_json(&dir.path().join("b/evidence.json"));
     assert_eq!(evidence["verdict"], "failed");
     let flow = &evidence["flows"][0];
@@ -45,14 +26,12 @@ async fn a_flow_that_panics_fails_a_scenario_without_requirements() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panic_in_the_first_flow_does_not_hold_the_others_at_the_gate() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = run_with_env(
-        dir.path(),
-        &["run", "--out", "b", "--concurrency", "1"],
-        ("PPCERT_TEST_PANIC_IN_FLOW", "lifecycle#1"),
-    )
-    .await;
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let (finished, dir) = Run::embedded()
+        .args(&["--concurrency", "1"])
+        .env("PPCERT_TEST_PANIC_IN_FLOW", "lifecycle#1")
+        .finish()
+        .await;
+    assert_eq!(finished.code, 1, "{}{}", finished.stdout, finished.stderr);
     let evidence: Value = read_json(&dir.path().join("b/evidence.json"));
     let passed = evidence["flows"]
         .as_array()
@@ -65,14 +44,13 @@ async fn a_panic_in_the_first_flow_does_not_hold_the_others_at_the_gate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bundle_that_cannot_be_written_after_requests_were_sent_exits_6_keeping_the_journal() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = run_with_env(
-        dir.path(),
-        &["run", "--scenario", "smoke", "--out", "b"],
-        ("PPCERT_TEST_FAIL_BUNDLE", "1"),
-    )
-    .await;
-    assert_eq!(code, 6, "{stdout}{stderr}");
+    let (finished, dir) = Run::embedded()
+        .scenario("smoke")
+        .env("PPCERT_TEST_FAIL_BUNDLE", "1")
+        .finish()
+        .await;
+    let stderr = &finished.stderr;
+    assert_eq!(finished.code, 6, "{}{stderr}", finished.stdout);
     assert!(stderr.contains("cannot write the bundle"), "{stderr}");
     assert!(stderr.contains("journal.jsonl"), "{stderr}");
     let journal = std::fs::read_to_string(dir.path().join("b/journal.jsonl")).unwrap();

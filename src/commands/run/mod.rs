@@ -22,10 +22,6 @@ use begin::{Plan, Session};
 /// REFUNDED finish in seconds.
 const EMBEDDED_CLAIM_STEP: Duration = Duration::from_millis(200);
 
-fn usage(message: impl std::fmt::Display) -> Failure {
-    Failure::usage(message)
-}
-
 /// Runs the engine until it ends, or until Ctrl-C: then no new step starts, in-flight requests end.
 async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::Ended {
     let cancel = shared.cancel.clone();
@@ -55,7 +51,7 @@ pub async fn run(args: RunArgs) -> Result<u8, Failure> {
     let mode = OutputMode::decide(&args.output);
     // The signing key is read before anything is sent: a run must not end unsignable.
     let signer = match &args.sign_key {
-        Some(path) => Some(crate::attest::keys::load_signing(path).map_err(usage)?),
+        Some(path) => Some(crate::attest::keys::load_signing(path)?),
         None => None,
     };
     let (config, previous) = configure(&args)?;
@@ -159,7 +155,7 @@ fn configure(args: &RunArgs) -> Result<(RunConfig, Option<Previous>), Failure> {
         }
         None => (None, None),
     };
-    let config = RunConfig::from_args(args, recorded.as_ref()).map_err(usage)?;
+    let config = RunConfig::from_args(args, recorded.as_ref())?;
     super::guard::production_guard(&config)?;
     Ok((config, previous))
 }

@@ -1,0 +1,209 @@
+//! What can be wrong with a command's configuration (flags, environment, `ppcert.toml`, the
+//! record of an interrupted run), found before anything is sent: each variant names the key
+//! and, where it is no secret, the value.
+
+use std::num::NonZeroU32;
+
+use crate::bounds::OutOfBounds;
+use crate::endpoints::EndpointError;
+use crate::environment::Environment;
+use crate::error::Failure;
+use crate::scenario::FileError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file is unreadable or malformed (its line named).
+    #[error(transparent)]
+    File(FileError),
+    /// The scenario to run is unknown, unreadable or malformed.
+    #[error(transparent)]
+    Scenario(FileError),
+    #[error("dialect: {0}")]
+    Dialect(FileError),
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    #[error(transparent)]
+    OutOfBounds(#[from] OutOfBounds),
+    #[error(transparent)]
+    BaseUrl(#[from] BaseUrlError),
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
+    /// A CI job whose base URL went missing would otherwise pass against the embedded sandbox.
+    #[error(
+        "a token is set (PPCERT_TOKEN or --token-file) but no target: pass --base-url URL (or PPCERT_BASE_URL, or [target] base_url) to reach staging, or unset the token to run against the embedded sandbox"
+    )]
+    TokenWithoutTarget,
+    #[error(
+        "a target needs a token: set PPCERT_TOKEN, pass --token-file PATH or --token-command CMD, or configure [auth] in ppcert.toml"
+    )]
+    TargetWithoutToken,
+    #[error(
+        "--webhooks has the embedded sandbox deliver webhooks; against a staging, pass --webhook-listen ADDR where it delivers them"
+    )]
+    WebhooksWithoutListen,
+}
+
+/// Every configuration error is found before the first request: a usage error (exit 2,
+/// "nothing was sent"). Listed one by one so that a new variant is a choice of exit code.
+impl From<ConfigError> for Failure {
+    fn from(error: ConfigError) -> Failure {
+        match &error {
+            ConfigError::File(_)
+            | ConfigError::Scenario(_)
+            | ConfigError::Dialect(_)
+            | ConfigError::Endpoint(_)
+            | ConfigError::OutOfBounds(_)
+            | ConfigError::BaseUrl(_)
+            | ConfigError::Auth(_)
+            | ConfigError::Secret(_)
+            | ConfigError::Resume(_)
+            | ConfigError::TokenWithoutTarget
+            | ConfigError::TargetWithoutToken
+            | ConfigError::WebhooksWithoutListen => Failure::Usage(error.to_string()),
+        }
+    }
+}
+
+/// `--base-url`, `PPCERT_BASE_URL` or `[target] base_url` refused, as given.
+#[derive(Debug, thiserror::Error)]
+pub enum BaseUrlError {
+    #[error("base URL `{raw}` has no scheme; did you mean `https://{}`?", raw.trim())]
+    NoScheme { raw: String },
+    #[error("base URL `{raw}`: {error}")]
+    Unparsable { raw: String, error: url::ParseError },
+    #[error("base URL `{raw}`: http:// is accepted only for loopback targets; use https://")]
+    PlainHttp { raw: String },
+    #[error("base URL `{raw}`: unsupported scheme `{scheme}`")]
+    Scheme { raw: String, scheme: String },
+    #[error("base URL `{raw}`: no credentials, query or fragment allowed")]
+    Extras { raw: String },
+}
+
+/// Where the token comes from, refused: `[auth]`, `--token-command`, or two sources at once.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("a command ends in a backslash")]
+    TrailingBackslash,
+    #[error("a quote in the command is not closed")]
+    OpenQuote,
+    #[error("the token command is empty")]
+    EmptyCommand,
+    #[error("auth: give client_secret_env or client_secret_file, not both")]
+    TwoClientSecrets,
+    #[error("auth: token_url needs client_secret_env (a variable's name) or client_secret_file")]
+    NoClientSecret,
+    #[error("auth.client_secret_env: ${name} is not set")]
+    ClientSecretUnset { name: String },
+    #[error("auth.token_url `{url}`: {error}")]
+    TokenUrl { url: String, error: url::ParseError },
+    #[error(
+        "auth.token_url `{url}`: the client secret travels there: https:// only (http:// for loopback)"
+    )]
+    InsecureTokenUrl { url: String },
+    #[error("auth: token_url needs client_id")]
+    NoClientId,
+    #[error("auth: a token command and token_url are two token sources; keep one")]
+    CommandAndTokenUrl,
+    #[error(
+        "a token is set (PPCERT_TOKEN or --token-file) and [auth] or --token-command also gives one; keep one source"
+    )]
+    TwoSources,
+}
+
+/// A token or client secret that cannot be one: where it was read (`--token-file PATH`,
+/// `PPCERT_TOKEN`), and why. Never holds the text read.
+#[derive(Debug, thiserror::Error)]
+#[error("{origin}: {problem}")]
+pub struct SecretError {
+    pub origin: String,
+    pub problem: SecretProblem,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SecretProblem {
+    #[error("cannot read: {0}")]
+    Unreadable(std::io::Error),
+    #[error("larger than {kib} KiB: this is not a token file")]
+    TooLarge { kib: u64 },
+    #[error("not UTF-8 text: this is not a token file")]
+    NotUtf8,
+    #[error("the token starts with a byte-order mark; save it as plain UTF-8 without BOM")]
+    ByteOrderMark,
+    #[error("the token holds a control character (U+{code:04X}); a bearer token is printable text")]
+    ControlCharacter { code: u32 },
+    #[error("expected one token on one line")]
+    NotOneLine,
+}
+
+/// `--resume` refused: the invocation says otherwise than the interrupted run's record (`then`).
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error("--resume: the run ran scenario `{ran}`, not `{asked}`; leave --scenario out")]
+    OtherScenario { ran: String, asked: String },
+    #[error(
+        "--resume: this bundle holds partner traffic recorded by ppcert proxy; there is no run to continue"
+    )]
+    ProxyTraffic,
+    #[error(
+        "--resume: scenario `{name}` changed since the run started (SHA-256 {then} then, {now} now)"
+    )]
+    ScenarioChanged {
+        name: String,
+        then: String,
+        now: String,
+    },
+    #[error(
+        "--resume: the run was against {then}, not {now}; resume it against its own target (leave out --base-url, PPCERT_BASE_URL and [target] base_url, or give that URL)"
+    )]
+    OtherTarget { then: String, now: url::Url },
+    #[error("--resume: the run was against {}, not {}", then.as_str(), now.as_str())]
+    OtherEnvironment { then: Environment, now: Environment },
+    #[error(
+        "--resume: the run needs its token again: set PPCERT_TOKEN, pass --token-file PATH or --token-command CMD, or configure [auth]"
+    )]
+    NoToken,
+    #[error(
+        "--resume: the run took its tokens from {then}, not {now}; resume it with the same source"
+    )]
+    OtherTokenSource { then: String, now: String },
+    #[error("--resume: the run started at --scale {then}, not {now}")]
+    OtherScale { then: NonZeroU32, now: u32 },
+    #[error(
+        "--resume: the run was for a partner that does {}sell flights; keep --no-flight-cancellations and [partner] flight_seller as they were",
+        if *then { "" } else { "not " }
+    )]
+    OtherFlightSeller { then: bool },
+    #[error(
+        "--resume: the run spoke dialect `{then}`, not `{now}`; keep --dialect and [target] dialect as they were"
+    )]
+    OtherDialect { then: String, now: String },
+    #[error("--resume: the run's seed is {then}, not {now}; leave --seed out")]
+    OtherSeed { then: u64, now: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_error_is_exit_2_in_its_own_words() {
+        let failure = Failure::from(ConfigError::from(ResumeError::OtherSeed {
+            then: 7,
+            now: 8,
+        }));
+        assert_eq!(failure.exit_code(), crate::exit_codes::USAGE);
+        assert_eq!(
+            failure.to_string(),
+            "--resume: the run's seed is 7, not 8; leave --seed out"
+        );
+        let flags = ResumeError::OtherFlightSeller { then: false };
+        assert!(
+            flags.to_string().contains("does not sell flights"),
+            "{flags}"
+        );
+    }
+}

@@ -1,0 +1,288 @@
+//! Why an endpoint definition was refused before anything was sent, and why a definition that
+//! compiled did not render for one call. Each variant names the key at fault, so a file's line
+//! can be found and a caller (or a test) can tell a typo from a bad value.
+
+use crate::models::Operation;
+
+/// An `[endpoints.NAME]` definition refused: the endpoint as written, and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("endpoints.{endpoint}: {problem}")]
+pub struct EndpointError {
+    pub endpoint: String,
+    pub problem: EndpointProblem,
+}
+
+impl EndpointError {
+    pub(super) fn new(op: Operation, problem: impl Into<EndpointProblem>) -> EndpointError {
+        EndpointError {
+            endpoint: op.as_str().to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    /// The key at fault inside the table (`path`, a header's or a capture's name), if one is.
+    pub fn key(&self) -> Option<&str> {
+        self.problem.key()
+    }
+}
+
+/// What is wrong with one endpoint's definition.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointProblem {
+    #[error("unknown operation (known: {})", known_operations())]
+    UnknownOperation,
+    #[error("method: missing")]
+    NoMethod,
+    #[error("method: {reason}")]
+    BadMethod { method: String, reason: String },
+    #[error("path: missing")]
+    NoPath,
+    #[error("path: must start with /")]
+    RelativePath { path: String },
+    #[error("path template: {0}")]
+    PathTemplate(minijinja::Error),
+    #[error("body template: {0}")]
+    BodyTemplate(minijinja::Error),
+    /// A header ppcert sends itself (a second `Authorization` would put a token in the file).
+    #[error("headers.{name}: ppcert sets {name} itself; it cannot be configured")]
+    ReservedHeader { name: String },
+    #[error("headers.{name}: not a valid header name")]
+    BadHeaderName { name: String },
+    #[error("headers.{name}: template: {error}")]
+    HeaderTemplate {
+        name: String,
+        error: minijinja::Error,
+    },
+    #[error("expect: an empty list would fail every call; leave it out for any 2xx")]
+    EmptyExpect,
+    #[error("expect: {status} is not an HTTP status (100 to 599)")]
+    NotAStatus { status: u16 },
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    /// A template that compiled but does not render with the sample context of its call.
+    #[error("{key} does not render with a sample booking: {error}")]
+    Unrendered { key: String, error: RenderError },
+    /// A template names an attribute its call's context never holds (a typo, usually).
+    #[error(
+        "{key}: `{attribute}` is not in the template context of {op} (README: \"Template context\")"
+    )]
+    UnknownAttribute {
+        key: String,
+        attribute: String,
+        op: Operation,
+    },
+}
+
+impl EndpointProblem {
+    fn key(&self) -> Option<&str> {
+        match self {
+            EndpointProblem::UnknownOperation => None,
+            EndpointProblem::NoMethod | EndpointProblem::BadMethod { .. } => Some("method"),
+            EndpointProblem::NoPath
+            | EndpointProblem::RelativePath { .. }
+            | EndpointProblem::PathTemplate(_) => Some("path"),
+            EndpointProblem::BodyTemplate(_) => Some("body"),
+            EndpointProblem::ReservedHeader { name }
+            | EndpointProblem::BadHeaderName { name }
+            | EndpointProblem::HeaderTemplate { name, .. } => Some(name),
+            EndpointProblem::EmptyExpect | EndpointProblem::NotAStatus { .. } => Some("expect"),
+            EndpointProblem::Capture(capture) => Some(capture.name()),
+            EndpointProblem::Unrendered { key, .. }
+            | EndpointProblem::UnknownAttribute { key, .. } => Some(key),
+        }
+    }
+}
+
+fn known_operations() -> String {
+    let known: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
+    known.join(", ")
+}
+
+/// A `[endpoints.NAME.capture]` value refused: the capture's name and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error(
+        "capture.{name}: unknown value for {op} (known: {})",
+        known_captures(known)
+    )]
+    Unknown {
+        name: String,
+        op: Operation,
+        known: &'static [&'static str],
+    },
+    #[error("capture.{name}: `{header}` is not a header name")]
+    NotAHeader { name: String, header: String },
+    #[error("capture.{name}: pattern is not a regex: {error}")]
+    NotARegex { name: String, error: regex::Error },
+    #[error("capture.{name}: template: {error}")]
+    Template {
+        name: String,
+        error: minijinja::Error,
+    },
+    /// The template renders (with a sample product type) to something no JSONPath parses.
+    #[error("capture.{name}: `{rendered}` is not a JSONPath: {error}")]
+    NotAJsonPath {
+        name: String,
+        rendered: String,
+        error: serde_json_path::ParseError,
+    },
+}
+
+impl CaptureError {
+    /// The capture's name, as the table spells it.
+    pub fn name(&self) -> &str {
+        match self {
+            CaptureError::Unknown { name, .. }
+            | CaptureError::NotAHeader { name, .. }
+            | CaptureError::NotARegex { name, .. }
+            | CaptureError::Template { name, .. }
+            | CaptureError::NotAJsonPath { name, .. } => name,
+        }
+    }
+}
+
+fn known_captures(known: &[&str]) -> String {
+    if known.is_empty() {
+        "none: nothing is read from this answer".to_string()
+    } else {
+        known.join(", ")
+    }
+}
+
+/// A compiled template that did not render for one call (a value the context lacks, a body
+/// that is not JSON). Never holds a rendered header's value: it may be a credential.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The operation's template is not in its environment (compiled definitions always are).
+    #[error("{0}")]
+    NoTemplate(minijinja::Error),
+    #[error("endpoints.{op}.path: {error:#}")]
+    Path {
+        op: Operation,
+        error: minijinja::Error,
+    },
+    #[error("endpoints.{op}.headers.{name}: {error:#}")]
+    Header {
+        op: Operation,
+        name: String,
+        error: minijinja::Error,
+    },
+    #[error("endpoints.{op}.headers.{name} rendered to a value no header can hold")]
+    HeaderValue { op: Operation, name: String },
+    #[error("endpoints.{op}.body: {error:#}")]
+    Body {
+        op: Operation,
+        error: minijinja::Error,
+    },
+    #[error("endpoints.{op}.body did not render to JSON: {error}")]
+    BodyNotJson {
+        op: Operation,
+        error: serde_json::Error,
+    },
+    /// `key` is `endpoints.OP.capture.NAME`.
+    #[error("{key}: {error:#}")]
+    Capture {
+        key: String,
+        error: minijinja::Error,
+    },
+    #[error("{key} rendered to `{path}`, not a JSONPath: {error}")]
+    CaptureNotJsonPath {
+        key: String,
+        path: String,
+        error: serde_json_path::ParseError,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::dialect::{sample, spec_with};
+    use crate::endpoints::EndpointOverride;
+
+    fn refused(op: &str, table: EndpointOverride) -> EndpointError {
+        let overrides = BTreeMap::from([(op.to_string(), table)]);
+        match spec_with(&overrides).and_then(|e| e.rehearse(sample)) {
+            Ok(()) => panic!("{op}: accepted"),
+            Err(error) => error,
+        }
+    }
+
+    #[test]
+    fn a_refused_definition_names_the_endpoint_and_the_key() {
+        let headers = |name: &str, value: &str| EndpointOverride {
+            headers: BTreeMap::from([(name.to_string(), value.to_string())]),
+            ..Default::default()
+        };
+        let reserved = refused("quote", headers("Authorization", "Bearer x"));
+        assert_eq!(
+            (reserved.endpoint.as_str(), reserved.key()),
+            ("quote", Some("Authorization"))
+        );
+        assert!(matches!(
+            reserved.problem,
+            EndpointProblem::ReservedHeader { .. }
+        ));
+        let typo = refused("claim", headers("X-Ref", "{{ contract.idd }}"));
+        assert!(matches!(
+            &typo.problem,
+            EndpointProblem::Unrendered { key, error: RenderError::Header { name, .. } } if key == "headers" && name == "X-Ref"
+        ));
+        // Only a rehearsal of every name finds a typo in a branch the sample does not take.
+        let branch = "{% if false %}{{ contract.idd }}{% endif %}";
+        let unused = refused("claim", headers("X-Ref", branch));
+        assert!(matches!(
+            &unused.problem,
+            EndpointProblem::UnknownAttribute { attribute, op: Operation::Claim, .. } if attribute == "contract.idd"
+        ));
+        assert_eq!(unused.key(), Some("X-Ref"));
+        let relative = refused(
+            "quote",
+            EndpointOverride {
+                path: Some("quotes".into()),
+                ..Default::default()
+            },
+        );
+        assert!(
+            matches!(&relative.problem, EndpointProblem::RelativePath { path } if path == "quotes")
+        );
+        assert_eq!(
+            relative.to_string(),
+            "endpoints.quote: path: must start with /"
+        );
+        let unknown = refused("quotes", EndpointOverride::default());
+        assert!(matches!(unknown.problem, EndpointProblem::UnknownOperation));
+        assert_eq!(unknown.key(), None);
+    }
+
+    #[test]
+    fn a_body_that_does_not_render_to_json_is_told_apart_from_a_template_error() {
+        let overrides = BTreeMap::from([(
+            "quote".to_string(),
+            EndpointOverride {
+                body: Some("{{ data }}".into()),
+                ..Default::default()
+            },
+        )]);
+        let endpoints = spec_with(&overrides).unwrap();
+        let not_json = endpoints.body(Operation::Quote, &json!({"data": "x y"}), None);
+        assert!(matches!(
+            not_json,
+            Err(RenderError::BodyNotJson {
+                op: Operation::Quote,
+                ..
+            })
+        ));
+        let undefined = endpoints.body(Operation::Quote, &json!({}), None);
+        assert!(matches!(
+            undefined,
+            Err(RenderError::Body {
+                op: Operation::Quote,
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,30 @@
+//! Why the HTTP client of a target could not be built (its extra TLS root, usually), and why
+//! an answer's body was not read whole.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("--cacert {}: cannot read: {error}", path.display())]
+    CacertUnreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("--cacert {}: not a PEM certificate: {error}", path.display())]
+    CacertNotPem {
+        path: PathBuf,
+        error: reqwest::Error,
+    },
+    #[error("cannot build the HTTP client: {0}")]
+    Build(reqwest::Error),
+}
+
+/// An answer whose body was not read whole: the status came, the body did not.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    #[error("HTTP {status}: body larger than {mib} MiB, not read further")]
+    TooLarge { status: u16, mib: usize },
+    /// `why` is the transport's words (a timeout, a reset).
+    #[error("HTTP {status} but the body was cut off: {why}")]
+    CutOff { status: u16, why: String },
+}

@@ -1,0 +1,34 @@
+//! Why a probe stopped before its calls were done: the staging said so (a rejected token, no
+//! answer), or the probe's own definitions could not be sent.
+
+use crate::endpoints::{EndpointError, RenderError};
+
+#[derive(Debug)]
+pub enum Stop {
+    TokenRejected(String),
+    Unreachable(String),
+    Broken(Broken),
+}
+
+/// The probe cannot send its next call: a definition it tried does not compile or render.
+#[derive(Debug, thiserror::Error)]
+pub enum Broken {
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error(transparent)]
+    Definitions(#[from] EndpointError),
+    #[error("no attempt was made")]
+    NoAttempt,
+}
+
+impl From<Broken> for Stop {
+    fn from(broken: Broken) -> Stop {
+        Stop::Broken(broken)
+    }
+}
+
+impl From<EndpointError> for Stop {
+    fn from(error: EndpointError) -> Stop {
+        Stop::Broken(error.into())
+    }
+}
