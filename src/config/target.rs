@@ -40,9 +40,28 @@ impl<Token> Target<Token> {
     }
 }
 
+/// A refused base URL as an error may quote it: credentials before the host and the query
+/// (where an API key often rides) are redacted, since errors reach CI logs.
+fn shown(raw: &str) -> String {
+    let redacted = crate::secret::REDACTED;
+    let mut text = raw.to_string();
+    let authority = text.find("://").map_or(0, |i| i + 3);
+    let host_end = text[authority..]
+        .find(['/', '?', '#'])
+        .map_or(text.len(), |i| authority + i);
+    if let Some(at) = text[authority..host_end].rfind('@') {
+        text.replace_range(authority..authority + at, redacted);
+    }
+    if let Some(query) = text.find('?') {
+        let end = text[query..].find('#').map_or(text.len(), |i| query + i);
+        text.replace_range(query + 1..end, redacted);
+    }
+    text
+}
+
 /// `http://` is accepted only for loopback targets; the URL keeps its path prefix.
 pub fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
-    let given = || raw.to_string();
+    let given = || shown(raw);
     let url = Url::parse(raw.trim()).map_err(|error| match error {
         url::ParseError::RelativeUrlWithoutBase => BaseUrlError::NoScheme { raw: given() },
         error => BaseUrlError::Unparsable {
@@ -177,5 +196,28 @@ mod tests {
             bare.to_string(),
             "base URL ` staging.example` has no scheme; did you mean `https://staging.example`?"
         );
+    }
+
+    #[test]
+    fn a_refused_base_url_never_quotes_its_credentials_or_query() {
+        for (raw, shown) in [
+            (
+                "https://user:s3cret@staging.example/api",
+                "https://<redacted>@staging.example/api",
+            ),
+            (
+                "https://staging.example/api?api_key=s3cret#x",
+                "https://staging.example/api?<redacted>#x",
+            ),
+            (
+                "http://user:s3cret@staging.example",
+                "http://<redacted>@staging.example",
+            ),
+            ("staging.example?key=s3cret", "staging.example?<redacted>"),
+        ] {
+            let error = parse_base_url(raw).unwrap_err().to_string();
+            assert!(!error.contains("s3cret"), "{error}");
+            assert!(error.contains(shown), "{error}");
+        }
     }
 }
