@@ -196,14 +196,21 @@ impl ResponseRecord {
     }
 }
 
+/// How a call to a token source ended (`ok`, `failed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenOutcome {
+    Ok,
+    Failed,
+}
+
 /// One call to the token endpoint or command, as recorded: never a body or a token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TokenRequest {
     pub at: Timestamp,
     /// `POST https://…/oauth/token`, `command NAME`, or `read FILE`.
     pub request: String,
-    /// `ok`, or `failed`.
-    pub outcome: String,
+    pub outcome: TokenOutcome,
     pub duration_ms: u64,
     /// The fingerprint of the token it gave, when it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -22,6 +22,7 @@ pub struct Lease {
     pub generation: u64,
 }
 
+use crate::record::TokenOutcome;
 pub use crate::record::TokenRequest as TokenCall;
 
 struct Issued {
@@ -291,8 +292,8 @@ async fn fetch(
             at,
             request,
             outcome: match &result {
-                Ok(_) => "ok".into(),
-                Err(_) => "failed".into(),
+                Ok(_) => TokenOutcome::Ok,
+                Err(_) => TokenOutcome::Failed,
             },
             duration_ms: clock.elapsed().as_millis() as u64,
             token_fingerprint: result.as_ref().ok().map(|(t, _)| t.fingerprint()),
