@@ -9,19 +9,36 @@ use crate::error::Failure;
 use crate::exit_codes;
 use crate::scenario::{self, LoadedScenario};
 
+/// Why a file given to `validate` is not valid.
+#[derive(Debug, thiserror::Error)]
+enum Invalid {
+    #[error("{shown}: cannot read: {source}")]
+    Unreadable {
+        shown: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Scenario(scenario::FileError),
+    #[error(transparent)]
+    Config(scenario::FileError),
+}
+
 /// Scenario files have flows; anything else is read as a `ppcert.toml`.
-fn check_file(path: &Path) -> Result<String, String> {
+fn check_file(path: &Path) -> Result<String, Invalid> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(|source| Invalid::Unreadable {
+        shown: shown.clone(),
+        source,
+    })?;
     let is_scenario = text
         .parse::<toml::Table>()
         .map(|t| t.contains_key("flows"))
         .unwrap_or(false);
     if is_scenario {
-        let loaded = scenario::parse(&shown, &text).map_err(|e| e.to_string())?;
+        let loaded = scenario::parse(&shown, &text).map_err(Invalid::Scenario)?;
         Ok(format!("{shown}: scenario `{}` ok", loaded.scenario.name))
     } else {
-        config::parse_file(&shown, &text).map_err(|e| e.to_string())?;
+        config::parse_file(&shown, &text).map_err(Invalid::Config)?;
         Ok(format!("{shown}: config ok"))
     }
 }

@@ -153,12 +153,32 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Why a journal could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A finished line (not the torn tail of a killed run) that is not a journal line.
+    #[error("{}:{line}: not a journal line: {error}", path.display())]
+    NotAJournalLine {
+        path: PathBuf,
+        line: usize,
+        error: String,
+    },
+}
+
 /// Reads a journal; a torn last line (the run was killed mid-write, even inside a UTF-8
 /// character: it has no newline after it) is ignored, any other bad line is an error naming
 /// its number. A finished last line that is not a journal line is such an error too: it was
 /// not torn by a crash, and appending after it would leave it in the middle of the record.
-pub fn read(path: &Path) -> Result<Vec<Line>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<Vec<Line>, ReadError> {
+    let bytes = std::fs::read(path).map_err(|source| ReadError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let mut parsed = Vec::new();
     for (i, raw) in lines.iter().enumerate() {
@@ -176,12 +196,12 @@ pub fn read(path: &Path) -> Result<Vec<Line>, String> {
             Ok(Some(line)) => parsed.push(line),
             Ok(None) => {}
             Err(_) if torn => break,
-            Err(e) => {
-                return Err(format!(
-                    "{}:{}: not a journal line: {e}",
-                    path.display(),
-                    i + 1
-                ));
+            Err(error) => {
+                return Err(ReadError::NotAJournalLine {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    error,
+                });
             }
         }
     }
@@ -315,5 +335,28 @@ mod tests {
             "the torn tail is gone, the new line is whole"
         );
         assert_eq!(lines[1], sending("b"));
+    }
+
+    #[test]
+    fn a_finished_line_that_is_not_a_journal_line_is_named_by_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let good = serde_json::to_string(&sending("a")).unwrap();
+        std::fs::write(
+            &path,
+            format!("{good}\n{{\"type\":\"nonsense\"}}\n{good}\n"),
+        )
+        .unwrap();
+        let error = read(&path).unwrap_err();
+        assert!(
+            matches!(error, ReadError::NotAJournalLine { line: 2, .. }),
+            "{error}"
+        );
+        assert!(
+            error.to_string().contains(":2: not a journal line"),
+            "{error}"
+        );
+        let missing = read(&dir.path().join("none.jsonl")).unwrap_err();
+        assert!(matches!(missing, ReadError::Unreadable { .. }), "{missing}");
     }
 }

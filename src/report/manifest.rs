@@ -216,23 +216,6 @@ fn unlisted(lines: &[(String, String)], present: &[Entry]) -> Vec<Problem> {
     problems
 }
 
-/// Checks the bundle directory `dir` against its manifest.
-pub fn verify(dir: &Path) -> Result<Vec<Problem>, String> {
-    let present = entries(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
-    let path = dir.join(FILE_NAME);
-    if present
-        .iter()
-        .any(|e| e.name == FILE_NAME && e.kind != Kind::File)
-    {
-        return Err(format!("{}: not a regular file", path.display()));
-    }
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    Ok(check(&text, &present, &mut |name| {
-        crate::digest::file_sha256_hex(&dir.join(name))
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
