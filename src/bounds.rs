@@ -5,30 +5,30 @@
 use std::ops::RangeInclusive;
 
 /// Flows in flight at once.
-pub const CONCURRENCY: RangeInclusive<i64> = 1..=1024;
+pub(crate) const CONCURRENCY: RangeInclusive<i64> = 1..=1024;
 /// Attempts after the first, for retryable failures.
-pub const RETRIES: RangeInclusive<i64> = 0..=20;
+pub(crate) const RETRIES: RangeInclusive<i64> = 0..=20;
 /// Seconds per request.
-pub const TIMEOUT_SECS: RangeInclusive<u64> = 1..=3600;
+pub(crate) const TIMEOUT_SECS: RangeInclusive<u64> = 1..=3600;
 /// Multiplier of every flow's repeat count.
-pub const SCALE: RangeInclusive<i64> = 1..=10_000;
+pub(crate) const SCALE: RangeInclusive<i64> = 1..=10_000;
 /// A flow's repeat count in a scenario.
-pub const REPEAT: RangeInclusive<u32> = 1..=10_000;
+pub(crate) const REPEAT: RangeInclusive<u32> = 1..=10_000;
 /// How far ahead the first departure is (the sandbox's calendar reaches some years ahead).
-pub const DAYS_AHEAD: RangeInclusive<u32> = 1..=3_650;
+pub(crate) const DAYS_AHEAD: RangeInclusive<u32> = 1..=3_650;
 /// Travelers per flight plan.
-pub const TRAVELERS: RangeInclusive<u32> = 1..=50;
+pub(crate) const TRAVELERS: RangeInclusive<u32> = 1..=50;
 /// Flight plans per booking.
-pub const FLIGHT_PLANS: RangeInclusive<u32> = 1..=5;
+pub(crate) const FLIGHT_PLANS: RangeInclusive<u32> = 1..=5;
 
 /// Flow instances in one run (repeats × scale): beyond this a run is a mistake, not a soak.
-pub const FLOW_INSTANCES: RangeInclusive<u64> = 1..=1_000_000;
+pub(crate) const FLOW_INSTANCES: RangeInclusive<u64> = 1..=1_000_000;
 
 /// A value outside its bounds: the key it was set by, the value and the bounds. Every bounded
 /// value is an integer, so one wide integer holds any of them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{key} = {value} is out of bounds ({start} to {end})")]
-pub struct OutOfBounds {
+pub(crate) struct OutOfBounds {
     pub key: String,
     pub value: i128,
     pub start: i128,
@@ -36,7 +36,7 @@ pub struct OutOfBounds {
 }
 
 /// `Err` naming `key` and the bounds when `value` is outside them.
-pub fn check<T: PartialOrd + Copy + Into<i128>>(
+pub(crate) fn check<T: PartialOrd + Copy + Into<i128>>(
     key: &str,
     value: T,
     range: &RangeInclusive<T>,

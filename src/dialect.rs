@@ -8,11 +8,11 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-pub use crate::endpoints::EndpointOverride;
+pub(crate) use crate::endpoints::EndpointOverride;
 use crate::endpoints::Endpoints;
 use crate::scenario::{self, FileError};
 
-pub type Definitions = BTreeMap<String, EndpointOverride>;
+pub(crate) type Definitions = BTreeMap<String, EndpointOverride>;
 
 /// The dialects built into the binary, by name.
 pub const BUILTIN: [(&str, &str); 2] = [
@@ -23,11 +23,11 @@ pub const BUILTIN: [(&str, &str); 2] = [
     ),
 ];
 
-pub const DEFAULT: &str = "spec";
+pub(crate) const DEFAULT: &str = "spec";
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct Dialect {
+pub(crate) struct Dialect {
     pub name: String,
     #[serde(default)]
     pub description: String,
@@ -39,12 +39,12 @@ static SPEC: LazyLock<Dialect> =
     LazyLock::new(|| toml::from_str(BUILTIN[0].1).expect("dialects/spec.toml is a valid dialect"));
 
 /// The complete base every dialect and config overrides.
-pub fn spec() -> &'static Dialect {
+pub(crate) fn spec() -> &'static Dialect {
     &SPEC
 }
 
 /// `over` on top of `base`: per endpoint, each field `over` sets wins; captures merge by name.
-pub fn merge(base: &Definitions, over: &Definitions) -> Definitions {
+pub(crate) fn merge(base: &Definitions, over: &Definitions) -> Definitions {
     let mut merged = base.clone();
     for (name, table) in over {
         let entry = merged.entry(name.clone()).or_default();
@@ -72,7 +72,7 @@ pub fn merge(base: &Definitions, over: &Definitions) -> Definitions {
 
 /// Parses a dialect file; its endpoints are checked as a config's are (names, templates,
 /// captures), naming the line.
-pub fn parse(file: &str, text: &str) -> Result<Dialect, FileError> {
+pub(crate) fn parse(file: &str, text: &str) -> Result<Dialect, FileError> {
     let dialect: Dialect =
         toml::from_str(text).map_err(|e| scenario::toml_error(file, text, &e))?;
     check_endpoints(file, text, &merge(&spec().endpoints, &dialect.endpoints))?;
@@ -80,7 +80,7 @@ pub fn parse(file: &str, text: &str) -> Result<Dialect, FileError> {
 }
 
 /// A built-in dialect by name, or a dialect file by path (anything with a `/` or `.toml`).
-pub fn resolve(name_or_path: &str) -> Result<Dialect, FileError> {
+pub(crate) fn resolve(name_or_path: &str) -> Result<Dialect, FileError> {
     if let Some((_, text)) = BUILTIN.iter().find(|(name, _)| *name == name_or_path) {
         return parse(&format!("<built-in dialect {name_or_path}>"), text);
     }
@@ -105,7 +105,7 @@ pub fn resolve(name_or_path: &str) -> Result<Dialect, FileError> {
 }
 
 /// Compiles endpoint definitions; an error names the file, the line and the key.
-pub fn check_endpoints(
+pub(crate) fn check_endpoints(
     file: &str,
     text: &str,
     definitions: &Definitions,
@@ -135,18 +135,23 @@ fn endpoint_line(text: &str, endpoint: &str, key: Option<&str>) -> Option<usize>
     Some(found.unwrap_or(start) + 1)
 }
 
-/// The spec dialect with `overrides` on top, compiled.
-pub fn spec_with(overrides: &Definitions) -> Result<Endpoints, crate::endpoints::EndpointError> {
+/// The spec dialect with `overrides` on top, compiled (what the tests of dialects compare).
+#[cfg(test)]
+pub(crate) fn spec_with(
+    overrides: &Definitions,
+) -> Result<Endpoints, crate::endpoints::EndpointError> {
     Endpoints::compile(&merge(&spec().endpoints, overrides))
 }
 
 /// The context and default body each operation gets (see [`crate::endpoints::context::sample`]).
-pub fn sample(op: crate::models::Operation) -> (serde_json::Value, Option<serde_json::Value>) {
+pub(crate) fn sample(
+    op: crate::models::Operation,
+) -> (serde_json::Value, Option<serde_json::Value>) {
     crate::endpoints::context::sample(op)
 }
 
 /// The full definitions a run uses: spec, then the dialect, then the user's tables.
-pub fn definitions(dialect: &Dialect, user: &Definitions) -> Definitions {
+pub(crate) fn definitions(dialect: &Dialect, user: &Definitions) -> Definitions {
     merge(&merge(&spec().endpoints, &dialect.endpoints), user)
 }
 

@@ -5,22 +5,22 @@
 use std::ffi::OsString;
 
 /// `CI` set to anything but empty, `false` or `0`: no progress bars.
-pub fn ci() -> bool {
+pub(crate) fn ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 /// `NO_COLOR` set and not empty (no-color.org).
-pub fn no_color() -> bool {
+pub(crate) fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 /// `GITHUB_STEP_SUMMARY`: where GitHub Actions collects a job's Markdown summary.
-pub fn step_summary() -> Option<OsString> {
+pub(crate) fn step_summary() -> Option<OsString> {
     std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty())
 }
 
 /// `PPCERT_TOKEN`, trimmed, when set and not blank.
-pub fn token() -> Option<String> {
+pub(crate) fn token() -> Option<String> {
     std::env::var("PPCERT_TOKEN")
         .ok()
         .map(|t| t.trim().to_string())
@@ -28,12 +28,12 @@ pub fn token() -> Option<String> {
 }
 
 /// The variable `[auth] client_secret_env` names, when set and not blank.
-pub fn named(name: &str) -> Option<String> {
+pub(crate) fn named(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|s| !s.trim().is_empty())
 }
 
 /// `PPCERT_WEBHOOK_SECRET`, when set and not blank.
-pub fn webhook_secret() -> Option<String> {
+pub(crate) fn webhook_secret() -> Option<String> {
     std::env::var("PPCERT_WEBHOOK_SECRET")
         .ok()
         .filter(|s| !s.trim().is_empty())
@@ -43,7 +43,7 @@ pub fn webhook_secret() -> Option<String> {
 /// `PPCERT_TEST_DIE_BEFORE_STEP_LINE=<flow label>:<step index>` and `PPCERT_TEST_FAIL_BUNDLE=1`
 /// cause what no outside input can (or only by luck), for the tests of those paths. Only a
 /// build with the `failpoints` feature (the test build) reads them.
-pub fn failpoint(name: &str) -> Option<OsString> {
+pub(crate) fn failpoint(name: &str) -> Option<OsString> {
     if cfg!(feature = "failpoints") {
         std::env::var_os(name)
     } else {

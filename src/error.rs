@@ -6,7 +6,7 @@ use crate::exit_codes;
 /// A command's failure: what to tell the user, and, by its variant, the documented exit code
 /// it ends with (as just's `Error::code` and nextest's `process_exit_code` choose theirs).
 #[derive(Debug, thiserror::Error)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The command finished and something was not met, or a bundle does not verify (1).
     #[error("{0}")]
     NotMet(String),
@@ -35,7 +35,7 @@ pub enum Failure {
 
 impl Failure {
     /// The process exit code this failure ends the command with.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Failure::NotMet(_) => exit_codes::REQUIREMENT_NOT_MET,
             Failure::Usage(_) => exit_codes::USAGE,
@@ -49,27 +49,27 @@ impl Failure {
     }
 
     /// A usage, config or scenario error (exit 2).
-    pub fn usage(error: impl std::fmt::Display) -> Self {
+    pub(crate) fn usage(error: impl std::fmt::Display) -> Self {
         Failure::Usage(error.to_string())
     }
 
-    pub fn not_met(error: impl std::fmt::Display) -> Self {
+    pub(crate) fn not_met(error: impl std::fmt::Display) -> Self {
         Failure::NotMet(error.to_string())
     }
 
-    pub fn token_rejected(error: impl std::fmt::Display) -> Self {
+    pub(crate) fn token_rejected(error: impl std::fmt::Display) -> Self {
         Failure::TokenRejected(error.to_string())
     }
 
-    pub fn unreachable(error: impl std::fmt::Display) -> Self {
+    pub(crate) fn unreachable(error: impl std::fmt::Display) -> Self {
         Failure::Unreachable(error.to_string())
     }
 
-    pub fn production_guard(error: impl std::fmt::Display) -> Self {
+    pub(crate) fn production_guard(error: impl std::fmt::Display) -> Self {
         Failure::ProductionGuard(error.to_string())
     }
 
-    pub fn not_written(error: impl std::fmt::Display) -> Self {
+    pub(crate) fn not_written(error: impl std::fmt::Display) -> Self {
         Failure::NotWritten(error.to_string())
     }
 }
@@ -79,7 +79,7 @@ impl Failure {
 /// out unwritable) becomes "requests were sent but the output could not be written" (6).
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct AfterSending(Failure);
+pub(crate) struct AfterSending(Failure);
 
 impl From<Failure> for AfterSending {
     fn from(failure: Failure) -> AfterSending {
@@ -98,7 +98,7 @@ impl From<AfterSending> for Failure {
 
 /// How the first call of a run ended: it settles whether anything else is worth sending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FirstCall {
+pub(crate) enum FirstCall {
     Answered,
     TokenRejected,
     Unreachable,
@@ -106,7 +106,7 @@ pub enum FirstCall {
 
 /// Everything about a finished run that decides its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunOutcome {
+pub(crate) struct RunOutcome {
     pub bundle_written: bool,
     pub interrupted: bool,
     pub first_call: FirstCall,
@@ -116,7 +116,7 @@ pub struct RunOutcome {
 /// The one mapping from a run's outcome to the process exit code. A lost bundle outranks
 /// everything (the evidence is the product); then Ctrl-C, then a first call that settled the
 /// run, then the verdict.
-pub fn run_exit_code(outcome: &RunOutcome) -> u8 {
+pub(crate) fn run_exit_code(outcome: &RunOutcome) -> u8 {
     match outcome {
         RunOutcome {
             bundle_written: false,

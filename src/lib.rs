@@ -3,12 +3,14 @@
 //! Data flows one way: cli → config + scenario → datagen → engine → journal → evidence →
 //! report. The sandbox is the default target and shares only the API models.
 
+#![warn(unreachable_pub)]
+
 pub(crate) mod attest;
 pub(crate) mod bounds;
 pub mod cli;
 mod commands;
 pub mod config;
-pub mod console;
+pub(crate) mod console;
 pub mod datagen;
 pub mod dialect;
 pub mod digest;
@@ -19,7 +21,7 @@ pub(crate) mod environment;
 pub(crate) mod error;
 pub(crate) mod evidence;
 pub(crate) mod exit_codes;
-pub mod journal;
+pub(crate) mod journal;
 /// The API models, shared with the sandbox crate.
 pub use ppcert_models as models;
 pub(crate) mod output;
@@ -34,8 +36,6 @@ pub mod scenario;
 pub(crate) mod secret;
 pub(crate) mod timestamp;
 pub mod webhook;
-
-pub use error::Failure;
 
 /// Runs one command to completion and returns the process exit code.
 pub use commands::execute as run;

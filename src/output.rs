@@ -15,14 +15,14 @@ use crate::models::Operation;
 use crate::record::StepStatus;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProgressMode {
+pub(crate) enum ProgressMode {
     Bars,
     Lines,
     Quiet,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct OutputMode {
+pub(crate) struct OutputMode {
     pub progress: ProgressMode,
     pub color: bool,
     pub verbose: bool,
@@ -30,7 +30,7 @@ pub struct OutputMode {
 }
 
 impl OutputMode {
-    pub fn decide(args: &OutputArgs) -> OutputMode {
+    pub(crate) fn decide(args: &OutputArgs) -> OutputMode {
         let ci = crate::env::ci();
         let progress = if args.quiet {
             ProgressMode::Quiet
@@ -62,7 +62,7 @@ impl OutputMode {
 }
 
 /// Shows the run's progress: one bar per requirement, or a line per finished flow.
-pub struct Progress {
+pub(crate) struct Progress {
     mode: OutputMode,
     bars: BTreeMap<Operation, ProgressBar>,
     /// Per operation: (failed, in flight).
@@ -73,7 +73,7 @@ pub struct Progress {
 
 impl Progress {
     /// `targets`: each required operation with how many successes the run plans.
-    pub fn new(mode: OutputMode, targets: &[(Operation, u64)], flows: usize) -> Progress {
+    pub(crate) fn new(mode: OutputMode, targets: &[(Operation, u64)], flows: usize) -> Progress {
         let mut bars = BTreeMap::new();
         let multi = (mode.progress == ProgressMode::Bars)
             .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
@@ -193,7 +193,7 @@ impl Progress {
 
     /// Leaves each bar where the run left it: `finish()` would fill it to N/N whatever
     /// succeeded.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         for bar in self.bars.values() {
             bar.abandon();
         }
@@ -201,7 +201,7 @@ impl Progress {
 }
 
 /// The summary on stdout: verdict, ledger, where the bundle is.
-pub fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path::Path) -> String {
+pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path::Path) -> String {
     let verdict = match evidence.verdict {
         Verdict::Passed => mode.paint("PASSED", "1;32"),
         Verdict::Failed => mode.paint("FAILED", "1;31"),
@@ -287,7 +287,7 @@ fn seconds(evidence: &Evidence) -> f64 {
 }
 
 /// `49 exchanges, 28/28 required operations, verdict PASSED, 0.6 s`
-pub fn one_line(evidence: &Evidence) -> String {
+pub(crate) fn one_line(evidence: &Evidence) -> String {
     let (met, of) = required_met(evidence);
     format!(
         "{} exchanges, {met}/{of} required operations, verdict {}, {:.1} s",
@@ -306,7 +306,7 @@ fn verdict_word(verdict: Verdict) -> &'static str {
 }
 
 /// `--json`: the summary as one JSON object, for scripts.
-pub fn summary_json(evidence: &Evidence, bundle: &std::path::Path, exit_code: u8) -> String {
+pub(crate) fn summary_json(evidence: &Evidence, bundle: &std::path::Path, exit_code: u8) -> String {
     let (met, of) = required_met(evidence);
     serde_json::json!({
         "run_id": evidence.run.id,

@@ -9,7 +9,7 @@ use serde_json::Value;
 const EXCERPT_CHARS: usize = 300;
 
 /// The error a body states, if it has an error shape; `None` for an ordinary answer.
-pub fn error_words(body: &Value, content_type: Option<&str>) -> Option<String> {
+pub(crate) fn error_words(body: &Value, content_type: Option<&str>) -> Option<String> {
     let problem_type = content_type.is_some_and(|t| {
         t.to_ascii_lowercase()
             .starts_with("application/problem+json")
@@ -36,7 +36,7 @@ pub fn error_words(body: &Value, content_type: Option<&str>) -> Option<String> {
 }
 
 /// What to say about a refused answer: its error words, else an excerpt of the body.
-pub fn describe(body: &Value, content_type: Option<&str>) -> String {
+pub(crate) fn describe(body: &Value, content_type: Option<&str>) -> String {
     error_words(body, content_type).unwrap_or_else(|| match body {
         Value::Null => "an empty body".to_string(),
         other => format!("the answer was: {}", excerpt(other)),
@@ -44,7 +44,7 @@ pub fn describe(body: &Value, content_type: Option<&str>) -> String {
 }
 
 /// A short quote of a body, cut on a character boundary.
-pub fn excerpt(value: &Value) -> String {
+pub(crate) fn excerpt(value: &Value) -> String {
     let text = match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),

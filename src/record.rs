@@ -9,13 +9,13 @@ use serde_json::value::RawValue;
 
 use crate::models::Operation;
 use crate::timestamp::Timestamp;
-pub use flags::{Delivery, Expectation};
+pub(crate) use flags::{Delivery, Expectation};
 
 mod flags;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Passed,
     Failed,
     Error,
@@ -23,7 +23,7 @@ pub enum Outcome {
 
 /// One assertion about an exchange. A failed warning is reported but does not fail the step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Check {
+pub(crate) struct Check {
     pub name: String,
     pub passed: bool,
     pub detail: String,
@@ -32,7 +32,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn pass(name: &str, detail: impl Into<String>) -> Check {
+    pub(crate) fn pass(name: &str, detail: impl Into<String>) -> Check {
         Check {
             name: name.into(),
             passed: true,
@@ -41,7 +41,7 @@ impl Check {
         }
     }
 
-    pub fn fail(name: &str, detail: impl Into<String>) -> Check {
+    pub(crate) fn fail(name: &str, detail: impl Into<String>) -> Check {
         Check {
             name: name.into(),
             passed: false,
@@ -50,7 +50,7 @@ impl Check {
         }
     }
 
-    pub fn new(name: &str, passed: bool, detail: impl Into<String>) -> Check {
+    pub(crate) fn new(name: &str, passed: bool, detail: impl Into<String>) -> Check {
         Check {
             name: name.into(),
             passed,
@@ -59,7 +59,7 @@ impl Check {
         }
     }
 
-    pub fn warning(mut self) -> Check {
+    pub(crate) fn warning(mut self) -> Check {
         self.warning = true;
         self
     }
@@ -70,23 +70,23 @@ impl Check {
 /// Text that was not JSON is kept as a JSON string. Parsed again only when something reads it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Body(Box<RawValue>);
+pub(crate) struct Body(Box<RawValue>);
 
 impl Body {
-    pub fn from_value(value: &Value) -> Body {
+    pub(crate) fn from_value(value: &Value) -> Body {
         Body(serde_json::value::to_raw_value(value).expect("a Value always serializes"))
     }
 
-    pub fn null() -> Body {
+    pub(crate) fn null() -> Body {
         Body::from_value(&Value::Null)
     }
 
     /// The compact JSON text, exactly as written to the journal and evidence.json.
-    pub fn json(&self) -> &str {
+    pub(crate) fn json(&self) -> &str {
         self.0.get()
     }
 
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
     }
 }
@@ -98,7 +98,7 @@ impl PartialEq for Body {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestRecord {
+pub(crate) struct RequestRecord {
     pub headers: BTreeMap<String, String>,
     pub body: Option<Body>,
     /// Set when `body` keeps only the first part of what was sent.
@@ -109,7 +109,7 @@ pub struct RequestRecord {
 /// What a body kept cut in the record was, whole: its length and digest, so the evidence
 /// still pins down exactly what travelled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CutBody {
+pub(crate) struct CutBody {
     pub length: u64,
     pub sha256: String,
 }
@@ -117,7 +117,7 @@ pub struct CutBody {
 impl CutBody {
     /// The length and digest of `bytes`, when they are longer than `kept`. Boxed: most
     /// records have none, and every exchange a run holds pays for the field's size.
-    pub fn of(bytes: &[u8], kept: usize) -> Option<Box<CutBody>> {
+    pub(crate) fn of(bytes: &[u8], kept: usize) -> Option<Box<CutBody>> {
         (bytes.len() > kept).then(|| {
             Box::new(CutBody {
                 length: bytes.len() as u64,
@@ -128,7 +128,7 @@ impl CutBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResponseRecord {
+pub(crate) struct ResponseRecord {
     pub status: u16,
     pub headers: BTreeMap<String, String>,
     pub body: Body,
@@ -145,14 +145,14 @@ pub struct ResponseRecord {
 
 impl ResponseRecord {
     /// The answer's JSON as the server sent it, however long.
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         match &self.full_json {
             Some(full) => Value::clone(full),
             None => self.body.to_value(),
         }
     }
 
-    pub fn content_type(&self) -> Option<&str> {
+    pub(crate) fn content_type(&self) -> Option<&str> {
         self.headers
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
@@ -160,13 +160,13 @@ impl ResponseRecord {
     }
 
     /// The error the body states (problem details, `{"error": ...}`), whatever the status.
-    pub fn error_words(&self) -> Option<String> {
+    pub(crate) fn error_words(&self) -> Option<String> {
         crate::problem::error_words(&self.body.to_value(), self.content_type())
     }
 
     /// The server's words for a refusal, else an excerpt of its body; a redirect by where it
     /// pointed (never followed).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if (300..400).contains(&self.status) {
             let location = self
                 .headers
@@ -191,7 +191,7 @@ impl ResponseRecord {
     }
 
     /// A 2xx whose body does not state an error: the server says it did what was asked.
-    pub fn accepted(&self) -> bool {
+    pub(crate) fn accepted(&self) -> bool {
         (200..300).contains(&self.status) && self.error_words().is_none()
     }
 }
@@ -199,14 +199,14 @@ impl ResponseRecord {
 /// How a call to a token source ended (`ok`, `failed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TokenOutcome {
+pub(crate) enum TokenOutcome {
     Ok,
     Failed,
 }
 
 /// One call to the token endpoint or command, as recorded: never a body or a token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TokenRequest {
+pub(crate) struct TokenRequest {
     pub at: Timestamp,
     /// `POST https://…/oauth/token`, `command NAME`, or `read FILE`.
     pub request: String,
@@ -219,7 +219,7 @@ pub struct TokenRequest {
 
 /// One HTTP attempt, exactly as sent and received (token redacted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Exchange {
+pub(crate) struct Exchange {
     pub seq: u64,
     pub flow: String,
     pub step: String,
@@ -262,7 +262,7 @@ pub struct Exchange {
 /// A value the engine read from an answer (`id`, `contract_id`, …): what it found, or `None`,
 /// and from where: a configured capture's JSONPath or the built-in reading's path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ValueRead {
+pub(crate) struct ValueRead {
     pub name: String,
     pub value: Option<String>,
     pub from: String,
@@ -275,7 +275,7 @@ impl Exchange {
     /// exchanges a report shows, so a large run's memory does not grow with what it exchanged.
     /// `sandbox_mark`: keep the header by which the sandbox names itself (the evidence needs
     /// one answer that shows it, not every one).
-    pub fn slim(&mut self, sandbox_mark: bool) {
+    pub(crate) fn slim(&mut self, sandbox_mark: bool) {
         self.request.headers.clear();
         self.request.body = None;
         // What did not pass is listed among the failures and quoted: it stays as it was.
@@ -305,7 +305,7 @@ impl Exchange {
     /// Counted by the provider's ledger: the server accepted it (or an earlier attempt it
     /// answered was lost and is reconciled), whatever ppcert could or could not read from the
     /// answer afterwards. Negative checks never count.
-    pub fn counts_as_success(&self) -> bool {
+    pub(crate) fn counts_as_success(&self) -> bool {
         self.expectation.is_acceptance()
             && (self.delivery == Delivery::Reconciled
                 || self.response.as_ref().is_some_and(ResponseRecord::accepted))
@@ -314,7 +314,7 @@ impl Exchange {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StepStatus {
+pub(crate) enum StepStatus {
     Passed,
     Failed,
     Skipped,
@@ -322,7 +322,7 @@ pub enum StepStatus {
 
 /// The end of one step of one flow instance, with the flow's state after it (for `--resume`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepEvent {
+pub(crate) struct StepEvent {
     pub flow: String,
     pub step_index: usize,
     pub step: String,

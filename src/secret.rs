@@ -11,15 +11,15 @@ use regex::Regex;
 
 /// What the Authorization header is written as in every record.
 /// What stands in a record where a secret was.
-pub const REDACTED: &str = "<redacted>";
-pub const REDACTED_BEARER: &str = "Bearer <redacted>";
+pub(crate) const REDACTED: &str = "<redacted>";
+pub(crate) const REDACTED_BEARER: &str = "Bearer <redacted>";
 
 /// Shorter tokens cannot be told apart from ordinary text: scrubbing them would corrupt the
 /// evidence (a one-letter token is in every word), so they are only kept out of headers.
-pub const MIN_SCRUBBED_LEN: usize = 8;
+pub(crate) const MIN_SCRUBBED_LEN: usize = 8;
 
 #[derive(Clone)]
-pub struct Secret(String, Option<Arc<Regex>>);
+pub(crate) struct Secret(String, Option<Arc<Regex>>);
 
 /// One pattern for every spelling of `token` worth scrubbing: each character raw, JSON-escaped
 /// (`\u002f`, `\/`) or percent-encoded (`%2F`, `%2f`, `+` for a space), in any mix, plus the
@@ -60,7 +60,7 @@ fn pattern(token: &str) -> Option<Regex> {
 }
 
 impl Secret {
-    pub fn new(token: impl Into<String>) -> Secret {
+    pub(crate) fn new(token: impl Into<String>) -> Secret {
         let token = token.into();
         let scrubber = (token.len() >= MIN_SCRUBBED_LEN)
             .then(|| pattern(&token))
@@ -70,22 +70,22 @@ impl Secret {
     }
 
     /// The raw token, for the Authorization header only.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 
     /// First 12 hex digits of the token's SHA-256: identifies it without revealing it.
-    pub fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         crate::digest::sha256_hex(self.0.as_bytes())[..12].to_string()
     }
 
     /// Whether echoed copies of the token can be scrubbed from free text.
-    pub fn scrubbable(&self) -> bool {
+    pub(crate) fn scrubbable(&self) -> bool {
         self.0.len() >= MIN_SCRUBBED_LEN
     }
 
     /// Removes the token, in every form it is known in, from text a server may have echoed.
-    pub fn scrub(&self, text: &str) -> String {
+    pub(crate) fn scrub(&self, text: &str) -> String {
         match &self.1 {
             Some(pattern) => pattern.replace_all(text, REDACTED).into_owned(),
             None => text.to_string(),
@@ -93,7 +93,7 @@ impl Secret {
     }
 
     /// Removes the token from every string and every key inside a JSON value.
-    pub fn scrub_json(&self, value: &mut serde_json::Value) {
+    pub(crate) fn scrub_json(&self, value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(s) => {
                 let scrubbed = self.scrub(s);
@@ -116,7 +116,7 @@ impl Secret {
 
 /// What removes secrets from text a server or a command may have echoed: one token, or every
 /// token a run was issued.
-pub trait Scrub: Send + Sync {
+pub(crate) trait Scrub: Send + Sync {
     fn scrub(&self, text: &str) -> String;
     fn scrub_json(&self, value: &mut serde_json::Value);
 }

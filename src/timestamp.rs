@@ -8,27 +8,28 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp(DateTime<Utc>);
+pub(crate) struct Timestamp(DateTime<Utc>);
 
 impl Timestamp {
     /// For records made in tests, where the time is not what is tested.
-    pub const EPOCH: Timestamp = Timestamp(DateTime::UNIX_EPOCH);
+    #[cfg(test)]
+    pub(crate) const EPOCH: Timestamp = Timestamp(DateTime::UNIX_EPOCH);
 
-    pub fn now() -> Timestamp {
+    pub(crate) fn now() -> Timestamp {
         Timestamp::from(Utc::now())
     }
 
     /// Milliseconds since the Unix epoch (the timeline's scale).
-    pub fn millis(&self) -> i64 {
+    pub(crate) fn millis(&self) -> i64 {
         self.0.timestamp_millis()
     }
 
-    pub fn as_datetime(&self) -> DateTime<Utc> {
+    pub(crate) fn as_datetime(&self) -> DateTime<Utc> {
         self.0
     }
 
     /// Any RFC 3339 time, in any offset; kept in UTC.
-    pub fn parse(text: &str) -> Result<Timestamp, chrono::ParseError> {
+    pub(crate) fn parse(text: &str) -> Result<Timestamp, chrono::ParseError> {
         DateTime::parse_from_rfc3339(text).map(|t| Timestamp::from(t.with_timezone(&Utc)))
     }
 }

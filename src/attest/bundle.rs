@@ -7,16 +7,16 @@ use std::path::{Path, PathBuf};
 use crate::report::manifest::{self, Entry, Kind, Problem};
 
 use super::BundleError;
-pub use super::package::Loaded;
+pub(crate) use super::package::Loaded;
 
-pub enum Source {
+pub(crate) enum Source {
     Dir(PathBuf),
     Package(PathBuf, Loaded),
 }
 
 impl Source {
     /// A directory is a bundle; a file is a package (`ppcert package`'s `.tar.gz`).
-    pub fn open(path: &Path) -> Result<Source, BundleError> {
+    pub(crate) fn open(path: &Path) -> Result<Source, BundleError> {
         let meta = path.metadata().map_err(|error| BundleError::Unopenable {
             path: path.to_path_buf(),
             error,
@@ -29,14 +29,14 @@ impl Source {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         match self {
             Source::Dir(path) | Source::Package(path, _) => path,
         }
     }
 
     /// The entries at the bundle's top.
-    pub fn entries(&self) -> Result<Vec<Entry>, BundleError> {
+    pub(crate) fn entries(&self) -> Result<Vec<Entry>, BundleError> {
         match self {
             Source::Dir(dir) => manifest::entries(dir).map_err(|error| BundleError::Unlistable {
                 dir: dir.clone(),
@@ -47,7 +47,7 @@ impl Source {
     }
 
     /// What was wrong with the archive itself (none for a directory).
-    pub fn archive_problems(&self) -> Vec<Problem> {
+    pub(crate) fn archive_problems(&self) -> Vec<Problem> {
         match self {
             Source::Dir(_) => Vec::new(),
             Source::Package(_, loaded) => loaded.problems.clone(),
@@ -55,7 +55,7 @@ impl Source {
     }
 
     /// A regular file of the bundle, read through a buffer.
-    pub fn reader(&self, name: &str) -> std::io::Result<Box<dyn BufRead + '_>> {
+    pub(crate) fn reader(&self, name: &str) -> std::io::Result<Box<dyn BufRead + '_>> {
         match self {
             Source::Dir(dir) => {
                 let path = dir.join(name);
@@ -74,7 +74,7 @@ impl Source {
         }
     }
 
-    pub fn read_to_string(&self, name: &str) -> Result<String, BundleError> {
+    pub(crate) fn read_to_string(&self, name: &str) -> Result<String, BundleError> {
         let mut text = String::new();
         self.reader(name)
             .and_then(|mut r| r.read_to_string(&mut text))
@@ -85,7 +85,7 @@ impl Source {
         Ok(text)
     }
 
-    pub fn digest(&self, name: &str) -> std::io::Result<String> {
+    pub(crate) fn digest(&self, name: &str) -> std::io::Result<String> {
         use sha2::Digest;
         let mut hasher = sha2::Sha256::new();
         std::io::copy(&mut self.reader(name)?, &mut hasher)?;
@@ -98,7 +98,7 @@ impl Source {
 }
 
 /// Whether `entries` holds `name` as a regular file.
-pub fn has_file(entries: &[Entry], name: &str) -> bool {
+pub(crate) fn has_file(entries: &[Entry], name: &str) -> bool {
     entries
         .iter()
         .any(|e| e.utf8 && e.name == name && e.kind == Kind::File)

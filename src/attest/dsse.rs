@@ -7,11 +7,11 @@ use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
 /// The payload type of an in-toto statement.
-pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+pub(crate) const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Envelope {
+pub(crate) struct Envelope {
     pub payload_type: String,
     /// Base64 (standard alphabet, padded) of the payload's bytes.
     pub payload: String,
@@ -19,7 +19,7 @@ pub struct Envelope {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EnvelopeSignature {
+pub(crate) struct EnvelopeSignature {
     #[serde(default)]
     pub keyid: String,
     /// Base64 of the Ed25519 signature over [`pae`].
@@ -28,7 +28,7 @@ pub struct EnvelopeSignature {
 
 /// A DSSE envelope whose payload is not an in-toto statement's bytes.
 #[derive(Debug, thiserror::Error)]
-pub enum PayloadError {
+pub(crate) enum PayloadError {
     #[error("payloadType is `{payload_type}`, not `{}`", PAYLOAD_TYPE)]
     OtherType { payload_type: String },
     #[error("the payload is not base64: {0}")]
@@ -37,7 +37,7 @@ pub enum PayloadError {
 
 /// DSSE's pre-authentication encoding: `DSSEv1 SP LEN(type) SP type SP LEN(body) SP body`,
 /// lengths in ASCII decimal. Signing this, not the payload, binds the payload type too.
-pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
     let mut out = format!(
         "DSSEv1 {} {payload_type} {} ",
         payload_type.len(),
@@ -50,7 +50,7 @@ pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
 
 impl Envelope {
     /// Signs `payload` with `key`, naming the key by `keyid`.
-    pub fn sign(payload: &[u8], key: &SigningKey, keyid: &str) -> Envelope {
+    pub(crate) fn sign(payload: &[u8], key: &SigningKey, keyid: &str) -> Envelope {
         let signature = key.sign(&pae(PAYLOAD_TYPE, payload));
         Envelope {
             payload_type: PAYLOAD_TYPE.to_string(),
@@ -63,7 +63,7 @@ impl Envelope {
     }
 
     /// The payload's bytes, and an error unless it is an in-toto payload.
-    pub fn payload(&self) -> Result<Vec<u8>, PayloadError> {
+    pub(crate) fn payload(&self) -> Result<Vec<u8>, PayloadError> {
         if self.payload_type != PAYLOAD_TYPE {
             let payload_type = self.payload_type.clone();
             return Err(PayloadError::OtherType { payload_type });
@@ -74,7 +74,7 @@ impl Envelope {
     }
 
     /// Whether one of the signatures is `key`'s over the envelope's payload.
-    pub fn signed_by(&self, key: &VerifyingKey) -> bool {
+    pub(crate) fn signed_by(&self, key: &VerifyingKey) -> bool {
         let Ok(payload) = STANDARD.decode(&self.payload) else {
             return false;
         };

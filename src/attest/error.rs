@@ -10,7 +10,7 @@ use crate::error::Failure;
 
 /// A signing or verifying key that cannot be made, read or used. Never echoes a key's text.
 #[derive(Debug, thiserror::Error)]
-pub enum KeyError {
+pub(crate) enum KeyError {
     #[error(
         "{}: already exists; ppcert keygen never overwrites a key (choose another --out)",
         path.display()
@@ -65,7 +65,7 @@ impl From<KeyError> for Failure {
 /// A bundle directory or package that could not be read (as opposed to one that was read and
 /// found wrong, which is a list of problems).
 #[derive(Debug, thiserror::Error)]
-pub enum BundleError {
+pub(crate) enum BundleError {
     #[error("{}: {error}", path.display())]
     Unopenable {
         path: PathBuf,
@@ -89,7 +89,7 @@ impl From<BundleError> for Failure {
 
 /// Why an archive stopped being read.
 #[derive(Debug, thiserror::Error)]
-pub enum ArchiveError {
+pub(crate) enum ArchiveError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("more than {gib} GiB of files: not a bundle")]
@@ -98,7 +98,7 @@ pub enum ArchiveError {
 
 /// An `attestation.intoto.json` that is not ppcert's signed statement.
 #[derive(Debug, thiserror::Error)]
-pub enum AttestationError {
+pub(crate) enum AttestationError {
     #[error("not a DSSE envelope: {0}")]
     Unreadable(BundleError),
     #[error("not a DSSE envelope: {0}")]

@@ -12,7 +12,7 @@ use ed25519_dalek::{SigningKey, VerifyingKey};
 use super::KeyError;
 
 /// The public key's file beside the private key `KEY`: `KEY.pub`.
-pub fn public_path(private: &Path) -> PathBuf {
+pub(crate) fn public_path(private: &Path) -> PathBuf {
     let mut name = private.as_os_str().to_owned();
     name.push(".pub");
     PathBuf::from(name)
@@ -20,7 +20,7 @@ pub fn public_path(private: &Path) -> PathBuf {
 
 /// The key's fingerprint: the SHA-256 of its SubjectPublicKeyInfo (DER), in lowercase hex.
 /// It is the DSSE `keyid`, and what `verify` shows as the signer.
-pub fn fingerprint(key: &VerifyingKey) -> String {
+pub(crate) fn fingerprint(key: &VerifyingKey) -> String {
     let der = key
         .to_public_key_der()
         .map(|doc| doc.as_bytes().to_vec())
@@ -30,7 +30,7 @@ pub fn fingerprint(key: &VerifyingKey) -> String {
 
 /// Writes a new key pair to `private` and `private.pub`; refuses to overwrite either.
 /// Returns the public key's path and fingerprint.
-pub fn generate(private: &Path) -> Result<(PathBuf, String), KeyError> {
+pub(crate) fn generate(private: &Path) -> Result<(PathBuf, String), KeyError> {
     let public = public_path(private);
     for path in [private, public.as_path()] {
         if path.symlink_metadata().is_ok() {
@@ -95,7 +95,7 @@ fn read_pem(path: &Path, what: &'static str) -> Result<String, KeyError> {
 }
 
 /// Reads a PKCS#8 PEM Ed25519 private key. Never echoes the file's content.
-pub fn load_signing(path: &Path) -> Result<SigningKey, KeyError> {
+pub(crate) fn load_signing(path: &Path) -> Result<SigningKey, KeyError> {
     let text = read_pem(path, "private key")?;
     let path_buf = || path.to_path_buf();
     if text.contains("BEGIN PUBLIC KEY") {
@@ -115,7 +115,7 @@ pub fn load_signing(path: &Path) -> Result<SigningKey, KeyError> {
 }
 
 /// Reads an SPKI PEM Ed25519 public key (`KEY.pub`).
-pub fn load_verifying(path: &Path) -> Result<VerifyingKey, KeyError> {
+pub(crate) fn load_verifying(path: &Path) -> Result<VerifyingKey, KeyError> {
     let text = read_pem(path, "public key")?;
     let path = path.to_path_buf();
     if text.contains("PRIVATE KEY") {

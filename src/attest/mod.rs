@@ -3,13 +3,15 @@
 //! Ed25519, written to `attestation.intoto.json`; the package handed to a provider; and the
 //! checks `ppcert verify` makes of all of it.
 
-pub mod bundle;
-pub mod dsse;
+pub(crate) mod bundle;
+pub(crate) mod dsse;
 mod error;
-pub mod keys;
-pub mod package;
+pub(crate) mod keys;
+pub(crate) mod package;
 mod statement;
-pub mod verify;
+pub(crate) mod verify;
 
-pub use error::{ArchiveError, AttestationError, BundleError, KeyError};
-pub use statement::{PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, subjects};
+pub(crate) use error::{ArchiveError, AttestationError, BundleError, KeyError};
+pub(crate) use statement::{
+    PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, subjects,
+};

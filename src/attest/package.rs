@@ -14,7 +14,7 @@ const MAX_BYTES: u64 = 4 << 30;
 
 /// Writes `files` (names in the bundle) of `dir` into `out`, under `top/`. Reproducible: fixed
 /// times, modes and owners, files in name order.
-pub fn write(dir: &Path, top: &str, files: &[String], out: &Path) -> std::io::Result<()> {
+pub(crate) fn write(dir: &Path, top: &str, files: &[String], out: &Path) -> std::io::Result<()> {
     let tmp = out.with_extension("partial");
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -85,7 +85,7 @@ fn place(path: &str) -> Result<(String, Option<String>), Misplaced> {
 }
 
 /// A package's files, read from its archive, and what was wrong with the archive itself.
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub entries: Vec<Entry>,
     pub files: BTreeMap<String, Vec<u8>>,
     pub problems: Vec<Problem>,
@@ -158,7 +158,7 @@ impl Reading {
 }
 
 /// Reads a package into memory: its files, and every way its archive breaks the rules.
-pub fn read(path: &Path) -> Result<Loaded, BundleError> {
+pub(crate) fn read(path: &Path) -> Result<Loaded, BundleError> {
     let file = std::fs::File::open(path).map_err(|error| BundleError::Unopenable {
         path: path.to_path_buf(),
         error,

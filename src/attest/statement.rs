@@ -6,12 +6,12 @@ use crate::evidence::{Evidence, Partner, RequirementResult, Tool, Verdict};
 use crate::report::manifest;
 use crate::timestamp::Timestamp;
 
-pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+pub(crate) const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 /// ppcert's certification predicate, version 1 (fields below; new fields may be added).
-pub const PREDICATE_TYPE: &str = "https://ppcert.dev/certification/v1";
+pub(crate) const PREDICATE_TYPE: &str = "https://ppcert.dev/certification/v1";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Statement {
+pub(crate) struct Statement {
     #[serde(rename = "_type")]
     pub kind: String,
     pub subject: Vec<Subject>,
@@ -21,19 +21,19 @@ pub struct Statement {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Subject {
+pub(crate) struct Subject {
     pub name: String,
     pub digest: Digest,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Digest {
+pub(crate) struct Digest {
     pub sha256: String,
 }
 
 /// What the run was and how it ended, as computed again from its journal when signed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Predicate {
+pub(crate) struct Predicate {
     pub partner: Partner,
     pub target: Target,
     pub scenario: Scenario,
@@ -48,7 +48,7 @@ pub struct Predicate {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Target {
+pub(crate) struct Target {
     pub base_url: String,
     pub environment: crate::environment::Environment,
     /// The answers came from ppcert's sandbox, not the provider's staging.
@@ -56,14 +56,14 @@ pub struct Target {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Scenario {
+pub(crate) struct Scenario {
     pub name: String,
     pub source: String,
     pub sha256: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
+pub(crate) struct Run {
     pub id: String,
     pub started_at: Timestamp,
     pub finished_at: Option<Timestamp>,
@@ -72,7 +72,12 @@ pub struct Run {
 
 impl Predicate {
     /// The predicate of a bundle whose record `derived` was computed again from its journal.
-    pub fn of(derived: &Evidence, tool: &Tool, journal_sha256: &str, signed_at: &str) -> Self {
+    pub(crate) fn of(
+        derived: &Evidence,
+        tool: &Tool,
+        journal_sha256: &str,
+        signed_at: &str,
+    ) -> Self {
         let run = &derived.run;
         Predicate {
             partner: run.partner.clone(),
@@ -104,7 +109,7 @@ impl Predicate {
 }
 
 /// The subjects of a bundle: every file the manifest lists, and the manifest.
-pub fn subjects(listed: &[(String, String)], manifest_sha256: &str) -> Vec<Subject> {
+pub(crate) fn subjects(listed: &[(String, String)], manifest_sha256: &str) -> Vec<Subject> {
     let mut subjects: Vec<Subject> = listed
         .iter()
         .map(|(digest, name)| Subject {

@@ -15,7 +15,7 @@ use crate::report::manifest::{self, ATTESTATION, Problem};
 
 /// What a check of the attestation found.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Signed {
+pub(crate) enum Signed {
     /// No attestation.intoto.json.
     No,
     /// Read and consistent with the bundle, but no key was given to check the signature.
@@ -33,7 +33,7 @@ pub enum Signed {
 }
 
 /// Everything a check found.
-pub struct Checked {
+pub(crate) struct Checked {
     pub problems: Vec<Problem>,
     /// The record as computed again from the journal, when the journal could be read.
     pub derived: Option<Evidence>,
@@ -48,7 +48,7 @@ pub struct Checked {
 
 /// What can be said of the run's scenario, and so of the requirements its ledger counts.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ScenarioCheck {
+pub(crate) enum ScenarioCheck {
     /// Not read (the record could not be computed again).
     Unknown,
     /// Built into this ppcert, the same text (same SHA-256), the same requirements.
@@ -101,7 +101,7 @@ fn problem(message: String) -> Problem {
 
 /// Checks `source`; with `key`, the attestation must hold a signature by it. `attestation`
 /// false leaves the attestation aside (`ppcert sign --force` replaces it).
-pub fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bool) -> Checked {
+pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bool) -> Checked {
     let mut problems = source.archive_problems();
     let mut checked = Checked {
         problems: Vec::new(),

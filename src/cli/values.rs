@@ -3,7 +3,7 @@
 
 /// A flag's value refused.
 #[derive(Debug, thiserror::Error)]
-pub enum ValueError {
+pub(super) enum ValueError {
     #[error("`{value}` is not a size (e.g. 1048576, 512KiB, 8MiB)")]
     NotASize { value: String },
     #[error("`{value}`: unknown unit (use KiB or MiB)")]
@@ -26,7 +26,7 @@ pub enum ValueError {
 }
 
 /// `1048576`, `512KiB`, `8MiB` (also `K`, `KB`, `M`, `MB`: powers of 1024 all).
-pub fn parse_size(value: &str) -> Result<usize, ValueError> {
+pub(super) fn parse_size(value: &str) -> Result<usize, ValueError> {
     let given = || value.to_string();
     let text = value.trim();
     let digits = text
@@ -48,7 +48,7 @@ pub fn parse_size(value: &str) -> Result<usize, ValueError> {
         .ok_or_else(|| ValueError::SizeOutOfRange { value: given() })
 }
 
-pub fn parse_instant(value: &str) -> Result<chrono::DateTime<chrono::Utc>, ValueError> {
+pub(super) fn parse_instant(value: &str) -> Result<chrono::DateTime<chrono::Utc>, ValueError> {
     chrono::DateTime::parse_from_rfc3339(value)
         .map(|at| at.with_timezone(&chrono::Utc))
         .map_err(|error| ValueError::NotAnInstant {
@@ -57,7 +57,7 @@ pub fn parse_instant(value: &str) -> Result<chrono::DateTime<chrono::Utc>, Value
         })
 }
 
-pub fn webhook_url(value: &str) -> Result<url::Url, ValueError> {
+pub(super) fn webhook_url(value: &str) -> Result<url::Url, ValueError> {
     let url = url::Url::parse(value).map_err(|error| ValueError::NotAUrl {
         value: value.to_string(),
         error,

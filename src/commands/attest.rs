@@ -16,7 +16,7 @@ use crate::exit_codes;
 use crate::journal;
 use crate::report::manifest::{self, ATTESTATION};
 
-pub fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
+pub(crate) fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
     let (public, fingerprint) = keys::generate(&args.out)?;
     crate::console::say!(
         "private key: {} (keep it secret: it signs in your name)",
@@ -30,7 +30,7 @@ pub fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
     Ok(exit_codes::SUCCESS)
 }
 
-pub fn sign(args: SignArgs) -> Result<u8, Failure> {
+pub(crate) fn sign(args: SignArgs) -> Result<u8, Failure> {
     let key = keys::load_signing(&args.key)?;
     let (path, fingerprint) = sign_dir(&args.dir, &key, args.force)?;
     crate::console::say!("signed: {} (key SHA256:{fingerprint})", path.display());
@@ -119,7 +119,7 @@ fn bundle_dir(dir: &Path) -> Result<(), Failure> {
     }
 }
 
-pub fn package(args: PackageArgs) -> Result<u8, Failure> {
+pub(crate) fn package(args: PackageArgs) -> Result<u8, Failure> {
     let dir = &args.dir;
     bundle_dir(dir)?;
     let source = Source::Dir(dir.clone());
@@ -164,7 +164,7 @@ pub fn package(args: PackageArgs) -> Result<u8, Failure> {
     Ok(exit_codes::SUCCESS)
 }
 
-pub fn verify(args: VerifyArgs) -> Result<u8, Failure> {
+pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     let key = match &args.key {
         Some(path) => Some(keys::load_verifying(path)?),
         None => None,

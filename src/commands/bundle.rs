@@ -12,7 +12,7 @@ use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
 
 /// Where a new bundle goes: `--out`, else `reports/<id>`; never over a run or other files.
-pub fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Failure> {
+pub(crate) fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Failure> {
     let dir = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("reports").join(id));
@@ -36,7 +36,7 @@ pub fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Failure> 
 
 /// The planned successes per required operation, for the progress bars.
 /// Opens the journal and writes its first line: the run itself, or where a resumed run picked up.
-pub fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal, Failure> {
+pub(crate) fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal, Failure> {
     let cannot_write = |path: &Path, e: std::io::Error| {
         Failure::usage(format!("{}: cannot write the journal: {e}", path.display()))
     };
@@ -57,7 +57,7 @@ pub fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal,
 }
 
 /// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
-pub fn publish(
+pub(crate) fn publish(
     dir: &Path,
     evidence: &mut Evidence,
     recording: &Recording,

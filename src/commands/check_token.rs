@@ -10,7 +10,7 @@ use crate::exit_codes;
 use crate::models::Operation;
 use crate::sandbox::SandboxOptions;
 
-pub async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
+pub(crate) async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     let staging = config::Staging::load(&args)?;
     let target = config::target(&args, &staging.file)?;
     let opened = super::target::open(

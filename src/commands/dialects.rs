@@ -4,7 +4,7 @@ use crate::dialect;
 use crate::error::Failure;
 use crate::exit_codes;
 
-pub fn dialects() -> Result<u8, Failure> {
+pub(crate) fn dialects() -> Result<u8, Failure> {
     for (name, _) in dialect::BUILTIN {
         let loaded = dialect::resolve(name).map_err(Failure::usage)?;
         crate::console::say!("{name}");

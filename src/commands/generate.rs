@@ -17,7 +17,7 @@ fn today(now: DateTime<Utc>) -> DateTime<Utc> {
         .and_utc()
 }
 
-pub fn generate(args: GenerateArgs) -> Result<u8, Failure> {
+pub(crate) fn generate(args: GenerateArgs) -> Result<u8, Failure> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let start = args.start.unwrap_or_else(|| today(Utc::now()));
     let profile = DataProfile {
@@ -35,7 +35,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8, Failure> {
 }
 
 /// `ppcert completions SHELL`: generated from the clap definition, so it never drifts.
-pub fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
+pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
     let mut command = <crate::cli::Cli as clap::CommandFactory>::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, "ppcert", &mut out);
@@ -45,7 +45,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
 
 /// `ppcert man`: one man page, generated from the clap definition. Its commands are listed
 /// with their help here rather than as `ppcert-run(1)` pages, which nothing installs.
-pub fn man() -> Result<u8, Failure> {
+pub(crate) fn man() -> Result<u8, Failure> {
     let command = <crate::cli::Cli as clap::CommandFactory>::command();
     let man = clap_mangen::Man::new(command.clone());
     let mut out = Vec::new();

@@ -6,7 +6,7 @@ use crate::error::Failure;
 use crate::models::Operation;
 
 /// Refuses, before anything is sent, a scenario that would write contracts or claims in production.
-pub fn production_guard(config: &RunConfig) -> Result<(), Failure> {
+pub(crate) fn production_guard(config: &RunConfig) -> Result<(), Failure> {
     if config.environment() != Environment::Production {
         return Ok(());
     }

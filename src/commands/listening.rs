@@ -11,10 +11,10 @@ use crate::sandbox::listener::{DEFAULT_MAX_BODY, Limits};
 
 /// The proxy's default body limit: it forwards the partner's bodies unchanged, whatever they
 /// hold, so it is more generous than the API listeners.
-pub const PROXY_MAX_BODY: usize = 8 << 20;
+pub(crate) const PROXY_MAX_BODY: usize = 8 << 20;
 
 /// The limits the flags ask for; `max_body` is the listener's own default when not given.
-pub fn limits(args: &ListenArgs, max_body: usize) -> Limits {
+pub(crate) fn limits(args: &ListenArgs, max_body: usize) -> Limits {
     Limits {
         max_body: args.max_body.unwrap_or(max_body),
         header_timeout: Duration::from_secs(args.header_timeout),
@@ -25,7 +25,7 @@ pub fn limits(args: &ListenArgs, max_body: usize) -> Limits {
 }
 
 /// The limits of a listener that has no flags of its own (a run's webhook receiver).
-pub fn default_limits() -> Limits {
+pub(crate) fn default_limits() -> Limits {
     Limits {
         max_body: DEFAULT_MAX_BODY,
         ..Limits::default()
@@ -34,7 +34,7 @@ pub fn default_limits() -> Limits {
 
 /// Loopback is always fine; any other address needs `--public` (`flag` names it as the
 /// command spells it), and then a warning says what the network can reach.
-pub fn check_exposure(
+pub(crate) fn check_exposure(
     addr: SocketAddr,
     public: bool,
     flag: &str,
@@ -55,7 +55,7 @@ pub fn check_exposure(
 
 /// Resolves at the first Ctrl-C; from then on, a second Ctrl-C ends the process at once
 /// (exit 130) instead of waiting for the graceful stop.
-pub async fn first_ctrl_c(stopping: &str) {
+pub(crate) async fn first_ctrl_c(stopping: &str) {
     if tokio::signal::ctrl_c().await.is_err() {
         // No signal handling on this platform: run until killed.
         std::future::pending::<()>().await;

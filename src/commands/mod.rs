@@ -1,23 +1,23 @@
 //! Command implementations: the only place that wires modules together.
 
-pub mod attest;
-pub mod bundle;
-pub mod check_token;
-pub mod dialects;
-pub mod generate;
-pub mod guard;
-pub mod listening;
-pub mod probe;
-pub mod proxy;
-pub mod proxy_command;
-pub mod report;
-pub mod resume;
-pub mod run;
-pub mod run_webhooks;
-pub mod serve;
-pub mod target;
-pub mod validate;
-pub mod webhook;
+pub(crate) mod attest;
+pub(crate) mod bundle;
+pub(crate) mod check_token;
+pub(crate) mod dialects;
+pub(crate) mod generate;
+pub(crate) mod guard;
+pub(crate) mod listening;
+pub(crate) mod probe;
+pub(crate) mod proxy;
+pub(crate) mod proxy_command;
+pub(crate) mod report;
+pub(crate) mod resume;
+pub(crate) mod run;
+pub(crate) mod run_webhooks;
+pub(crate) mod serve;
+pub(crate) mod target;
+pub(crate) mod validate;
+pub(crate) mod webhook;
 
 use crate::cli::{Cli, Command, WebhookCommand};
 use crate::error::Failure;

@@ -13,7 +13,7 @@ use crate::exit_codes;
 use crate::probe::Stop;
 use crate::probe::{Prober, write};
 
-pub async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
+pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     let config = configure(&args)?;
     if let Some(path) = &args.write_config {
         check_write_target(path, args.force)?;

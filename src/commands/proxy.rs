@@ -21,7 +21,7 @@ use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
 
 /// Said in the evidence of every proxy session.
-pub const SOURCE: &str = crate::scenario::PARTNER_TRAFFIC;
+pub(crate) const SOURCE: &str = crate::scenario::PARTNER_TRAFFIC;
 
 struct ProxyConfig {
     target: Upstream,
@@ -85,7 +85,7 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
     }
 }
 
-pub async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
+pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
     super::listening::check_exposure(
         args.listen,

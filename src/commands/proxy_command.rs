@@ -27,7 +27,7 @@ const GRACE: Duration = Duration::from_secs(10);
 const DRAIN: Duration = Duration::from_secs(5);
 
 /// What COMMAND is told, and what ends it.
-pub struct Session<'a> {
+pub(crate) struct Session<'a> {
     pub command: &'a [OsString],
     /// The proxy's root, the upstream's path prefix included.
     pub url: String,
@@ -39,7 +39,7 @@ pub struct Session<'a> {
 }
 
 /// How COMMAND ended.
-pub enum Ended {
+pub(crate) enum Ended {
     /// By itself (`None`: its status could not be read).
     Exited(Option<ExitStatus>),
     /// Stopped by ppcert once every requirement was met.
@@ -49,12 +49,12 @@ pub enum Ended {
 }
 
 impl Ended {
-    pub fn interrupted(&self) -> bool {
+    pub(crate) fn interrupted(&self) -> bool {
         matches!(self, Ended::Interrupted)
     }
 
     /// COMMAND's own exit code when it failed by itself, else the run's.
-    pub fn exit_code(&self, run_code: u8) -> u8 {
+    pub(crate) fn exit_code(&self, run_code: u8) -> u8 {
         match self {
             Ended::Exited(status) => failure_code(status.as_ref()).unwrap_or(run_code),
             Ended::StoppedWhenMet | Ended::Interrupted => run_code,
@@ -82,7 +82,7 @@ fn failure_code(status: Option<&ExitStatus>) -> Option<u8> {
 
 /// Where the proxy listens: with COMMAND, the default address becomes a free loopback port (two
 /// jobs on one machine must not collide); an address given explicitly is kept.
-pub fn listen_address(args: &ProxyArgs) -> SocketAddr {
+pub(crate) fn listen_address(args: &ProxyArgs) -> SocketAddr {
     let default = args.listen.to_string() == DEFAULT_LISTEN;
     if !args.command.is_empty() && default {
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
@@ -92,7 +92,7 @@ pub fn listen_address(args: &ProxyArgs) -> SocketAddr {
 }
 
 /// The URL COMMAND reaches the proxy at: an unspecified listen address is reached on loopback.
-pub fn proxy_url(addr: SocketAddr, upstream: &str) -> String {
+pub(crate) fn proxy_url(addr: SocketAddr, upstream: &str) -> String {
     let mut addr = addr;
     if addr.ip().is_unspecified() {
         addr.set_ip(match addr {
@@ -107,7 +107,7 @@ pub fn proxy_url(addr: SocketAddr, upstream: &str) -> String {
 }
 
 /// Serves until COMMAND ends, then stops the proxy; how COMMAND ended, or why it could not start.
-pub async fn supervise<S>(
+pub(crate) async fn supervise<S>(
     session: Session<'_>,
     proxy: Arc<Proxy>,
     serve: impl FnOnce(std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) -> S,
@@ -305,7 +305,7 @@ fn send(child: &mut Child, _signal: Signal) {
 
 /// A COMMAND that never started leaves no bundle behind: its journal holds nothing but the
 /// header, and the same `--out` must work once the command line is fixed.
-pub fn discard(dir: &Path) {
+pub(crate) fn discard(dir: &Path) {
     let _ = std::fs::remove_file(dir.join(crate::journal::FILE_NAME));
     let _ = std::fs::remove_dir(dir); // only when nothing else is in it
 }

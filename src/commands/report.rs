@@ -7,7 +7,7 @@ use crate::error::Failure;
 use crate::exit_codes;
 use crate::report::{self, Format, manifest};
 
-pub fn report(args: ReportArgs) -> Result<u8, Failure> {
+pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     // Re-rendering rewrites the manifest, so it must not bless a changed record: without a
     // manifest nothing says the record is the run's.
     if !args.dir.join(manifest::FILE_NAME).exists() {

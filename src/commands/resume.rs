@@ -14,14 +14,14 @@ use crate::record::{Delivery, Exchange, Expectation, Outcome, RequestRecord, Ste
 use crate::scenario::ScenarioSource;
 
 /// A journal to continue: what was recorded and who the run was.
-pub struct Previous {
+pub(crate) struct Previous {
     pub run: RunInfo,
     pub journaled: Journaled,
 }
 
 /// What an interrupted run's journal holds, for the run that continues it.
 #[derive(Default)]
-pub struct Journaled {
+pub(crate) struct Journaled {
     pub exchanges: Vec<Exchange>,
     pub steps: Vec<StepEvent>,
     pub started: Vec<(String, usize)>,
@@ -121,7 +121,7 @@ impl InFlight {
 impl Previous {
     /// The run record to continue under: the same run, now reached at `base_url` with tokens
     /// from `tokens` (the first one's fingerprint is kept; each exchange has its own).
-    pub fn continued_run(&self, base_url: &str, tokens: &crate::engine::Tokens) -> RunInfo {
+    pub(crate) fn continued_run(&self, base_url: &str, tokens: &crate::engine::Tokens) -> RunInfo {
         RunInfo {
             target: TargetInfo {
                 base_url: base_url.to_string(),
@@ -135,7 +135,7 @@ impl Previous {
 }
 
 /// Reads the journal in `dir`, refusing a run that cannot be continued faithfully.
-pub fn read_previous(dir: &Path) -> Result<Previous, Failure> {
+pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
     let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(Failure::usage)?;
     let mut previous: Option<Previous> = None;
     let mut in_flight = InFlight::default();
@@ -194,7 +194,7 @@ pub fn read_previous(dir: &Path) -> Result<Previous, Failure> {
 
 impl Previous {
     /// What the config merge holds the resumed invocation to.
-    pub fn recorded(&self, dir: &Path) -> Result<Recorded, Failure> {
+    pub(crate) fn recorded(&self, dir: &Path) -> Result<Recorded, Failure> {
         let run = &self.run;
         let scale = NonZeroU32::new(run.scale).ok_or_else(|| {
             Failure::usage(format!("{}: the run line records scale 0", dir.display()))

@@ -18,7 +18,7 @@ use crate::webhook::listen::{Listener, router};
 /// How long the end of a run lets the sandbox finish deliveries already due.
 const SETTLE: Duration = Duration::from_secs(1);
 
-pub struct RunReceiver {
+pub(crate) struct RunReceiver {
     listener: Arc<Listener>,
     url: String,
     /// Given to the embedded sandbox, so it delivers here.
@@ -27,7 +27,7 @@ pub struct RunReceiver {
 }
 
 impl RunReceiver {
-    pub async fn start(wanted: &WebhookRun) -> Result<RunReceiver, Failure> {
+    pub(crate) async fn start(wanted: &WebhookRun) -> Result<RunReceiver, Failure> {
         let secret = if wanted.sandbox_delivers {
             random_token().into_bytes()
         } else {
@@ -73,22 +73,22 @@ impl RunReceiver {
         })
     }
 
-    pub fn sandbox_options(&self) -> Option<WebhookOptions> {
+    pub(crate) fn sandbox_options(&self) -> Option<WebhookOptions> {
         self.for_sandbox.clone()
     }
 
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 
     /// Deliveries go on the bundle's record as they arrive.
-    pub fn write_to(&self, dir: &std::path::Path) {
+    pub(crate) fn write_to(&self, dir: &std::path::Path) {
         self.listener.write_to(dir.join("webhooks.jsonl"));
     }
 
     /// Stops listening and says what arrived; lets the embedded sandbox end the deliveries
     /// already due first.
-    pub async fn finish(
+    pub(crate) async fn finish(
         mut self,
         sandbox: Option<&Sandbox>,
         exchanges: &[Exchange],
@@ -102,7 +102,7 @@ impl RunReceiver {
         section(
             self.url.clone(),
             self.listener.scheme().name(),
-            self.listener.received(),
+            (self.listener.received(), self.listener.not_kept()),
             exchanges,
         )
     }

@@ -9,7 +9,7 @@ use crate::sandbox::{Layout, Sandbox, SandboxOptions, WebhookOptions, random_tok
 
 /// Turns `serve`'s flags into sandbox options, refusing a non-loopback address without
 /// `--public`.
-pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
+pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
     super::listening::check_exposure(
         args.addr,
         args.listen_limits.public,
@@ -78,7 +78,7 @@ pub fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
     })
 }
 
-pub async fn serve(args: ServeArgs) -> Result<u8, Failure> {
+pub(crate) async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     let options = options(&args)?;
     let sandbox = Sandbox::start(options)
         .await

@@ -11,7 +11,7 @@ use crate::error::Failure;
 use crate::sandbox::{ApiDialect, Sandbox, SandboxOptions};
 use crate::secret::Secret;
 
-pub struct Opened<Token = TokenSource> {
+pub(crate) struct Opened<Token = TokenSource> {
     /// Kept alive for as long as the command talks to it.
     pub sandbox: Option<Sandbox>,
     /// The API root, without a trailing slash.
@@ -20,7 +20,7 @@ pub struct Opened<Token = TokenSource> {
 }
 
 /// What a command authenticates with: its own token, or nothing when its client brings one.
-pub trait Credential: Clone {
+pub(crate) trait Credential: Clone {
     /// The embedded sandbox's token, as this command holds it.
     fn from_sandbox(token: Secret) -> Self;
 }
@@ -36,7 +36,7 @@ impl Credential for () {
 }
 
 /// The embedded sandbox enforces the dialect a run speaks, where it knows it.
-pub fn sandbox_dialect(dialect: &str) -> ApiDialect {
+pub(crate) fn sandbox_dialect(dialect: &str) -> ApiDialect {
     if dialect == "provider-docs" {
         ApiDialect::ProviderDocs
     } else {
@@ -44,7 +44,7 @@ pub fn sandbox_dialect(dialect: &str) -> ApiDialect {
     }
 }
 
-pub async fn open<Token: Credential>(
+pub(crate) async fn open<Token: Credential>(
     target: &Target<Token>,
     claim_step: Duration,
     dialect: ApiDialect,
@@ -58,7 +58,7 @@ pub async fn open<Token: Credential>(
 }
 
 /// As [`open`], with every option of the embedded sandbox given (a run's webhooks).
-pub async fn open_with<Token: Credential>(
+pub(crate) async fn open_with<Token: Credential>(
     target: &Target<Token>,
     options: SandboxOptions,
 ) -> Result<Opened<Token>, Failure> {
@@ -86,7 +86,7 @@ pub async fn open_with<Token: Credential>(
 
 /// The tokens of an opened target: the first one fetched from its source now, so a source
 /// that cannot give one stops the command before anything is sent (exit 3).
-pub async fn tokens(
+pub(crate) async fn tokens(
     staging: &crate::config::Staging,
     source: &TokenSource,
 ) -> Result<Arc<Tokens>, Failure> {
@@ -105,7 +105,7 @@ fn http(staging: &crate::config::Staging) -> Result<reqwest::Client, Failure> {
 }
 
 /// The API client every command talks to a staging with: the staging's timeout and TLS roots.
-pub fn client(
+pub(crate) fn client(
     staging: &crate::config::Staging,
     base_url: &str,
     tokens: Arc<Tokens>,
@@ -120,7 +120,7 @@ pub fn client(
     )
 }
 
-pub fn client_with_backoff(
+pub(crate) fn client_with_backoff(
     staging: &crate::config::Staging,
     base_url: &str,
     tokens: Arc<Tokens>,

@@ -55,7 +55,7 @@ fn local_scenarios() -> Vec<PathBuf> {
     files
 }
 
-pub fn validate(args: ValidateArgs) -> Result<u8, Failure> {
+pub(crate) fn validate(args: ValidateArgs) -> Result<u8, Failure> {
     let mut files = args.files;
     if files.is_empty() {
         if Path::new(config::DEFAULT_CONFIG).is_file() {
@@ -125,7 +125,7 @@ fn describe(loaded: &LoadedScenario) -> String {
     )
 }
 
-pub fn scenarios() -> Result<u8, Failure> {
+pub(crate) fn scenarios() -> Result<u8, Failure> {
     let mut seen = Vec::new();
     for file in local_scenarios() {
         match std::fs::read_to_string(&file)

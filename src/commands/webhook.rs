@@ -9,7 +9,7 @@ use crate::webhook::listen::{Listener, serve};
 use crate::webhook::scheme::Scheme;
 
 /// The secret: `--webhook-secret-file` beats `PPCERT_WEBHOOK_SECRET`; never a plain flag.
-pub fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
+pub(crate) fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
     if let Some(path) = file {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(format!(
@@ -27,13 +27,13 @@ pub fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
 }
 
 /// The secret, checked for `scheme`: a Standard Webhooks `whsec_` secret must decode.
-pub fn secret_for(scheme: Scheme, file: Option<&Path>) -> Result<Vec<u8>, Failure> {
+pub(crate) fn secret_for(scheme: Scheme, file: Option<&Path>) -> Result<Vec<u8>, Failure> {
     let secret = secret(file)?;
     crate::webhook::scheme::signing_key(scheme, &secret).map_err(Failure::usage)?;
     Ok(secret)
 }
 
-pub async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
+pub(crate) async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
     let secret = secret_for(args.scheme, args.webhook_secret_file.as_deref())?;
     super::listening::check_exposure(
         args.addr,
@@ -55,7 +55,7 @@ pub async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
 
 /// Grades the receiver at `--url`; exit 0 only when every expectation holds, 4 when nothing
 /// answered at all.
-pub async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
+pub(crate) async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
     use crate::webhook::send::{Verdict, cases, grade, table};
     let secret = secret_for(args.scheme, args.webhook_secret_file.as_deref())?;
     // A --junit file that cannot be written is said before anything is sent (exit 2).

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use super::error::{AuthError, ConfigError};
 use super::file::FileConfig;
-pub use super::file::{AuthSection, ClientAuth};
+pub(crate) use super::file::{AuthSection, ClientAuth};
 use crate::cli::TargetArgs;
 use crate::secret::Secret;
 
 /// OAuth 2.0 client credentials.
 #[derive(Debug, Clone)]
-pub struct ClientCredentials {
+pub(crate) struct ClientCredentials {
     pub token_url: url::Url,
     pub client_id: String,
     pub client_secret: Secret,
@@ -26,7 +26,7 @@ pub struct ClientCredentials {
 
 /// Where tokens come from.
 #[derive(Debug, Clone)]
-pub enum TokenSource {
+pub(crate) enum TokenSource {
     /// One token; `file` is read again when the token is rejected (a rotating file).
     Static {
         token: Secret,
@@ -39,7 +39,7 @@ pub enum TokenSource {
 
 impl TokenSource {
     /// What the evidence and `--resume` know of the source: never a token or a secret.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             // The same file however it is named on the command line.
             TokenSource::Static {
@@ -65,7 +65,7 @@ impl TokenSource {
     }
 
     /// A source that can give a new token when the one it gave is rejected.
-    pub fn renews(&self) -> bool {
+    pub(crate) fn renews(&self) -> bool {
         !matches!(self, TokenSource::Static { file: None, .. })
     }
 }
@@ -78,7 +78,7 @@ impl From<Secret> for TokenSource {
 
 /// Splits a command line into words (quotes and backslashes as a POSIX shell reads them, no
 /// expansion): the program runs directly, so a shell is used only when the user names one.
-pub fn split_command(line: &str) -> Result<Vec<String>, AuthError> {
+pub(super) fn split_command(line: &str) -> Result<Vec<String>, AuthError> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = line.chars();
@@ -150,7 +150,7 @@ fn client_credentials(auth: &AuthSection, url: &str) -> Result<ClientCredentials
 
 /// The token source of a command: `--token-command`, else `[auth]`, else the static token.
 /// Two sources at once are refused rather than one silently winning.
-pub fn token_source(
+pub(super) fn token_source(
     args: &TargetArgs,
     file: &FileConfig,
 ) -> Result<Option<TokenSource>, ConfigError> {

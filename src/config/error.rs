@@ -11,7 +11,7 @@ use crate::error::Failure;
 use crate::scenario::FileError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// The config file is unreadable or malformed (its line named).
     #[error(transparent)]
     File(FileError),
@@ -70,7 +70,7 @@ impl From<ConfigError> for Failure {
 
 /// `--base-url`, `PPCERT_BASE_URL` or `[target] base_url` refused, as given.
 #[derive(Debug, thiserror::Error)]
-pub enum BaseUrlError {
+pub(crate) enum BaseUrlError {
     #[error("base URL `{raw}` has no scheme; did you mean `https://{}`?", raw.trim())]
     NoScheme { raw: String },
     #[error("base URL `{raw}`: {error}")]
@@ -85,7 +85,7 @@ pub enum BaseUrlError {
 
 /// Where the token comes from, refused: `[auth]`, `--token-command`, or two sources at once.
 #[derive(Debug, thiserror::Error)]
-pub enum AuthError {
+pub(crate) enum AuthError {
     #[error("a command ends in a backslash")]
     TrailingBackslash,
     #[error("a quote in the command is not closed")]
@@ -118,13 +118,13 @@ pub enum AuthError {
 /// `PPCERT_TOKEN`), and why. Never holds the text read.
 #[derive(Debug, thiserror::Error)]
 #[error("{origin}: {problem}")]
-pub struct SecretError {
+pub(crate) struct SecretError {
     pub origin: String,
     pub problem: SecretProblem,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum SecretProblem {
+pub(crate) enum SecretProblem {
     #[error("cannot read: {0}")]
     Unreadable(std::io::Error),
     #[error("larger than {kib} KiB: this is not a token file")]
@@ -141,7 +141,7 @@ pub enum SecretProblem {
 
 /// `--resume` refused: the invocation says otherwise than the interrupted run's record (`then`).
 #[derive(Debug, thiserror::Error)]
-pub enum ResumeError {
+pub(crate) enum ResumeError {
     #[error("--resume: the run ran scenario `{ran}`, not `{asked}`; leave --scenario out")]
     OtherScenario { ran: String, asked: String },
     #[error(

@@ -17,21 +17,21 @@ pub const DEFAULT_CONFIG: &str = "ppcert.toml";
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     #[serde(default)]
-    pub target: TargetSection,
+    pub(crate) target: TargetSection,
     #[serde(default)]
-    pub partner: PartnerSection,
+    pub(crate) partner: PartnerSection,
     #[serde(default)]
-    pub run: RunSection,
+    pub(crate) run: RunSection,
     #[serde(default)]
-    pub endpoints: BTreeMap<String, EndpointOverride>,
+    pub(crate) endpoints: BTreeMap<String, EndpointOverride>,
     /// Where the token comes from, when it is not a static one.
     #[serde(default)]
-    pub auth: AuthSection,
+    pub(crate) auth: AuthSection,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct TargetSection {
+pub(crate) struct TargetSection {
     pub base_url: Option<String>,
     pub environment: Option<Environment>,
     /// `spec` (default), `provider-docs`, or a path to a dialect file.
@@ -40,14 +40,14 @@ pub struct TargetSection {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct PartnerSection {
+pub(crate) struct PartnerSection {
     pub name: Option<String>,
     pub flight_seller: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct RunSection {
+pub(crate) struct RunSection {
     pub concurrency: Option<u32>,
     pub timeout_secs: Option<u64>,
     pub retries: Option<u32>,
@@ -56,7 +56,7 @@ pub struct RunSection {
 /// How the client authenticates at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ClientAuth {
+pub(crate) enum ClientAuth {
     /// HTTP Basic (RFC 6749 §2.3.1's recommendation).
     #[default]
     Basic,
@@ -67,7 +67,7 @@ pub enum ClientAuth {
 /// `[auth]` in `ppcert.toml`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct AuthSection {
+pub(crate) struct AuthSection {
     pub token_url: Option<String>,
     pub client_id: Option<String>,
     /// The environment variable holding the client secret (never the secret itself).

@@ -18,21 +18,21 @@ use crate::bounds::{self, OutOfBounds};
 use crate::cli::RunArgs;
 use crate::scenario::{self, LoadedScenario};
 
-pub use auth::{AuthSection, ClientAuth, ClientCredentials, TokenSource};
-pub use error::{AuthError, BaseUrlError, ConfigError, ResumeError, SecretError, SecretProblem};
+pub(crate) use auth::{ClientAuth, ClientCredentials, TokenSource};
+pub(crate) use error::{ConfigError, SecretError};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
-pub use resumed::Recorded;
-pub use secrets::read_secret_file;
-pub use staging::{Staging, dialect_choice, request_timeout};
+pub(crate) use resumed::Recorded;
+pub(crate) use secrets::read_secret_file;
+pub(crate) use staging::Staging;
 use target::with_token;
-pub use target::{Environment, Target, Upstream, target, upstream};
+pub(crate) use target::{Environment, Target, Upstream, target, upstream};
 
 /// The scenario a run takes when `--scenario` is left out: the provider's validation batch.
-pub const DEFAULT_SCENARIO: &str = "certification";
+pub(crate) const DEFAULT_SCENARIO: &str = "certification";
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
-pub struct RunConfig {
+pub(crate) struct RunConfig {
     /// A remote target holds its token.
     pub target: Target,
     pub partner_name: String,
@@ -58,7 +58,7 @@ pub struct RunConfig {
 
 /// How a run receives webhooks.
 #[derive(Debug, Clone)]
-pub struct WebhookRun {
+pub(crate) struct WebhookRun {
     /// Where to listen: an ephemeral loopback port for the embedded sandbox, else the user's.
     pub addr: std::net::SocketAddr,
     pub scheme: crate::webhook::scheme::Scheme,
@@ -98,14 +98,14 @@ fn webhook_run(
 }
 
 /// The partner the bundle names: the flag, else `[partner] name`, else a placeholder.
-pub fn partner_name(flag: Option<&String>, file: &FileConfig) -> String {
+pub(crate) fn partner_name(flag: Option<&String>, file: &FileConfig) -> String {
     flag.or(file.partner.name.as_ref())
         .cloned()
         .unwrap_or_else(|| "Unnamed partner".into())
 }
 
 /// A flight seller (so flight cancellations are required) unless the flag or the file says not.
-pub fn flight_seller(no_flight_cancellations: bool, file: &FileConfig) -> bool {
+pub(crate) fn flight_seller(no_flight_cancellations: bool, file: &FileConfig) -> bool {
     !no_flight_cancellations && file.partner.flight_seller.unwrap_or(true)
 }
 
@@ -150,7 +150,7 @@ impl RunConfig {
     /// Merges defaults < `ppcert.toml` < environment < flags, with an interrupted run's
     /// recorded values (`--resume`) filling what the invocation leaves out, then validates the
     /// whole once.
-    pub fn from_args(
+    pub(crate) fn from_args(
         args: &RunArgs,
         recorded: Option<&Recorded>,
     ) -> Result<RunConfig, ConfigError> {
@@ -209,7 +209,7 @@ impl RunConfig {
         })
     }
 
-    pub fn environment(&self) -> Environment {
+    pub(crate) fn environment(&self) -> Environment {
         self.target.environment()
     }
 }

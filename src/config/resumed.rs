@@ -14,7 +14,7 @@ use crate::secret::Secret;
 
 /// What an interrupted run's journal says it was.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub scenario_source: ScenarioSource,
     pub scenario_sha256: String,
     pub base_url: String,
@@ -31,7 +31,7 @@ pub struct Recorded {
 
 /// The recorded scenario, loaded again (scenarios are looked up from `dir`) and unchanged.
 /// `--scenario` may only name it again, however spelled: judged by its text, not its name.
-pub fn scenario(
+pub(super) fn scenario(
     recorded: &Recorded,
     asked: Option<&str>,
     dir: &Path,
@@ -67,7 +67,7 @@ pub fn scenario(
 
 /// The recorded target when none is given; another one is refused, as is another environment
 /// given by `--environment` (a config file's environment gives way to the recorded one).
-pub fn upstream(
+pub(super) fn upstream(
     given: Upstream,
     explicit_environment: Option<Environment>,
     recorded: &Recorded,
@@ -102,7 +102,7 @@ pub fn upstream(
 /// The run goes on with tokens from the source it started with (a fresh token is expected:
 /// the one it started with may have expired). A static token that changed is accepted with a
 /// note for the evidence; a different source is refused.
-pub fn check_token(
+pub(super) fn check_token(
     source: Option<&TokenSource>,
     recorded: &Recorded,
 ) -> Result<Option<String>, ResumeError> {
@@ -129,7 +129,7 @@ pub fn check_token(
 }
 
 /// The recorded scale, which `--scale` may only repeat.
-pub fn scale(asked: Option<u32>, recorded: &Recorded) -> Result<NonZeroU32, ResumeError> {
+pub(super) fn scale(asked: Option<u32>, recorded: &Recorded) -> Result<NonZeroU32, ResumeError> {
     match asked {
         Some(now) if now != recorded.scale.get() => Err(ResumeError::OtherScale {
             then: recorded.scale,
@@ -142,7 +142,7 @@ pub fn scale(asked: Option<u32>, recorded: &Recorded) -> Result<NonZeroU32, Resu
 /// What else shapes the requests: the flows planned (flight seller or not), the dialect they
 /// are spelled in, and the data they carry (the seed). The merged values must be the
 /// recorded ones, or the flows not yet run would send something else.
-pub fn check_shape(
+pub(super) fn check_shape(
     recorded: &Recorded,
     flight_seller: bool,
     dialect: &str,

@@ -19,7 +19,7 @@ fn check_token_text(token: &str) -> Result<(), SecretProblem> {
 
 /// A token file larger than this is not a token (a log, a key bundle, a wrong path): it is
 /// refused at once instead of being sent, and scrubbed from every record, for minutes.
-pub const MAX_TOKEN_FILE: u64 = 64 * 1024;
+pub(super) const MAX_TOKEN_FILE: u64 = 64 * 1024;
 
 /// A file's text, refused without reading it all when it is larger than `max` bytes.
 fn read_small(path: &std::path::Path, max: u64) -> Result<String, SecretProblem> {
@@ -37,7 +37,7 @@ fn read_small(path: &std::path::Path, max: u64) -> Result<String, SecretProblem>
 
 /// One secret on one line from `path` (a token file, a client secret file); `what` names it in
 /// errors. A file over 64 KiB is refused before it is read whole.
-pub fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Secret, SecretError> {
+pub(crate) fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Secret, SecretError> {
     let refused = |problem| SecretError {
         origin: format!("{what} {}", path.display()),
         problem,
@@ -52,7 +52,7 @@ pub fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Secret, Se
 }
 
 /// The token: `--token-file` beats `PPCERT_TOKEN`; never taken from a plain flag.
-pub fn read_token(args: &TargetArgs) -> Result<Option<Secret>, SecretError> {
+pub(super) fn read_token(args: &TargetArgs) -> Result<Option<Secret>, SecretError> {
     if let Some(path) = &args.token_file {
         return read_secret_file(path, "--token-file").map(Some);
     }

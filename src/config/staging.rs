@@ -13,7 +13,7 @@ use crate::dialect::{self, Definitions, Dialect};
 use crate::endpoints::Endpoints;
 
 /// The dialect asked for: `--dialect`, else `[target] dialect`, else the spec.
-pub fn dialect_choice(args: &TargetArgs, file: &FileConfig) -> String {
+pub(crate) fn dialect_choice(args: &TargetArgs, file: &FileConfig) -> String {
     args.dialect
         .clone()
         .or_else(|| file.target.dialect.clone())
@@ -21,12 +21,12 @@ pub fn dialect_choice(args: &TargetArgs, file: &FileConfig) -> String {
 }
 
 /// The per-request timeout: flag, else file, else 30 s.
-pub fn request_timeout(args: &TargetArgs, file: &FileConfig) -> Duration {
+pub(crate) fn request_timeout(args: &TargetArgs, file: &FileConfig) -> Duration {
     Duration::from_secs(args.timeout.or(file.run.timeout_secs).unwrap_or(30).max(1))
 }
 
 #[derive(Debug, Clone)]
-pub struct Staging {
+pub(crate) struct Staging {
     /// The user's file as read (a missing default file reads as empty).
     pub file: FileConfig,
     /// The dialect in force, resolved (not its name).
@@ -41,13 +41,13 @@ pub struct Staging {
 
 impl Staging {
     /// Reads the config file named by `--config` (or `ppcert.toml`), then resolves it.
-    pub fn load(args: &TargetArgs) -> Result<Staging, ConfigError> {
+    pub(crate) fn load(args: &TargetArgs) -> Result<Staging, ConfigError> {
         let file = load_file(args.config.as_deref()).map_err(ConfigError::File)?;
         Staging::resolve(args, file)
     }
 
     /// The flags over `file`: dialect, endpoints with every template rehearsed, timeout.
-    pub fn resolve(args: &TargetArgs, file: FileConfig) -> Result<Staging, ConfigError> {
+    pub(crate) fn resolve(args: &TargetArgs, file: FileConfig) -> Result<Staging, ConfigError> {
         let dialect =
             dialect::resolve(&dialect_choice(args, &file)).map_err(ConfigError::Dialect)?;
         let definitions = dialect::definitions(&dialect, &file.endpoints);
@@ -64,7 +64,7 @@ impl Staging {
     }
 
     /// The dialect's name, as its file says.
-    pub fn dialect_name(&self) -> &str {
+    pub(crate) fn dialect_name(&self) -> &str {
         &self.dialect.name
     }
 }

@@ -7,14 +7,14 @@ use super::auth::TokenSource;
 use super::error::{BaseUrlError, ConfigError};
 use super::file::FileConfig;
 use crate::cli::TargetArgs;
-pub use crate::environment::Environment;
+pub(crate) use crate::environment::Environment;
 #[cfg(test)]
 use crate::secret::Secret;
 
 /// Where requests go. `Token` is a [`TokenSource`] for commands that authenticate themselves,
 /// and `()` for the proxy, whose partner client brings its own.
 #[derive(Debug, Clone)]
-pub enum Target<Token = TokenSource> {
+pub(crate) enum Target<Token = TokenSource> {
     /// The embedded sandbox, started for this command on an ephemeral loopback port.
     Embedded,
     Remote {
@@ -25,17 +25,17 @@ pub enum Target<Token = TokenSource> {
 }
 
 /// A target as the proxy sees it: no token of its own.
-pub type Upstream = Target<()>;
+pub(crate) type Upstream = Target<()>;
 
 impl<Token> Target<Token> {
-    pub fn environment(&self) -> Environment {
+    pub(crate) fn environment(&self) -> Environment {
         match self {
             Target::Embedded => Environment::Sandbox,
             Target::Remote { environment, .. } => *environment,
         }
     }
 
-    pub fn is_embedded(&self) -> bool {
+    pub(crate) fn is_embedded(&self) -> bool {
         matches!(self, Target::Embedded)
     }
 }
@@ -60,7 +60,7 @@ fn shown(raw: &str) -> String {
 }
 
 /// `http://` is accepted only for loopback targets; the URL keeps its path prefix.
-pub fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
+pub(super) fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
     let given = || shown(raw);
     let url = Url::parse(raw.trim()).map_err(|error| match error {
         url::ParseError::RelativeUrlWithoutBase => BaseUrlError::NoScheme { raw: given() },
@@ -100,7 +100,7 @@ pub fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
 /// The target from flags and file, with the token it needs. A token with no target is a CI
 /// job whose base URL went missing: passing it against the embedded sandbox would make a
 /// release gate pass without reaching staging, so it is refused.
-pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<Target, ConfigError> {
+pub(crate) fn target(args: &TargetArgs, file: &FileConfig) -> Result<Target, ConfigError> {
     with_token(
         upstream(args, file)?,
         super::auth::token_source(args, file)?,
@@ -108,7 +108,10 @@ pub fn target(args: &TargetArgs, file: &FileConfig) -> Result<Target, ConfigErro
 }
 
 /// Gives a remote target its token source; refuses either one without the other.
-pub fn with_token(target: Upstream, token: Option<TokenSource>) -> Result<Target, ConfigError> {
+pub(super) fn with_token(
+    target: Upstream,
+    token: Option<TokenSource>,
+) -> Result<Target, ConfigError> {
     match (target, token) {
         (Target::Embedded, None) => Ok(Target::Embedded),
         (Target::Embedded, Some(_)) => Err(ConfigError::TokenWithoutTarget),
@@ -129,7 +132,7 @@ pub fn with_token(target: Upstream, token: Option<TokenSource>) -> Result<Target
 }
 
 /// The target alone: flag, else file, else the embedded sandbox; staging unless told.
-pub fn upstream(args: &TargetArgs, file: &FileConfig) -> Result<Upstream, BaseUrlError> {
+pub(crate) fn upstream(args: &TargetArgs, file: &FileConfig) -> Result<Upstream, BaseUrlError> {
     let raw = args
         .base_url
         .clone()

@@ -42,7 +42,7 @@ pub(crate) fn first_departure_date(journeys: &[Journey]) -> Option<chrono::Naive
 }
 
 /// An amount rounded to `currency`'s minor units (0 for JPY, 3 for KWD).
-pub fn round_money(value: f64, currency: &str) -> f64 {
+pub(crate) fn round_money(value: f64, currency: &str) -> f64 {
     crate::models::money::round(value, currency)
 }
 

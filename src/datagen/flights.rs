@@ -12,14 +12,14 @@ use crate::models::{Flight, Journey};
 /// The shapes of trip a booking can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TripShape {
+pub(super) enum TripShape {
     OneWay,
     Return,
     OneConnection,
 }
 
 /// A generated flight plan before it is written as API models.
-pub struct PlannedTrip {
+pub(super) struct PlannedTrip {
     pub journeys: Vec<Journey>,
     pub distance_km: f64,
 }
@@ -119,7 +119,7 @@ fn journey(
 }
 
 /// A trip leaving on `date`: one-way, return 3–21 days later, or one connection.
-pub fn plan_trip(rng: &mut ChaCha8Rng, date: NaiveDate) -> PlannedTrip {
+pub(super) fn plan_trip(rng: &mut ChaCha8Rng, date: NaiveDate) -> PlannedTrip {
     let shape = match rng.random_range(0..3) {
         0 => TripShape::OneWay,
         1 => TripShape::Return,
@@ -142,7 +142,7 @@ pub fn plan_trip(rng: &mut ChaCha8Rng, date: NaiveDate) -> PlannedTrip {
 }
 
 /// Moves every flight of the journeys by `days`, keeping each airport's local offset right.
-pub fn shift_journeys(journeys: &mut [Journey], days: i64) {
+pub(super) fn shift_journeys(journeys: &mut [Journey], days: i64) {
     for flight in journeys.iter_mut().flat_map(|j| j.flights.iter_mut()) {
         for (date, iata) in [
             (&mut flight.departure_date, &flight.departure_airport_iata),

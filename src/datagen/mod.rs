@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use booking::first_departure_date;
-pub use booking::{Booking, FlightPlan, round_money};
+pub(crate) use booking::{Booking, FlightPlan, round_money};
 pub use flights::{flight_duration, local_iso};
 pub use mutate::{Mutation, Sign, Update};
 

@@ -68,7 +68,7 @@ pub struct Update {
 }
 
 /// Applies `mutation`; removing the only traveler of a plan lowers the price instead.
-pub fn apply(rng: &mut ChaCha8Rng, booking: &Booking, mutation: Mutation) -> Update {
+pub(super) fn apply(rng: &mut ChaCha8Rng, booking: &Booking, mutation: Mutation) -> Update {
     let mut booking = booking.clone();
     let mutation = match mutation {
         Mutation::RemoveTraveler if booking.plans[0].travelers.len() < 2 => Mutation::PriceDown,

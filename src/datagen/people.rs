@@ -15,12 +15,12 @@ const EMAIL_DOMAINS: [&str; 3] = ["example.com", "example.org", "example.net"];
 /// earlier of the departure and the day before `today` (UTC), since a staging may check age
 /// on the request day in a time zone up to a day behind UTC, or on the departure. Ages only
 /// grow, so 18 on that day is 18 on every later request day and departure.
-pub fn age_reference_day(today: NaiveDate, departure: NaiveDate) -> NaiveDate {
+pub(super) fn age_reference_day(today: NaiveDate, departure: NaiveDate) -> NaiveDate {
     departure.min(today.pred_opt().unwrap_or(today))
 }
 
 /// An adult who is 18 to 85 years old on `on` (see [`age_reference_day`]).
-pub fn adult(rng: &mut ChaCha8Rng, on: NaiveDate) -> Traveler {
+pub(super) fn adult(rng: &mut ChaCha8Rng, on: NaiveDate) -> Traveler {
     let age: u32 = rng.random_range(18..=84);
     let birthday = on
         .checked_sub_months(Months::new(12 * age))
@@ -43,7 +43,7 @@ fn ascii_slug(name: &str) -> String {
 }
 
 /// The booker is the first traveler, reachable only at a reserved example domain.
-pub fn client(rng: &mut ChaCha8Rng, booker: &Traveler) -> Client {
+pub(super) fn client(rng: &mut ChaCha8Rng, booker: &Traveler) -> Client {
     let domain = EMAIL_DOMAINS[rng.random_range(0..EMAIL_DOMAINS.len())];
     let tag: u16 = rng.random_range(1..1000);
     Client {
@@ -68,7 +68,7 @@ const BANKS: [(&str, &str, &str); 5] = [
 ];
 
 /// A refund beneficiary with an IBAN whose mod-97 check digits are right, and a BIC of valid format.
-pub fn beneficiary(rng: &mut ChaCha8Rng, holder: &Client) -> Beneficiary {
+pub(super) fn beneficiary(rng: &mut ChaCha8Rng, holder: &Client) -> Beneficiary {
     let (country, bank, shape) = BANKS[rng.random_range(0..BANKS.len())];
     // Letter positions hold the bank code itself, as real NL and GB account numbers do.
     let mut bank_letters = bank.chars();
@@ -90,7 +90,7 @@ pub fn beneficiary(rng: &mut ChaCha8Rng, holder: &Client) -> Beneficiary {
 }
 
 /// ISO 13616: the check digits make the rearranged number equal 1 modulo 97.
-pub fn iban(country: &str, bban: &str) -> String {
+pub(super) fn iban(country: &str, bban: &str) -> String {
     let rearranged = format!("{bban}{country}00");
     let remainder = rearranged.chars().fold(0u32, |acc, c| {
         let value = c.to_digit(36).expect("alphanumeric");
@@ -105,7 +105,7 @@ pub fn iban(country: &str, bban: &str) -> String {
 
 /// The language a customer from `country` (ISO 3166 alpha-2) most likely reads, as a BCP 47
 /// tag; English (`en-GB`) where no single language is obvious.
-pub fn language_of(country: &str) -> &'static str {
+pub(super) fn language_of(country: &str) -> &'static str {
     match country {
         "FR" => "fr-FR",
         "BE" => "fr-BE",

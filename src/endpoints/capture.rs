@@ -14,7 +14,7 @@ use crate::models::Operation;
 /// One `[endpoints.NAME.capture]` value as written in `ppcert.toml`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(untagged)]
-pub enum CaptureSpec {
+pub(crate) enum CaptureSpec {
     /// A minijinja template that renders to an RFC 9535 JSONPath over the JSON body.
     Path(String),
     /// `{ header = "Location", pattern = "/contracts/([^/]+)$" }`.
@@ -23,7 +23,7 @@ pub enum CaptureSpec {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct HeaderCapture {
+pub(crate) struct HeaderCapture {
     pub header: String,
     /// The first capture group is the value (the whole match when the regex has no group);
     /// without a pattern the header's whole value.
@@ -39,7 +39,7 @@ impl From<&str> for CaptureSpec {
 
 impl CaptureSpec {
     /// How the capture is shown in the evidence and in messages.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             CaptureSpec::Path(path) => path.clone(),
             CaptureSpec::Header(h) => match &h.pattern {
@@ -58,7 +58,7 @@ impl std::fmt::Display for CaptureSpec {
 
 impl CaptureSpec {
     /// The value as `ppcert.toml` spells it: a string, or an inline table.
-    pub fn to_toml(&self) -> String {
+    pub(crate) fn to_toml(&self) -> String {
         let quoted = |text: &str| toml::Value::String(text.to_string()).to_string();
         match self {
             CaptureSpec::Path(path) => quoted(path),
@@ -76,13 +76,13 @@ impl CaptureSpec {
 
 /// The part of an answer captures read: its JSON body and its headers (names in any case).
 #[derive(Debug, Clone, Copy)]
-pub struct AnswerView<'a> {
+pub(crate) struct AnswerView<'a> {
     pub body: &'a Value,
     pub headers: &'a BTreeMap<String, String>,
 }
 
 impl AnswerView<'_> {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -92,7 +92,7 @@ impl AnswerView<'_> {
 
 /// What a configured capture read from an answer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Captured {
+pub(crate) struct Captured {
     /// Where it was read: the rendered JSONPath, or the header (and pattern).
     pub path: String,
     /// The first match; `None` when nothing matched.
@@ -111,7 +111,7 @@ pub(super) enum Compiled {
 }
 
 /// The values each operation's answer may be read for (docs/design.md, `ppcert.toml`).
-pub fn capture_names(op: Operation) -> &'static [&'static str] {
+pub(crate) fn capture_names(op: Operation) -> &'static [&'static str] {
     match op {
         Operation::Quote => &["id", "reference", "price_delta"],
         Operation::Subscription | Operation::Update => &["contract_id", "price_delta"],

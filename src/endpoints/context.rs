@@ -12,7 +12,7 @@ use crate::models::{ClaimRequest, Envelope, Operation};
 /// What a call knows beyond its booking; what it does not know is absent from the context, so
 /// a template that needs it fails before sending rather than sending a placeholder.
 #[derive(Debug, Clone, Default)]
-pub struct Known<'a> {
+pub(crate) struct Known<'a> {
     /// The quote's id and reference.
     pub quote: Option<(&'a str, &'a str)>,
     pub contract: Option<&'a str>,
@@ -23,7 +23,7 @@ pub struct Known<'a> {
     pub idempotency_key: Option<String>,
 }
 
-pub fn booking_context(booking: &Booking) -> Value {
+pub(crate) fn booking_context(booking: &Booking) -> Value {
     let mut flight = json!(booking.first_flight());
     // The provider's flight-status call names the flight by its local departure date: the
     // date part of the departure, which carries the airport's own UTC offset.
@@ -47,7 +47,7 @@ pub fn booking_context(booking: &Booking) -> Value {
 }
 
 /// The context of one call.
-pub fn call_context(booking: &Booking, known: &Known<'_>) -> Value {
+pub(crate) fn call_context(booking: &Booking, known: &Known<'_>) -> Value {
     let mut context = booking_context(booking);
     if let Some((id, reference)) = known.quote {
         context["quote"] = json!({ "id": id, "reference": reference });
@@ -71,7 +71,13 @@ pub fn call_context(booking: &Booking, known: &Known<'_>) -> Value {
 /// The idempotency key of a logical write: a UUID (version 8, RFC 9562) derived from the run,
 /// the flow instance, the step and the write's place in it, so every retry of the write and a
 /// `--resume` of the run send the same key, and no two writes share one.
-pub fn idempotency_key(run_id: &str, flow: &str, step: &str, op: Operation, nth: u32) -> String {
+pub(crate) fn idempotency_key(
+    run_id: &str,
+    flow: &str,
+    step: &str,
+    op: Operation,
+    nth: u32,
+) -> String {
     let digest = Sha256::digest(format!("{run_id}\n{flow}\n{step}\n{op}\n{nth}"));
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
@@ -90,7 +96,7 @@ pub fn idempotency_key(run_id: &str, flow: &str, step: &str, op: Operation, nth:
 
 /// What each operation's call knows when a run or a probe makes it: the rehearsal renders
 /// every template with exactly this, so a template naming anything else is refused up front.
-pub fn known_for_sample(op: Operation) -> Known<'static> {
+pub(crate) fn known_for_sample(op: Operation) -> Known<'static> {
     let now = Utc::now();
     let key = Some("00000000-0000-8000-8000-000000000000".to_string());
     let quote = Some(("qt_sample", "QR-SAMPLE"));
@@ -131,7 +137,7 @@ pub fn known_for_sample(op: Operation) -> Known<'static> {
 /// The context and default body each operation gets, for a generated sample booking: what a
 /// run's templates will see, so [`Endpoints::rehearse`](super::Endpoints::rehearse) can
 /// render them all before a run.
-pub fn sample(op: Operation) -> (Value, Option<Value>) {
+pub(crate) fn sample(op: Operation) -> (Value, Option<Value>) {
     let generator = crate::datagen::Generator::new(1, "SAMPLE", Utc::now(), Default::default());
     let booking = generator.booking(0);
     let context = call_context(&booking, &known_for_sample(op));

@@ -7,7 +7,7 @@ use crate::models::Operation;
 /// An `[endpoints.NAME]` definition refused: the endpoint as written, and what is wrong.
 #[derive(Debug, thiserror::Error)]
 #[error("endpoints.{endpoint}: {problem}")]
-pub struct EndpointError {
+pub(crate) struct EndpointError {
     pub endpoint: String,
     pub problem: EndpointProblem,
 }
@@ -21,14 +21,14 @@ impl EndpointError {
     }
 
     /// The key at fault inside the table (`path`, a header's or a capture's name), if one is.
-    pub fn key(&self) -> Option<&str> {
+    pub(crate) fn key(&self) -> Option<&str> {
         self.problem.key()
     }
 }
 
 /// What is wrong with one endpoint's definition.
 #[derive(Debug, thiserror::Error)]
-pub enum EndpointProblem {
+pub(crate) enum EndpointProblem {
     #[error("unknown operation (known: {})", known_operations())]
     UnknownOperation,
     #[error("method: missing")]
@@ -100,7 +100,7 @@ fn known_operations() -> String {
 
 /// A `[endpoints.NAME.capture]` value refused: the capture's name and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
-pub enum CaptureError {
+pub(crate) enum CaptureError {
     #[error(
         "capture.{name}: unknown value for {op} (known: {})",
         known_captures(known)
@@ -130,7 +130,7 @@ pub enum CaptureError {
 
 impl CaptureError {
     /// The capture's name, as the table spells it.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             CaptureError::Unknown { name, .. }
             | CaptureError::NotAHeader { name, .. }
@@ -152,7 +152,7 @@ fn known_captures(known: &[&str]) -> String {
 /// A compiled template that did not render for one call (a value the context lacks, a body
 /// that is not JSON). Never holds a rendered header's value: it may be a credential.
 #[derive(Debug, thiserror::Error)]
-pub enum RenderError {
+pub(crate) enum RenderError {
     /// The operation's template is not in its environment (compiled definitions always are).
     #[error("{0}")]
     NoTemplate(minijinja::Error),

@@ -4,8 +4,8 @@
 //! with strict undefined behaviour; values inserted into a path are percent-encoded; a rendered
 //! capture is an RFC 9535 JSONPath, or a capture reads a header.
 
-pub mod capture;
-pub mod context;
+pub(crate) mod capture;
+pub(crate) mod context;
 mod error;
 mod success;
 mod template;
@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::models::Operation;
-pub use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture};
-pub use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
-pub use success::SuccessRule;
+pub(crate) use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture};
+pub(crate) use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
+pub(crate) use success::SuccessRule;
 
 /// Headers a definition may not set: ppcert sends them itself, and a second `Authorization`
 /// would put a token into the configuration.
@@ -30,7 +30,7 @@ const RESERVED_HEADERS: [&str; 3] = ["authorization", "content-type", "host"];
 /// An `[endpoints.NAME]` table: every field optional, so a table overrides only what it names.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct EndpointOverride {
+pub(crate) struct EndpointOverride {
     pub method: Option<String>,
     pub path: Option<String>,
     pub body: Option<String>,
@@ -57,7 +57,7 @@ struct Endpoint {
 
 /// The compiled endpoints of a run.
 #[derive(Clone)]
-pub struct Endpoints {
+pub(crate) struct Endpoints {
     endpoints: BTreeMap<Operation, Endpoint>,
     paths: Arc<Environment<'static>>,
     bodies: Arc<Environment<'static>>,
@@ -168,7 +168,7 @@ fn check_header_name(name: &str) -> Result<(), EndpointProblem> {
 
 impl Endpoints {
     /// Compiles complete definitions (every operation with a method and a path).
-    pub fn compile(
+    pub(crate) fn compile(
         definitions: &BTreeMap<String, EndpointOverride>,
     ) -> Result<Endpoints, EndpointError> {
         check_operation_names(definitions)?;
@@ -194,7 +194,7 @@ impl Endpoints {
 
     /// Reads `name` from an answer with the configured capture; `None` when no capture is
     /// configured for it (the built-in reading applies).
-    pub fn capture(
+    pub(crate) fn capture(
         &self,
         op: Operation,
         name: &str,
@@ -216,7 +216,7 @@ impl Endpoints {
     /// context each operation gets and its default body), and checks that every attribute a
     /// template names is in that context, so a typo such as `{{ quote.idd }}` is an error
     /// before the first request instead of a failure after some writes.
-    pub fn rehearse(
+    pub(crate) fn rehearse(
         &self,
         sample: impl Fn(Operation) -> (Value, Option<Value>),
     ) -> Result<(), EndpointError> {
@@ -289,7 +289,7 @@ impl Endpoints {
     }
 
     /// The operation's path template as written.
-    pub fn path_template(&self, op: Operation) -> String {
+    pub(crate) fn path_template(&self, op: Operation) -> String {
         self.paths
             .get_template(op.as_str())
             .map(|t| t.source().to_string())
@@ -297,22 +297,22 @@ impl Endpoints {
     }
 
     /// Whether the operation's body comes from a template rather than the API models.
-    pub fn has_body_template(&self, op: Operation) -> bool {
+    pub(crate) fn has_body_template(&self, op: Operation) -> bool {
         self.endpoints[&op].has_body_template
     }
 
-    pub fn method(&self, op: Operation) -> Method {
+    pub(crate) fn method(&self, op: Operation) -> Method {
         self.endpoints[&op].method.clone()
     }
 
     /// The statuses that mean the operation succeeded.
-    pub fn success(&self, op: Operation) -> SuccessRule {
+    pub(crate) fn success(&self, op: Operation) -> SuccessRule {
         self.endpoints[&op].success.clone()
     }
 
     /// Whether the operation's headers carry the write's idempotency key, so a staging can
     /// recognise a retried write as the same one.
-    pub fn sends_idempotency_key(&self, op: Operation) -> bool {
+    pub(crate) fn sends_idempotency_key(&self, op: Operation) -> bool {
         self.endpoints[&op].headers.iter().any(|name| {
             self.headers
                 .get_template(&header_key(op, name))
@@ -320,7 +320,7 @@ impl Endpoints {
         })
     }
 
-    pub fn path(&self, op: Operation, context: &Value) -> Result<String, RenderError> {
+    pub(crate) fn path(&self, op: Operation, context: &Value) -> Result<String, RenderError> {
         let template = self
             .paths
             .get_template(op.as_str())
@@ -331,7 +331,7 @@ impl Endpoints {
     }
 
     /// The configured extra headers, rendered.
-    pub fn headers(
+    pub(crate) fn headers(
         &self,
         op: Operation,
         context: &Value,
@@ -357,7 +357,7 @@ impl Endpoints {
     }
 
     /// The body template's JSON if one is set, else `default` (built from the API models).
-    pub fn body(
+    pub(crate) fn body(
         &self,
         op: Operation,
         context: &Value,

@@ -6,13 +6,13 @@ use super::EndpointProblem;
 use crate::models::Operation;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SuccessRule {
+pub(crate) struct SuccessRule {
     expect: Option<Vec<u16>>,
     stated: &'static [u16],
 }
 
 /// The success statuses the spec states per operation (§4, §7); empty where it shows none.
-pub fn stated(op: Operation) -> &'static [u16] {
+pub(super) fn stated(op: Operation) -> &'static [u16] {
     match op {
         Operation::Subscription | Operation::Claim => &[201],
         Operation::Update => &[200, 201],
@@ -25,7 +25,10 @@ pub fn stated(op: Operation) -> &'static [u16] {
 
 impl SuccessRule {
     /// `expect` as configured; each status must be an HTTP status (100–599).
-    pub fn new(op: Operation, expect: Option<Vec<u16>>) -> Result<SuccessRule, EndpointProblem> {
+    pub(crate) fn new(
+        op: Operation,
+        expect: Option<Vec<u16>>,
+    ) -> Result<SuccessRule, EndpointProblem> {
         if let Some(list) = &expect {
             if list.is_empty() {
                 return Err(EndpointProblem::EmptyExpect);
@@ -41,14 +44,14 @@ impl SuccessRule {
     }
 
     /// The rule with no configuration: any 2xx.
-    pub fn any_2xx(op: Operation) -> SuccessRule {
+    pub(crate) fn any_2xx(op: Operation) -> SuccessRule {
         SuccessRule {
             expect: None,
             stated: stated(op),
         }
     }
 
-    pub fn accepts(&self, status: u16) -> bool {
+    pub(crate) fn accepts(&self, status: u16) -> bool {
         match &self.expect {
             Some(list) => list.contains(&status),
             None => (200..300).contains(&status),
@@ -57,13 +60,13 @@ impl SuccessRule {
 
     /// A success the spec states differently, as the exchange's `spec_status` warning: noted,
     /// never failed.
-    pub fn deviation_check(&self, status: u16) -> Option<crate::record::Check> {
+    pub(crate) fn deviation_check(&self, status: u16) -> Option<crate::record::Check> {
         self.deviation(status)
             .map(|detail| crate::record::Check::fail("spec_status", detail).warning())
     }
 
     /// A success the spec states differently: what to note in the evidence.
-    pub fn deviation(&self, status: u16) -> Option<String> {
+    pub(crate) fn deviation(&self, status: u16) -> Option<String> {
         (self.accepts(status) && !self.stated.is_empty() && !self.stated.contains(&status)).then(
             || {
                 format!(
@@ -74,7 +77,7 @@ impl SuccessRule {
         )
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.expect {
             Some(list) => join(list),
             None => "any 2xx".into(),

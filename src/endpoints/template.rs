@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// Instructions one rendering may run: far more than any real body needs, few enough that a
 /// runaway loop in a template ends in an error in milliseconds instead of hanging the run.
-pub const TEMPLATE_FUEL: u64 = 1_000_000;
+pub(super) const TEMPLATE_FUEL: u64 = 1_000_000;
 
 /// Characters escaped in a path segment (RFC 3986 pchar complement).
 const SEGMENT: &AsciiSet = &CONTROLS
@@ -45,7 +45,7 @@ fn strict_tojson(
 }
 
 /// A strict environment; `encode_values` percent-encodes every inserted value (paths).
-pub fn environment(encode_values: bool) -> Environment<'static> {
+pub(super) fn environment(encode_values: bool) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_fuel(Some(TEMPLATE_FUEL));
@@ -71,7 +71,7 @@ pub fn environment(encode_values: bool) -> Environment<'static> {
 }
 
 /// Renders a capture template with only `product_type` known, to check its JSONPath syntax.
-pub fn lenient_render(template: &str, product_type: &str) -> Result<String, Error> {
+pub(super) fn lenient_render(template: &str, product_type: &str) -> Result<String, Error> {
     let mut lenient = Environment::new();
     lenient.set_undefined_behavior(UndefinedBehavior::Lenient);
     lenient.set_fuel(Some(TEMPLATE_FUEL));
@@ -84,7 +84,7 @@ pub fn lenient_render(template: &str, product_type: &str) -> Result<String, Erro
 /// The first variable or attribute `template` names that `context` does not hold, as written
 /// (`flight.airline_iata`). Attributes below a list or a scalar are not followed: their
 /// shape is the data's, not the context's.
-pub fn unknown_attribute(
+pub(super) fn unknown_attribute(
     env: &Environment<'static>,
     name: &str,
     context: &Value,

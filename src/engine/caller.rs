@@ -19,7 +19,7 @@ use crate::scenario::ExpectedStatus;
 use crate::timestamp::Timestamp;
 
 /// What a step asks for.
-pub struct CallSpec {
+pub(super) struct CallSpec {
     pub operation: Operation,
     pub step: String,
     pub method: Method,
@@ -32,7 +32,7 @@ pub struct CallSpec {
 }
 
 /// The statuses that count as the expected answer.
-pub enum Expect {
+pub(super) enum Expect {
     /// The endpoint's success rule (any 2xx unless `expect` says otherwise).
     Success(SuccessRule),
     Refusal(ExpectedStatus),
@@ -63,7 +63,7 @@ impl Expect {
 }
 
 /// The final attempt of a call, not yet recorded: the step adds its checks first.
-pub struct Pending {
+pub(super) struct Pending {
     pub attempt: Attempt,
     pub spec: CallSpec,
     pub checks: Vec<Check>,
@@ -78,7 +78,7 @@ pub struct Pending {
 impl Pending {
     /// The recorded, counted exchange of an interrupted step, as the answer to `spec`: the
     /// resumed step reads it as if it had just come, and nothing is sent or counted again.
-    pub fn replayed(exchange: &Exchange, spec: CallSpec) -> Pending {
+    pub(super) fn replayed(exchange: &Exchange, spec: CallSpec) -> Pending {
         Pending {
             attempt: Attempt {
                 number: exchange.attempt,
@@ -102,7 +102,7 @@ impl Pending {
     }
 
     /// The payload of the answer (unwrapped from `data`), when the status was the expected one.
-    pub fn payload(&mut self) -> Option<Value> {
+    pub(super) fn payload(&mut self) -> Option<Value> {
         let response = self.attempt.response.as_ref()?;
         if !self.spec.expect.matches(response.status) || self.reconciled {
             return None;
@@ -115,12 +115,12 @@ impl Pending {
     }
 
     /// The whole JSON body of the answer, when the status was the expected one.
-    pub fn success_body(&self) -> Option<Value> {
+    pub(super) fn success_body(&self) -> Option<Value> {
         let response = self.attempt.response.as_ref()?;
         (self.spec.expect.matches(response.status) && !self.reconciled).then(|| response.json())
     }
 
-    pub fn status_ok(&self) -> bool {
+    pub(super) fn status_ok(&self) -> bool {
         self.reconciled
             || self
                 .attempt
@@ -130,7 +130,7 @@ impl Pending {
 }
 
 /// Sends one flow's calls and records them.
-pub struct Caller<'a> {
+pub(super) struct Caller<'a> {
     pub shared: &'a Arc<Shared>,
     /// The flow instance's label, which every exchange is recorded under.
     pub flow: &'a str,
@@ -173,7 +173,7 @@ impl Caller<'_> {
 
     /// Sends the call and records every attempt retried; returns the final one pending, and
     /// whether an earlier attempt's answer was lost. The first call settles the gate.
-    pub async fn send(&self, spec: CallSpec, booking: Option<&str>) -> (Pending, bool) {
+    pub(super) async fn send(&self, spec: CallSpec, booking: Option<&str>) -> (Pending, bool) {
         let request = Request {
             method: spec.method.clone(),
             path: spec.path.clone(),
@@ -236,7 +236,7 @@ impl Caller<'_> {
     }
 
     /// Records the final attempt with the step's checks; true when the exchange passed.
-    pub fn finish(&self, mut pending: Pending, booking: Option<&str>) -> bool {
+    pub(super) fn finish(&self, mut pending: Pending, booking: Option<&str>) -> bool {
         let status_check = match (pending.attempt.status(), pending.reconciled) {
             (_, true) => None,
             (Some(status), _) => Some(Check::new(

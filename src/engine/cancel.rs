@@ -7,22 +7,22 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 #[derive(Clone, Default)]
-pub struct Cancel {
+pub(crate) struct Cancel {
     inner: Arc<(AtomicBool, Notify)>,
 }
 
 impl Cancel {
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.inner.0.store(true, Ordering::SeqCst);
         self.inner.1.notify_waiters();
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.inner.0.load(Ordering::SeqCst)
     }
 
     /// Sleeps for `duration`; returns false if cancelled first.
-    pub async fn sleep(&self, duration: Duration) -> bool {
+    pub(crate) async fn sleep(&self, duration: Duration) -> bool {
         if self.is_cancelled() {
             return false;
         }

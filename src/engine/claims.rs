@@ -145,7 +145,7 @@ pub(super) async fn await_claim_status(
 }
 
 /// The first UTC day whose 00:00 is at or after `at`.
-pub fn claim_day(at: chrono::DateTime<Utc>) -> chrono::NaiveDate {
+pub(crate) fn claim_day(at: chrono::DateTime<Utc>) -> chrono::NaiveDate {
     let day = at.date_naive();
     if at.time() == chrono::NaiveTime::MIN {
         day

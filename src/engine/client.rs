@@ -10,10 +10,10 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::cancel::Cancel;
-pub use super::client_error::{BodyError, ClientError};
+pub(crate) use super::client_error::{BodyError, ClientError};
 pub use super::tls::install_crypto_provider;
 use super::token::{Lease, Tokens};
-pub use super::waits::{announced_wait, parse_retry_after};
+pub(crate) use super::waits::announced_wait;
 use crate::record::{Body, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED, REDACTED_BEARER, Scrub};
 use crate::timestamp::Timestamp;
@@ -32,10 +32,10 @@ const RECORDED_HEADERS: [&str; 6] = [
 /// Bodies kept in the evidence are cut at this size; larger ones are not parsed.
 pub const MAX_KEPT_BODY: usize = 64 * 1024;
 /// Reading stops here: a larger body is an error, never a memory problem.
-pub const MAX_READ_BODY: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_READ_BODY: usize = 16 * 1024 * 1024;
 
 #[derive(Clone)]
-pub struct ApiClient {
+pub(crate) struct ApiClient {
     http: reqwest::Client,
     base: String,
     tokens: std::sync::Arc<Tokens>,
@@ -44,7 +44,7 @@ pub struct ApiClient {
 }
 
 /// One request to send.
-pub struct Request {
+pub(crate) struct Request {
     pub method: Method,
     pub path: String,
     pub body: Option<Value>,
@@ -61,7 +61,7 @@ pub struct Request {
 
 /// One attempt as it happened.
 #[derive(Debug, Clone)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     pub number: u32,
     pub url: String,
     pub started_at: Timestamp,
@@ -78,7 +78,7 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    pub fn status(&self) -> Option<u16> {
+    pub(crate) fn status(&self) -> Option<u16> {
         self.response.as_ref().map(|r| r.status)
     }
 
@@ -128,7 +128,7 @@ fn token_rejected(response: &ResponseRecord, tokens: &Tokens) -> bool {
 }
 
 /// The HTTP client of a target: its timeout and extra TLS root; the token endpoint uses it too.
-pub fn http_client(
+pub(crate) fn http_client(
     timeout: Duration,
     cacert: Option<&std::path::Path>,
 ) -> Result<reqwest::Client, ClientError> {
@@ -159,7 +159,7 @@ pub fn http_client(
 }
 
 impl ApiClient {
-    pub fn new(
+    pub(crate) fn new(
         base_url: &str,
         tokens: std::sync::Arc<Tokens>,
         http: reqwest::Client,
@@ -176,16 +176,16 @@ impl ApiClient {
     }
 
     /// Where the client's tokens come from.
-    pub fn tokens(&self) -> &std::sync::Arc<Tokens> {
+    pub(crate) fn tokens(&self) -> &std::sync::Arc<Tokens> {
         &self.tokens
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
     /// Sends `request`, retrying retryable failures; returns every attempt, the last one final.
-    pub async fn execute(&self, request: &Request, cancel: &Cancel) -> Vec<Attempt> {
+    pub(crate) async fn execute(&self, request: &Request, cancel: &Cancel) -> Vec<Attempt> {
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut renewed = false;
         loop {
@@ -417,7 +417,10 @@ async fn read_response(
 
 /// JSON when it parses and is small enough; otherwise text, cut at [`MAX_KEPT_BODY`]. JSON of
 /// any readable size is parsed first: the whole of it comes back for reading values.
-pub fn keep_body(bytes: &[u8], token: &dyn Scrub) -> (Body, bool, Option<std::sync::Arc<Value>>) {
+pub(crate) fn keep_body(
+    bytes: &[u8],
+    token: &dyn Scrub,
+) -> (Body, bool, Option<std::sync::Arc<Value>>) {
     if bytes.is_empty() {
         return (Body::null(), false, None);
     }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ClientError {
+pub(crate) enum ClientError {
     #[error("--cacert {}: cannot read: {error}", path.display())]
     CacertUnreadable {
         path: PathBuf,
@@ -21,7 +21,7 @@ pub enum ClientError {
 
 /// An answer whose body was not read whole: the status came, the body did not.
 #[derive(Debug, thiserror::Error)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     #[error("HTTP {status}: body larger than {mib} MiB, not read further")]
     TooLarge { status: u16, mib: usize },
     /// `why` is the transport's words (a timeout, a reset).

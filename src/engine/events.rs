@@ -9,7 +9,7 @@ use crate::timestamp::Timestamp;
 
 /// What happened, in the order it happened.
 #[derive(Debug)]
-pub enum RunEvent {
+pub(crate) enum RunEvent {
     /// A call is about to be sent.
     Sending {
         flow: String,
@@ -35,11 +35,11 @@ pub enum RunEvent {
 }
 
 /// Hears every event of the stream, in order.
-pub trait Subscriber: Send + Sync {
+pub(crate) trait Subscriber: Send + Sync {
     fn on(&self, event: &RunEvent);
 }
 
-pub struct EventStream {
+pub(crate) struct EventStream {
     /// Held while an event is numbered and handed round, so every subscriber hears the events
     /// in one order and exchanges in `seq` order (the evidence merges the journal by it).
     next_seq: Mutex<u64>,
@@ -48,14 +48,14 @@ pub struct EventStream {
 
 impl EventStream {
     /// `next_seq` continues the numbering of a resumed run's earlier exchanges.
-    pub fn new(next_seq: u64, subscribers: Vec<Arc<dyn Subscriber>>) -> EventStream {
+    pub(crate) fn new(next_seq: u64, subscribers: Vec<Arc<dyn Subscriber>>) -> EventStream {
         EventStream {
             next_seq: Mutex::new(next_seq),
             subscribers,
         }
     }
 
-    pub fn emit(&self, mut event: RunEvent) {
+    pub(crate) fn emit(&self, mut event: RunEvent) {
         let mut next_seq = self.next_seq.lock().unwrap_or_else(|e| e.into_inner());
         if let RunEvent::ExchangeFinished(exchange) = &mut event {
             exchange.seq = *next_seq;

@@ -28,7 +28,7 @@ pub(crate) struct FlowRunner<'a> {
 }
 
 impl<'a> FlowRunner<'a> {
-    pub fn new(
+    pub(crate) fn new(
         shared: &'a Arc<Shared>,
         instance: &'a FlowInstance,
         gatekeeper: bool,
@@ -92,7 +92,7 @@ impl<'a> FlowRunner<'a> {
     }
 
     /// Runs the steps from `start`; a failed step skips the rest, naming why.
-    pub async fn run(mut self, start: usize) -> FlowResult {
+    pub(crate) async fn run(mut self, start: usize) -> FlowResult {
         // Failpoint for the test that a panicking flow fails the run (hidden, tests only).
         if crate::env::failpoint("PPCERT_TEST_PANIC_IN_FLOW")
             .is_some_and(|label| label == self.instance.label.as_str())

@@ -7,7 +7,7 @@ use tokio::sync::watch;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum GateState {
+pub(crate) enum GateState {
     Pending,
     Open,
     TokenRejected,
@@ -25,7 +25,7 @@ impl std::fmt::Display for GateState {
     }
 }
 
-pub struct Gate {
+pub(crate) struct Gate {
     sender: watch::Sender<GateState>,
 }
 
@@ -39,7 +39,7 @@ impl Default for Gate {
 
 impl Gate {
     /// Settles the gate once; later calls change nothing.
-    pub fn settle(&self, state: GateState) {
+    pub(crate) fn settle(&self, state: GateState) {
         self.sender.send_if_modified(|current| {
             if *current == GateState::Pending {
                 *current = state;
@@ -52,16 +52,16 @@ impl Gate {
 
     /// The token was rejected after the gate opened (renewed and rejected again, or no new
     /// one could be had): no further step starts.
-    pub fn reject_token(&self) {
+    pub(crate) fn reject_token(&self) {
         self.sender.send_replace(GateState::TokenRejected);
     }
 
-    pub fn state(&self) -> GateState {
+    pub(crate) fn state(&self) -> GateState {
         *self.sender.borrow()
     }
 
     /// Waits until settled; true when open.
-    pub async fn wait_open(&self) -> bool {
+    pub(crate) async fn wait_open(&self) -> bool {
         let mut receiver = self.sender.subscribe();
         let settled = receiver
             .wait_for(|s| *s != GateState::Pending)

@@ -20,7 +20,7 @@ mod step_context;
 mod step_error;
 mod steps;
 mod tls;
-pub mod token;
+pub(crate) mod token;
 mod token_command;
 mod token_endpoint;
 mod token_error;
@@ -35,16 +35,15 @@ use std::panic::AssertUnwindSafe;
 use tokio::sync::Semaphore;
 
 use crate::scenario::Scenario;
-pub use cancel::Cancel;
-pub use claims::claim_day;
-pub use client::ApiClient;
-pub use events::{EventStream, RunEvent, Subscriber};
-pub use gate::{Gate, GateState};
-pub use resume::resume_points;
-pub use shared::Shared;
-pub use state::{FlowInstance, FlowResult, FlowState, FlowStatus, QuoteRef, ResumePoint};
-pub use step_error::StepError;
-pub use token::Tokens;
+pub(crate) use cancel::Cancel;
+pub(crate) use claims::claim_day;
+pub(crate) use client::ApiClient;
+pub(crate) use events::{EventStream, RunEvent, Subscriber};
+pub(crate) use gate::{Gate, GateState};
+pub(crate) use resume::resume_points;
+pub(crate) use shared::Shared;
+pub(crate) use state::{FlowInstance, FlowResult, FlowState, FlowStatus, QuoteRef, ResumePoint};
+pub(crate) use token::Tokens;
 
 /// Flows besides the first whose first request may go while the first call is unanswered.
 /// A bad token or a dead target therefore costs at most `1 + EARLY_FLOWS` requests; in
@@ -66,7 +65,7 @@ fn opens_with_one_request(steps: &[crate::scenario::Step], flight_plans: u32) ->
 }
 
 /// The flow instances of a scenario, in order: flow by flow, repeat by repeat.
-pub fn plan(
+pub(crate) fn plan(
     scenario: &Scenario,
     flight_seller: bool,
     scale: std::num::NonZeroU32,
@@ -112,7 +111,7 @@ fn mark_early(instances: &mut [FlowInstance], flight_plans: u32) {
 /// Runs every instance, starting them in plan order as permits free up. The first one not yet
 /// finished settles the gate with its first call; the others may send a leading quote (harmless)
 /// meanwhile, but nothing else until the gate opens. Results come back in plan order.
-pub async fn execute(
+pub(crate) async fn execute(
     shared: Arc<Shared>,
     instances: Vec<FlowInstance>,
     mut resume: HashMap<String, ResumePoint>,

@@ -12,7 +12,7 @@ use crate::record::{Check, ValueRead};
 impl StepContext<'_> {
     /// Reads `name` from the answer pending: the capture configured for it, else `fallback`.
     /// `None` when the status was not a success.
-    pub fn read_value(
+    pub(super) fn read_value(
         &self,
         pending: &mut Pending,
         name: &str,
@@ -75,7 +75,7 @@ impl StepContext<'_> {
     }
 
     /// [`StepContext::read_value`] with the built-in reading of the value.
-    pub fn read_builtin(
+    pub(super) fn read_builtin(
         &self,
         pending: &mut Pending,
         name: &str,

@@ -9,24 +9,24 @@ use crate::models::Operation;
 
 /// Whether the flow cannot go on without the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
+pub(crate) enum Need {
     Required,
     Optional,
 }
 
 /// A built-in reading: the value and the JSONPath (or description) it was found at.
-pub type Found = Option<(Value, String)>;
+pub(crate) type Found = Option<(Value, String)>;
 
 /// What one reading gave: the value if any, where it came from, and whether a capture said so.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reading {
+pub(crate) struct Reading {
     pub value: Option<Value>,
     pub from: String,
     pub configured: bool,
 }
 
 /// An id, a reference or a status as text: strings and numbers both give one.
-pub fn as_text(value: &Value) -> Option<String> {
+pub(crate) fn as_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -35,7 +35,7 @@ pub fn as_text(value: &Value) -> Option<String> {
 }
 
 /// The built-in reading of each capturable value (`product_type` for contract values).
-pub fn builtin(op: Operation, name: &str, product_type: &str, body: &Value) -> Found {
+pub(crate) fn builtin(op: Operation, name: &str, product_type: &str, body: &Value) -> Found {
     match (op, name) {
         (Operation::Quote, "id") | (Operation::Claim, "claim_id") => tolerant::field(body, "id"),
         (Operation::Quote, "reference") => tolerant::field(body, "reference"),
@@ -61,7 +61,10 @@ pub fn builtin(op: Operation, name: &str, product_type: &str, body: &Value) -> F
 }
 
 /// The first contract of `product_type` wherever the body holds it, and how it was found.
-pub fn first_contract<'a>(body: &'a Value, product_type: &str) -> Option<(&'a Value, String)> {
+pub(crate) fn first_contract<'a>(
+    body: &'a Value,
+    product_type: &str,
+) -> Option<(&'a Value, String)> {
     let (found, how) = tolerant::contracts(body, product_type);
     found
         .first()
@@ -69,7 +72,7 @@ pub fn first_contract<'a>(body: &'a Value, product_type: &str) -> Option<(&'a Va
 }
 
 /// Reads `name` from `body`: the capture configured for it, else `fallback`.
-pub fn read(
+pub(crate) fn read(
     endpoints: &Endpoints,
     op: Operation,
     name: &str,
@@ -100,7 +103,7 @@ pub fn read(
 }
 
 /// The claim status of the claimed contract, found by its id among the booking's contracts.
-pub fn claimed_contract_status(
+pub(crate) fn claimed_contract_status(
     body: &serde_json::Value,
     product_type: &str,
     contract: &str,

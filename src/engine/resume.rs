@@ -10,7 +10,7 @@ use crate::record::{Exchange, StepEvent, StepStatus};
 /// the run died in can have made them, never an earlier step of the same name.
 /// Records are grouped by flow first: a large run has tens of thousands of each, and a scan per
 /// flow would make resuming it quadratic.
-pub fn resume_points(
+pub(crate) fn resume_points(
     instances: &[FlowInstance],
     started: &[(String, usize)],
     steps: &[StepEvent],

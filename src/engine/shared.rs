@@ -11,7 +11,7 @@ use crate::datagen::Generator;
 use crate::environment::Environment;
 
 /// What every flow of a run shares.
-pub struct Shared {
+pub(crate) struct Shared {
     pub client: ApiClient,
     pub endpoints: crate::endpoints::Endpoints,
     pub generator: Generator,

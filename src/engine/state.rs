@@ -13,7 +13,7 @@ use crate::timestamp::Timestamp;
 
 /// One run of one flow: `lifecycle#3` is the third repeat of flow `lifecycle`.
 #[derive(Debug, Clone)]
-pub struct FlowInstance {
+pub(crate) struct FlowInstance {
     pub label: String,
     pub flow: String,
     pub ordinal: u32,
@@ -26,14 +26,14 @@ pub struct FlowInstance {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct QuoteRef {
+pub(crate) struct QuoteRef {
     pub id: String,
     pub reference: String,
 }
 
 /// What a flow's steps hand each other; saved after every step so `--resume` can continue.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FlowState {
+pub(crate) struct FlowState {
     pub booking: Option<Booking>,
     /// Quotes made and not yet used by a subscription or update.
     pub open_quotes: Vec<QuoteRef>,
@@ -53,7 +53,7 @@ pub struct FlowState {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FlowStatus {
+pub(crate) enum FlowStatus {
     Completed,
     Failed,
     Interrupted,
@@ -61,7 +61,7 @@ pub enum FlowStatus {
 }
 
 #[derive(Debug, Clone)]
-pub struct FlowResult {
+pub(crate) struct FlowResult {
     pub label: String,
     pub flow: String,
     pub state: FlowState,
@@ -73,7 +73,7 @@ impl FlowResult {
     /// A finished flow as the run keeps it until the evidence is built, which reads its booking
     /// number, the quotes made, the contracts, the claim and the price delta. The generated
     /// trip and the working quote lists go: a scale-1000 run holds thirteen thousand results.
-    pub fn settled(mut self) -> FlowResult {
+    pub(crate) fn settled(mut self) -> FlowResult {
         let state = &mut self.state;
         if let Some(booking) = state.booking.as_mut() {
             booking.plans = Vec::new();
@@ -87,7 +87,7 @@ impl FlowResult {
 
 /// Where a resumed flow picks up.
 #[derive(Debug, Clone, Default)]
-pub struct ResumePoint {
+pub(crate) struct ResumePoint {
     pub next_step: usize,
     pub state: Option<FlowState>,
     /// The next step had started (its exchanges are in the journal) but not finished.

@@ -35,7 +35,7 @@ pub(crate) struct StepContext<'a> {
 }
 
 impl StepContext<'_> {
-    pub fn booking(&self) -> &Booking {
+    pub(super) fn booking(&self) -> &Booking {
         self.state
             .booking
             .as_ref()
@@ -43,7 +43,7 @@ impl StepContext<'_> {
     }
 
     /// The template context docs/design.md lists for endpoint overrides.
-    pub fn context(
+    pub(super) fn context(
         &self,
         quote: Option<&QuoteRef>,
         contract: Option<&str>,
@@ -60,7 +60,7 @@ impl StepContext<'_> {
 
     /// The context of a contracts read: the booking's (first) product type is known, as the
     /// rehearsal before the run assumed.
-    pub fn read_context(&self) -> Value {
+    pub(super) fn read_context(&self) -> Value {
         let mut context = self.context(None, None, None);
         let product_type = (self.booking().product_types.first())
             .copied()
@@ -70,7 +70,7 @@ impl StepContext<'_> {
     }
 
     /// The success rule of an operation's endpoint.
-    pub fn success(&self, operation: Operation) -> Expect {
+    pub(super) fn success(&self, operation: Operation) -> Expect {
         Expect::Success(self.shared.endpoints.success(operation))
     }
 
@@ -89,7 +89,7 @@ impl StepContext<'_> {
     }
 
     /// Builds a call from the operation's endpoint: its method, rendered path and body.
-    pub fn spec(
+    pub(super) fn spec(
         &mut self,
         operation: Operation,
         step: &str,
@@ -133,7 +133,7 @@ impl StepContext<'_> {
     }
 
     /// Finishes the exchange; a failed one fails the step with its first failed check.
-    pub fn conclude(&mut self, pending: Pending) -> Result<(), StepError> {
+    pub(super) fn conclude(&mut self, pending: Pending) -> Result<(), StepError> {
         let mut failures: Vec<String> = pending
             .checks
             .iter()
@@ -171,7 +171,7 @@ impl StepContext<'_> {
     }
 
     /// A call whose answer only needs its status checked (and its layout noted).
-    pub async fn send_and_conclude(&mut self, spec: CallSpec) -> Result<(), StepError> {
+    pub(super) async fn send_and_conclude(&mut self, spec: CallSpec) -> Result<(), StepError> {
         let mut pending = self.send(spec).await;
         pending.payload();
         self.conclude(pending)

@@ -3,7 +3,7 @@
 
 /// Why a step failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StepError {
+pub(crate) enum StepError {
     /// The call did not do what the step needs: a refusal, no answer, or a failed check.
     Call(String),
     /// A value the step needs was not read by an earlier step (or from this answer).
@@ -29,7 +29,7 @@ impl std::fmt::Display for StepError {
 }
 
 /// A missing value, named.
-pub fn missing(what: impl Into<String>) -> StepError {
+pub(super) fn missing(what: impl Into<String>) -> StepError {
     StepError::Missing(what.into())
 }
 

@@ -252,7 +252,7 @@ fn delta_check(delta: &Result<(f64, &'static str), String>, expected: Sign) -> C
 }
 
 /// A short quote of a body for check details.
-pub fn excerpt(value: &Value) -> String {
+pub(super) fn excerpt(value: &Value) -> String {
     let text = value.to_string();
     if text.len() <= 300 {
         text

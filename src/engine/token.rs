@@ -10,20 +10,20 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use super::token_error::TokenError;
+pub(crate) use super::token_error::TokenError;
 use crate::config::TokenSource;
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;
 
 /// A token as handed to one attempt: the generation says which renewal it came from.
 #[derive(Debug, Clone)]
-pub struct Lease {
+pub(crate) struct Lease {
     pub token: Secret,
     pub generation: u64,
 }
 
 use crate::record::TokenOutcome;
-pub use crate::record::TokenRequest as TokenCall;
+pub(crate) use crate::record::TokenRequest as TokenCall;
 
 struct Issued {
     token: Secret,
@@ -32,7 +32,7 @@ struct Issued {
     lifetime: Option<Duration>,
 }
 
-pub struct Tokens {
+pub(crate) struct Tokens {
     source: TokenSource,
     http: reqwest::Client,
     current: RwLock<Issued>,
@@ -54,7 +54,7 @@ type Fetched = (Secret, Option<Duration>);
 
 impl Tokens {
     /// A fixed token (the embedded sandbox's): nothing to renew.
-    pub fn fixed(token: Secret) -> Arc<Tokens> {
+    pub(crate) fn fixed(token: Secret) -> Arc<Tokens> {
         // Never used to fetch, but building any client needs the TLS provider installed.
         super::tls::install_crypto_provider();
         Arc::new(Tokens::with(
@@ -87,7 +87,7 @@ impl Tokens {
     }
 
     /// Fetches the first token from `source`; `http` carries the target's TLS roots.
-    pub async fn start(
+    pub(crate) async fn start(
         source: TokenSource,
         http: reqwest::Client,
     ) -> Result<Arc<Tokens>, TokenError> {
@@ -105,7 +105,7 @@ impl Tokens {
 
     /// The token to send now; one about to expire is renewed first (a failed renewal keeps
     /// the current one: the server will say whether it still works).
-    pub async fn lease(&self) -> Lease {
+    pub(crate) async fn lease(&self) -> Lease {
         let (generation, expiring) = {
             let issued = self.read();
             let margin = issued.lifetime.map(renewal_margin).unwrap_or_default();
@@ -136,7 +136,7 @@ impl Tokens {
     }
 
     /// Renews the token that `generation` leased, unless another flow already did.
-    pub async fn renew(&self, generation: u64) -> Result<Lease, TokenError> {
+    pub(crate) async fn renew(&self, generation: u64) -> Result<Lease, TokenError> {
         self.renew_token(generation, true).await
     }
 
@@ -185,47 +185,47 @@ impl Tokens {
     }
 
     /// Whether the source can give another token after a rejection.
-    pub fn renews(&self) -> bool {
+    pub(crate) fn renews(&self) -> bool {
         self.source.renews()
     }
 
     /// Whether the current token is past the expiry its source announced.
-    pub fn expired(&self) -> bool {
+    pub(crate) fn expired(&self) -> bool {
         self.read().expires.is_some_and(|at| Instant::now() >= at)
     }
 
-    pub fn give_up(&self) {
+    pub(crate) fn give_up(&self) {
         self.given_up.store(true, Ordering::Relaxed);
     }
 
     /// A renewed token was rejected too, or none could be had: no more flows should start.
-    pub fn given_up(&self) -> bool {
+    pub(crate) fn given_up(&self) -> bool {
         self.given_up.load(Ordering::Relaxed)
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         self.source.describe()
     }
 
     /// The fingerprint of the token in use now.
-    pub fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         self.read().token.fingerprint()
     }
 
     /// The token endpoint's (or command's) calls so far.
-    pub fn calls(&self) -> Vec<TokenCall> {
+    pub(crate) fn calls(&self) -> Vec<TokenCall> {
         self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// `text` with every token issued so far and the client secret removed.
-    pub fn scrub(&self, text: &str) -> String {
+    pub(crate) fn scrub(&self, text: &str) -> String {
         let known = self.known.read().unwrap_or_else(|e| e.into_inner());
         known
             .iter()
             .fold(text.to_string(), |text, s| s.scrub(&text))
     }
 
-    pub fn scrub_json(&self, value: &mut Value) {
+    pub(crate) fn scrub_json(&self, value: &mut Value) {
         for secret in self.known.read().unwrap_or_else(|e| e.into_inner()).iter() {
             secret.scrub_json(value);
         }

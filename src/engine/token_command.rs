@@ -14,7 +14,7 @@ use crate::secret::Secret;
 /// A command prints a token, not a file's worth of output.
 const MAX_OUTPUT: u64 = 64 * 1024;
 
-pub async fn run(
+pub(super) async fn run(
     argv: &[String],
     timeout: Duration,
 ) -> Result<(Secret, Option<Duration>), TokenError> {

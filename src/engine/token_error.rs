@@ -5,7 +5,7 @@
 use crate::config::SecretError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum TokenError {
+pub(crate) enum TokenError {
     /// The token file, read again after a rejection, is no longer one token.
     #[error(transparent)]
     File(#[from] SecretError),

@@ -7,14 +7,14 @@
 use serde_json::Value;
 
 /// The payload, and whether it was wrapped in `data`.
-pub fn payload(body: &Value) -> (&Value, bool) {
+pub(crate) fn payload(body: &Value) -> (&Value, bool) {
     match body.get("data") {
         Some(inner) if inner.is_object() || inner.is_array() => (inner, true),
         _ => (body, false),
     }
 }
 
-pub fn wrap_note(wrapped: bool) -> &'static str {
+pub(crate) fn wrap_note(wrapped: bool) -> &'static str {
     if wrapped {
         "wrapped in data"
     } else {
@@ -23,7 +23,7 @@ pub fn wrap_note(wrapped: bool) -> &'static str {
 }
 
 /// A non-empty string or number field, as a string.
-pub fn string_field(value: &Value, name: &str) -> Option<String> {
+pub(crate) fn string_field(value: &Value, name: &str) -> Option<String> {
     match value.get(name)? {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -33,7 +33,7 @@ pub fn string_field(value: &Value, name: &str) -> Option<String> {
 
 /// `name` in the body, under `data`, or one wrapper deeper (`{"quote": {"id"}}`), with the
 /// JSONPath it was found at. Empty strings, nulls and objects are not values.
-pub fn field(body: &Value, name: &str) -> Option<(Value, String)> {
+pub(crate) fn field(body: &Value, name: &str) -> Option<(Value, String)> {
     let usable = |v: &Value| match v {
         Value::String(s) => !s.is_empty(),
         Value::Number(_) => true,
@@ -52,7 +52,7 @@ pub fn field(body: &Value, name: &str) -> Option<(Value, String)> {
 }
 
 /// A `priceDelta` value in any of its shapes, with the shape's name.
-pub fn delta_amount(delta: &Value) -> Result<(f64, &'static str), String> {
+pub(crate) fn delta_amount(delta: &Value) -> Result<(f64, &'static str), String> {
     let numeric = |v: &Value| match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse::<f64>().ok(),
@@ -77,7 +77,7 @@ pub fn delta_amount(delta: &Value) -> Result<(f64, &'static str), String> {
 }
 
 /// Contracts of `product_type` wherever the body holds them, and how they were found.
-pub fn contracts<'a>(body: &'a Value, product_type: &str) -> (Vec<&'a Value>, String) {
+pub(crate) fn contracts<'a>(body: &'a Value, product_type: &str) -> (Vec<&'a Value>, String) {
     let mut found = Vec::new();
     let mut how = String::new();
     search(body, product_type, 0, &mut found, &mut how);
@@ -132,7 +132,7 @@ fn search<'a>(
 }
 
 /// A contract element's id: its own `id`, or that of a nested `contract` object.
-pub fn contract_id(element: &Value) -> Option<(String, &'static str)> {
+pub(crate) fn contract_id(element: &Value) -> Option<(String, &'static str)> {
     string_field(element, "id")
         .map(|id| (id, "id"))
         .or_else(|| {
@@ -145,7 +145,7 @@ pub fn contract_id(element: &Value) -> Option<(String, &'static str)> {
 
 /// The claim status a contract element shows, if it has a claim (beside or inside a nested
 /// `contract` object).
-pub fn claim_status(contract: &Value) -> Option<String> {
+pub(crate) fn claim_status(contract: &Value) -> Option<String> {
     let own = |c: &Value| {
         c.get("claim")
             .and_then(|c| c.get("status"))

@@ -13,7 +13,7 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// The wait a 429 or 503 announces: `Retry-After`, else `RateLimit-Reset` or
 /// `X-RateLimit-Reset` (delta seconds, or a Unix time when larger than now), else the `t`
 /// parameter of a structured `RateLimit` header.
-pub fn announced_wait(headers: &BTreeMap<String, String>) -> Option<Duration> {
+pub(crate) fn announced_wait(headers: &BTreeMap<String, String>) -> Option<Duration> {
     let get = |name: &str| {
         headers
             .iter()
@@ -51,7 +51,7 @@ fn parse_reset(value: &str, now: i64) -> Option<Duration> {
 }
 
 /// `Retry-After`: delta-seconds or an HTTP date.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     if let Ok(secs) = value.trim().parse::<u64>() {
         return Some(Duration::from_secs(secs).min(MAX_RETRY_AFTER));
     }

@@ -9,7 +9,7 @@ use crate::journal::{Archive, Journal, Line};
 use crate::record::{Exchange, StepEvent};
 
 /// Everything recorded, for the evidence.
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// Slim (see [`Exchange::slim`]) except those the journal could not hold.
     pub exchanges: Vec<Exchange>,
     pub steps: Vec<StepEvent>,
@@ -20,7 +20,7 @@ pub struct Recorded {
 
 impl Recorded {
     /// The evidence of everything recorded, saying so when the journal fell short.
-    pub fn into_evidence(
+    pub(crate) fn into_evidence(
         self,
         run: super::RunInfo,
         requirements: &[crate::scenario::Requirement],
@@ -55,7 +55,7 @@ struct Collected {
     spill: bool,
 }
 
-pub struct Collector(Mutex<Collected>);
+pub(crate) struct Collector(Mutex<Collected>);
 
 impl Subscriber for Collector {
     fn on(&self, event: &RunEvent) {
@@ -85,7 +85,7 @@ impl Subscriber for Collector {
 
 /// A run's recording: the event stream the engine emits into, the journal and the collector
 /// subscribed to it (with any other subscriber, such as the progress display).
-pub struct Recording {
+pub(crate) struct Recording {
     pub events: Arc<EventStream>,
     journal: Arc<JournalWriter>,
     collector: Arc<Collector>,
@@ -94,7 +94,7 @@ pub struct Recording {
 impl Recording {
     /// `previous` holds what a resumed run already recorded (read from this journal, so kept
     /// slim); numbering continues after it.
-    pub fn new(
+    pub(crate) fn new(
         journal: Journal,
         previous: (Vec<Exchange>, Vec<StepEvent>),
         others: Vec<Arc<dyn Subscriber>>,
@@ -128,7 +128,7 @@ impl Recording {
 
     /// A recording that keeps nothing per exchange in memory: [`Recording::take`] reads the
     /// slim record back from the journal, so a long session's memory stays flat.
-    pub fn spilling(journal: Journal) -> Recording {
+    pub(crate) fn spilling(journal: Journal) -> Recording {
         let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
         recording
             .collector
@@ -140,12 +140,12 @@ impl Recording {
     }
 
     /// A line of the run itself (its end), outside the engine's events.
-    pub fn write_line(&self, line: &Line) {
+    pub(crate) fn write_line(&self, line: &Line) {
         self.journal.write(line);
     }
 
     /// What was recorded; the exchanges the journal could not hold come back whole.
-    pub fn take(&self) -> Recorded {
+    pub(crate) fn take(&self) -> Recorded {
         let collected =
             std::mem::take(&mut *self.collector.0.lock().unwrap_or_else(|e| e.into_inner()));
         if collected.spill {

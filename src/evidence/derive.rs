@@ -17,7 +17,7 @@ use crate::timestamp::Timestamp;
 const NAMED: usize = 20;
 
 /// The record computed again from the journal, and how `evidence.json` differs from it.
-pub struct Rederived {
+pub(crate) struct Rederived {
     /// Built by the run's own code from the journal's lines (exchanges kept slim, as a run
     /// keeps them: the ledger and the verdict read nothing that slimming drops).
     pub evidence: Evidence,
@@ -185,7 +185,7 @@ impl Read {
 
 /// Computes the record again from `journal` and compares `recorded` with it. An error means
 /// the journal itself cannot be read as a finished run's.
-pub fn rederive(journal: impl BufRead, recorded: &Evidence) -> Result<Rederived, String> {
+pub(crate) fn rederive(journal: impl BufRead, recorded: &Evidence) -> Result<Rederived, String> {
     let mut diff = Differences::default();
     let read = read(journal, recorded, &mut diff)?;
     let mut run = read

@@ -8,7 +8,7 @@ use crate::scenario::Requirement;
 
 /// One requirement as the provider would count it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequirementResult {
+pub(crate) struct RequirementResult {
     pub operation: Operation,
     pub required: u32,
     pub succeeded: u32,
@@ -20,7 +20,7 @@ pub struct RequirementResult {
 }
 
 /// The provider's ledger: successes counted once, lost-and-unreconciled requests apart.
-pub fn ledger(
+pub(super) fn ledger(
     requirements: &[Requirement],
     flight_seller: bool,
     exchanges: &[Exchange],

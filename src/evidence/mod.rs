@@ -1,19 +1,19 @@
 //! `evidence.json`: the canonical record of a run (schema version 1). Every report is rendered
 //! from it alone; the requirement ledger counts exchanges as the provider's own ledger would.
 
-pub mod collect;
-pub mod derive;
+pub(crate) mod collect;
+pub(crate) mod derive;
 mod ledger;
 mod model;
-pub mod spill;
-pub mod stream;
-pub mod webhooks;
+pub(crate) mod spill;
+pub(crate) mod stream;
+pub(crate) mod webhooks;
 
-pub use crate::journal::FlowSummary;
+pub(crate) use crate::journal::FlowSummary;
 /// The scenario source of a `ppcert proxy` session: the partner's own traffic, no scenario.
-pub use crate::scenario::PARTNER_TRAFFIC;
-pub use ledger::RequirementResult;
-pub use model::{
+pub(crate) use crate::scenario::PARTNER_TRAFFIC;
+pub(crate) use ledger::RequirementResult;
+pub(crate) use model::{
     BookingRecord, Evidence, FILE_NAME, Partner, RunInfo, SANDBOX_NOTICE, TargetInfo, Tool,
     Verdict, build,
 };

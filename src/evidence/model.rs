@@ -13,14 +13,14 @@ use crate::record::{Exchange, StepEvent, StepStatus};
 use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
 
-pub const SCHEMA_VERSION: u32 = 1;
-pub const FILE_NAME: &str = "evidence.json";
+pub(super) const SCHEMA_VERSION: u32 = 1;
+pub(crate) const FILE_NAME: &str = "evidence.json";
 
 /// Said in every report of a run against the embedded sandbox.
-pub const SANDBOX_NOTICE: &str = "This run talked to ppcert's sandbox (its answers say so), not the provider's staging server: it is not certification evidence. Run against staging (--base-url) for evidence the provider accepts.";
+pub(crate) const SANDBOX_NOTICE: &str = "This run talked to ppcert's sandbox (its answers say so), not the provider's staging server: it is not certification evidence. Run against staging (--base-url) for evidence the provider accepts.";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     pub schema_version: u32,
     pub tool: Tool,
     pub run: RunInfo,
@@ -45,7 +45,7 @@ pub struct Evidence {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Tool {
+pub(crate) struct Tool {
     pub name: String,
     pub version: String,
 }
@@ -60,7 +60,7 @@ impl Default for Tool {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunInfo {
+pub(crate) struct RunInfo {
     pub id: String,
     pub started_at: Timestamp,
     pub finished_at: Option<Timestamp>,
@@ -91,13 +91,13 @@ fn default_dialect() -> String {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Partner {
+pub(crate) struct Partner {
     pub name: String,
     pub flight_seller: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TargetInfo {
+pub(crate) struct TargetInfo {
     pub base_url: String,
     pub environment: crate::environment::Environment,
     pub embedded: bool,
@@ -108,7 +108,7 @@ pub struct TargetInfo {
 
 impl TargetInfo {
     /// The embedded sandbox is known to be one before any answer says so.
-    pub fn new(
+    pub(crate) fn new(
         base_url: &str,
         environment: crate::environment::Environment,
         embedded: bool,
@@ -124,14 +124,14 @@ impl TargetInfo {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Passed,
     Failed,
     Incomplete,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BookingRecord {
+pub(crate) struct BookingRecord {
     pub booking_number: String,
     pub flow: String,
     pub quotes: Vec<QuoteRef>,
@@ -165,7 +165,7 @@ fn booking_record(flow: &FlowResult) -> Option<BookingRecord> {
 }
 
 /// Assembles the record; `complete` is false for an interrupted run.
-pub fn build(
+pub(crate) fn build(
     run: RunInfo,
     requirements: &[Requirement],
     exchanges: Vec<Exchange>,
@@ -249,14 +249,11 @@ fn verdict(
 }
 
 impl Evidence {
-    pub fn read(path: &std::path::Path) -> Result<Evidence, String> {
-        let file = std::fs::File::open(path)
-            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        Evidence::from_reader(&path.display().to_string(), std::io::BufReader::new(file))
-    }
-
     /// Reads a record from `reader`; `name` says where it came from in errors.
-    pub fn from_reader(name: &str, mut reader: impl std::io::Read) -> Result<Evidence, String> {
+    pub(crate) fn from_reader(
+        name: &str,
+        mut reader: impl std::io::Read,
+    ) -> Result<Evidence, String> {
         // Read whole, then parsed: serde_json parses a string several times faster than a reader.
         let mut text = String::new();
         reader

@@ -11,7 +11,7 @@ use crate::record::{Exchange, StepEvent};
 
 /// The slim exchanges and the steps of the journal at `path`, in the order written, with the
 /// exchanges the journal could not hold (`unwritten`, whole) put back in `seq` order.
-pub fn read_back(
+pub(crate) fn read_back(
     path: &Path,
     unwritten: BTreeMap<u64, Exchange>,
 ) -> std::io::Result<(Vec<Exchange>, Vec<StepEvent>)> {

@@ -13,7 +13,7 @@ use crate::journal::Archive;
 use crate::record::Exchange;
 
 /// The evidence, serialised exactly as `Evidence` derives it, exchanges from the archive.
-pub struct Streamed<'a> {
+pub(crate) struct Streamed<'a> {
     pub evidence: &'a Evidence,
     pub archive: &'a Archive,
 }
@@ -104,7 +104,7 @@ impl Serialize for Whole<'_> {
 }
 
 /// Puts back whole, from the journal, the exchanges `wanted` by seq (those a report shows).
-pub fn hydrate(evidence: &mut Evidence, wanted: &HashSet<u64>) -> std::io::Result<()> {
+pub(crate) fn hydrate(evidence: &mut Evidence, wanted: &HashSet<u64>) -> std::io::Result<()> {
     let Some(archive) = evidence.archive.clone() else {
         return Ok(());
     };

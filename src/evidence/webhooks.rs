@@ -10,23 +10,27 @@ use crate::models::Operation;
 use crate::record::Exchange;
 use crate::webhook::listen::{Received, Verdict};
 
-pub const NOTE: &str = "Webhooks are not a counted requirement: the provider documents deliveries up to 48 h late. This shows what arrived while the run worked; the run did not wait for more.";
+pub(crate) const NOTE: &str = "Webhooks are not a counted requirement: the provider documents deliveries up to 48 h late. This shows what arrived while the run worked; the run did not wait for more.";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WebhooksSection {
+pub(crate) struct WebhooksSection {
     /// Where the run listened.
     pub listening: String,
     pub scheme: String,
     pub note: String,
+    /// Every delivery that arrived, kept or not.
     pub received: usize,
     pub rejected: usize,
+    /// Deliveries beyond the first `MAX_KEPT_DELIVERIES`: counted in `received`, not listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_kept: usize,
     pub events: Vec<Received>,
     pub claims: Vec<ClaimStatuses>,
 }
 
 /// One booking's claim: statuses in the order seen, consecutive repeats folded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClaimStatuses {
+pub(crate) struct ClaimStatuses {
     pub booking_number: String,
     pub polled: Vec<String>,
     pub delivered: Vec<String>,
@@ -35,16 +39,20 @@ pub struct ClaimStatuses {
     pub all_polled_delivered: bool,
 }
 
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
 fn push_folded(statuses: &mut Vec<String>, status: &str) {
     if statuses.last().map(String::as_str) != Some(status) {
         statuses.push(status.to_string());
     }
 }
 
-pub fn section(
+pub(crate) fn section(
     listening: String,
     scheme: &str,
-    events: Vec<Received>,
+    (events, not_kept): (Vec<Received>, usize),
     exchanges: &[Exchange],
 ) -> WebhooksSection {
     let mut claims: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
@@ -70,7 +78,8 @@ pub fn section(
         listening,
         scheme: scheme.to_string(),
         note: NOTE.to_string(),
-        received: events.len(),
+        received: events.len() + not_kept,
+        not_kept,
         rejected: events
             .iter()
             .filter(|e| e.verdict == Verdict::Rejected)
@@ -117,7 +126,7 @@ mod tests {
         }))
         .unwrap();
         let forged = vec![received("BN1", "ACCEPTED", Verdict::Rejected)];
-        section(String::new(), "github", forged, &[exchange])
+        section(String::new(), "github", (forged, 0), &[exchange])
     }
 
     #[test]
@@ -128,7 +137,12 @@ mod tests {
             received("BN1", "REFUNDED", Verdict::Rejected),
             received("BN1", "REFUNDABLE", Verdict::Accepted),
         ];
-        let section = section("http://127.0.0.1:1".into(), "provider-docs", events, &[]);
+        let section = section(
+            "http://127.0.0.1:1".into(),
+            "provider-docs",
+            (events, 0),
+            &[],
+        );
         assert_eq!(section.received, 4);
         assert_eq!(section.rejected, 1);
         assert_eq!(section.claims.len(), 1);

@@ -10,11 +10,11 @@ use serde_json::Value;
 use crate::record::{Exchange, StepEvent};
 use crate::timestamp::Timestamp;
 
-pub const FILE_NAME: &str = "journal.jsonl";
+pub(crate) const FILE_NAME: &str = "journal.jsonl";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Line {
+pub(crate) enum Line {
     /// The run's identity: everything needed to regenerate its data on resume.
     Run {
         run: Value,
@@ -56,14 +56,14 @@ pub enum Line {
 
 /// How one flow instance ended, as the evidence lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FlowSummary {
+pub(crate) struct FlowSummary {
     pub label: String,
     pub flow: String,
     pub status: crate::engine::FlowStatus,
     pub reason: Option<String>,
 }
 
-pub struct Journal {
+pub(crate) struct Journal {
     pub(super) file: File,
     pub(super) path: PathBuf,
 }
@@ -71,7 +71,7 @@ pub struct Journal {
 /// Where a run's whole exchanges are once memory keeps them slim: in the journal, except the
 /// ones `kept_whole` (their line could not be written, so memory kept them as they were).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Archive {
+pub(crate) struct Archive {
     pub path: PathBuf,
     pub kept_whole: std::collections::HashSet<u64>,
 }
@@ -79,7 +79,7 @@ pub struct Archive {
 impl Archive {
     /// Calls `each` with every exchange of the journal, in the order written, one line in
     /// memory at a time; stops early when `each` returns false.
-    pub fn exchanges(
+    pub(crate) fn exchanges(
         &self,
         mut each: impl FnMut(Exchange) -> std::io::Result<bool>,
     ) -> std::io::Result<()> {
@@ -108,7 +108,7 @@ impl Archive {
 impl Journal {
     /// Creates `dir/journal.jsonl`, or appends to it when resuming, after cutting off a torn
     /// last line (a full disk or a power cut mid-write) so the next line starts on its own.
-    pub fn open(dir: &Path, append: bool) -> std::io::Result<Journal> {
+    pub(crate) fn open(dir: &Path, append: bool) -> std::io::Result<Journal> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(FILE_NAME);
         if append {
@@ -123,12 +123,12 @@ impl Journal {
         Ok(Journal { file, path })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Writes one line and flushes it to the OS, so a killed run loses nothing recorded.
-    pub fn append(&mut self, line: &Line) -> std::io::Result<()> {
+    pub(crate) fn append(&mut self, line: &Line) -> std::io::Result<()> {
         let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         text.push('\n');
         self.file.write_all(text.as_bytes())?;
@@ -155,7 +155,7 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
 
 /// Why a journal could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     #[error("{}: cannot read: {source}", path.display())]
     Unreadable {
         path: PathBuf,
@@ -174,7 +174,7 @@ pub enum ReadError {
 /// character: it has no newline after it) is ignored, any other bad line is an error naming
 /// its number. A finished last line that is not a journal line is such an error too: it was
 /// not torn by a crash, and appending after it would leave it in the middle of the record.
-pub fn read(path: &Path) -> Result<Vec<Line>, ReadError> {
+pub(crate) fn read(path: &Path) -> Result<Vec<Line>, ReadError> {
     let bytes = std::fs::read(path).map_err(|source| ReadError::Unreadable {
         path: path.to_path_buf(),
         source,
@@ -208,7 +208,7 @@ pub fn read(path: &Path) -> Result<Vec<Line>, ReadError> {
     Ok(parsed)
 }
 
-pub fn parse_line(text: &str) -> serde_json::Result<Line> {
+pub(crate) fn parse_line(text: &str) -> serde_json::Result<Line> {
     #[derive(Deserialize)]
     struct Tag<'a> {
         #[serde(rename = "type", borrow)]

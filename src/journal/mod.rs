@@ -2,6 +2,6 @@
 //! run goes. It is the crash-safe record and the basis of `--resume`.
 
 mod lines;
-pub mod writer;
+pub(crate) mod writer;
 
-pub use lines::{Archive, FILE_NAME, FlowSummary, Journal, Line, parse_line, read};
+pub(crate) use lines::{Archive, FILE_NAME, FlowSummary, Journal, Line, parse_line, read};

@@ -9,7 +9,7 @@ use super::{Journal, Line};
 use crate::engine::{RunEvent, Subscriber};
 use crate::record::Exchange;
 
-pub struct JournalWriter {
+pub(crate) struct JournalWriter {
     inner: Mutex<Inner>,
     path: PathBuf,
 }
@@ -23,13 +23,13 @@ struct Inner {
 }
 
 /// What the journal could not hold.
-pub struct Unwritten {
+pub(crate) struct Unwritten {
     pub error: Option<String>,
     pub exchanges: BTreeMap<u64, Exchange>,
 }
 
 impl JournalWriter {
-    pub fn new(journal: Journal) -> JournalWriter {
+    pub(crate) fn new(journal: Journal) -> JournalWriter {
         JournalWriter {
             path: journal.path().to_path_buf(),
             inner: Mutex::new(Inner {
@@ -40,12 +40,12 @@ impl JournalWriter {
         }
     }
 
-    pub fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         &self.path
     }
 
     /// Appends a line; whether it reached the file.
-    pub fn write(&self, line: &Line) -> bool {
+    pub(crate) fn write(&self, line: &Line) -> bool {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         match inner.journal.append(line) {
             Ok(()) => true,
@@ -57,7 +57,7 @@ impl JournalWriter {
         }
     }
 
-    pub fn take_unwritten(&self) -> Unwritten {
+    pub(crate) fn take_unwritten(&self) -> Unwritten {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         Unwritten {
             error: inner.error.take(),

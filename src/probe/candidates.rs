@@ -14,7 +14,7 @@ const LAST_SEGMENT: &str = "/([^/?#]+)/?(?:[?#].*)?$";
 /// RFC 9535 JSONPaths, then ids in a `Location` or `Content-Location` header. Contract values
 /// get `{{ product_type }}` in place of the product type, as a capture template: a group key
 /// becomes `.{{ product_type }}`, an array whose entries carry their product type a filter.
-pub fn candidates(
+pub(super) fn candidates(
     answer: AnswerView<'_>,
     name: &str,
     product_type: &str,
@@ -184,7 +184,7 @@ fn segment(key: &str) -> String {
 }
 
 /// The answer's shape: keys and types, values elided; arrays by their first element.
-pub fn shape(value: &Value) -> String {
+pub(super) fn shape(value: &Value) -> String {
     let mut text = String::new();
     write_shape(value, 0, &mut text);
     if text.chars().count() > 400 {

@@ -9,7 +9,7 @@ mod prober;
 mod proof;
 mod steps;
 mod stop;
-pub mod write;
+pub(crate) mod write;
 
-pub use prober::{Answer, CallReport, Prober, report, with_product_type};
-pub use stop::Stop;
+pub(crate) use prober::{Answer, CallReport, Prober, report, with_product_type};
+pub(crate) use stop::Stop;

@@ -18,7 +18,7 @@ use crate::models::Operation;
 
 /// One call as the probe saw it.
 #[derive(Debug, Clone, Default)]
-pub struct CallReport {
+pub(crate) struct CallReport {
     pub label: String,
     pub request: String,
     pub status: Option<u16>,
@@ -29,7 +29,7 @@ pub struct CallReport {
 
 /// A capture the probe proved, with what it was inferred from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Proven {
+pub(crate) struct Proven {
     pub path: CaptureSpec,
     pub inferred_from: String,
 }
@@ -37,7 +37,7 @@ pub struct Proven {
 /// An answer: status, JSON body (`Null` when empty or not JSON) and headers, judged by the
 /// same success and error-body rules a run uses.
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: Option<u16>,
     pub body: Value,
     pub headers: BTreeMap<String, String>,
@@ -49,11 +49,11 @@ pub struct Answer {
 }
 
 impl Answer {
-    pub fn accepted(&self) -> bool {
+    pub(crate) fn accepted(&self) -> bool {
         self.ok
     }
 
-    pub fn view(&self) -> AnswerView<'_> {
+    pub(crate) fn view(&self) -> AnswerView<'_> {
         AnswerView {
             body: &self.body,
             headers: &self.headers,
@@ -84,7 +84,7 @@ impl Answer {
 }
 
 /// Everything a probe learns.
-pub struct Prober {
+pub(crate) struct Prober {
     client: ApiClient,
     cancel: Cancel,
     /// The dialect in force, and its definitions with the user's tables and learned captures.
@@ -111,7 +111,7 @@ pub struct Prober {
 impl Prober {
     /// A prober of the staging as `staging` resolves it: the same dialect, definitions and
     /// rehearsed endpoints a run of that configuration uses.
-    pub fn new(client: ApiClient, staging: &Staging, flight_seller: bool) -> Prober {
+    pub(crate) fn new(client: ApiClient, staging: &Staging, flight_seller: bool) -> Prober {
         Prober {
             client,
             cancel: Cancel::default(),
@@ -165,7 +165,7 @@ impl Prober {
 
     /// Sends `op`; when the request shape is refused and another dialect spells the call
     /// differently, tries that one and keeps it if it is accepted.
-    pub async fn send(
+    pub(crate) async fn send(
         &mut self,
         report: &mut CallReport,
         op: Operation,
@@ -241,7 +241,7 @@ impl Prober {
     }
 
     /// Reads `name` with the endpoints in force; `Err` carries candidates when it could not.
-    pub fn read(
+    pub(crate) fn read(
         &mut self,
         report: &mut CallReport,
         op: Operation,
@@ -294,7 +294,7 @@ impl Prober {
     }
 
     /// Keeps a capture proven by a call that used its value.
-    pub fn learn(
+    pub(crate) fn learn(
         &mut self,
         op: Operation,
         name: &str,
@@ -319,7 +319,11 @@ impl Prober {
     }
 
     /// Puts `path` in force for `op` for the next calls; what was in force before comes back.
-    pub fn try_path(&mut self, op: Operation, path: &str) -> Result<Definitions, EndpointError> {
+    pub(crate) fn try_path(
+        &mut self,
+        op: Operation,
+        path: &str,
+    ) -> Result<Definitions, EndpointError> {
         let before = self.definitions.clone();
         self.definitions
             .entry(op.as_str().to_string())
@@ -330,7 +334,7 @@ impl Prober {
     }
 
     /// Keeps a path that worked, to be written with what proved it.
-    pub fn keep_path(&mut self, op: Operation, before: Definitions, proof: String) {
+    pub(crate) fn keep_path(&mut self, op: Operation, before: Definitions, proof: String) {
         let path = self.definitions[op.as_str()]
             .path
             .clone()
@@ -346,14 +350,14 @@ impl Prober {
     }
 
     /// Puts back the definitions in force before [`Prober::try_path`].
-    pub fn restore_path(&mut self, before: Definitions) -> Result<(), EndpointError> {
+    pub(crate) fn restore_path(&mut self, before: Definitions) -> Result<(), EndpointError> {
         self.definitions = before;
         self.endpoints = compile(&self.definitions)?;
         Ok(())
     }
 
     /// Records a finished call.
-    pub fn done(&mut self, mut report: CallReport, answer: &Answer) {
+    pub(crate) fn done(&mut self, mut report: CallReport, answer: &Answer) {
         report.shape = candidates::shape(&answer.body);
         report.ok = answer.accepted() && report.ok;
         if !answer.accepted() {
@@ -375,7 +379,7 @@ fn compile(definitions: &Definitions) -> Result<Endpoints, EndpointError> {
 }
 
 /// A fresh report for a call.
-pub fn report(label: &str) -> CallReport {
+pub(crate) fn report(label: &str) -> CallReport {
     CallReport {
         label: label.to_string(),
         ok: true,
@@ -384,7 +388,7 @@ pub fn report(label: &str) -> CallReport {
 }
 
 /// The product type a probe's contract values are read for.
-pub fn with_product_type(mut context: Value, product_type: &str) -> Value {
+pub(crate) fn with_product_type(mut context: Value, product_type: &str) -> Value {
     context["product_type"] = json!(product_type);
     context
 }

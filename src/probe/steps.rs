@@ -13,7 +13,7 @@ use crate::engine::tolerant;
 use crate::models::{ClaimRequest, Envelope, Operation, WITHDRAWAL};
 
 impl Prober {
-    pub async fn run(&mut self, generator: &Generator) -> Result<(), Stop> {
+    pub(crate) async fn run(&mut self, generator: &Generator) -> Result<(), Stop> {
         let deletable = generator.booking(0);
         let (ids, references) = self.quote(&deletable, "quote (to delete)", true).await?;
         self.delete_quote(&deletable, ids, references).await?;

@@ -4,7 +4,7 @@
 use crate::endpoints::{EndpointError, RenderError};
 
 #[derive(Debug)]
-pub enum Stop {
+pub(crate) enum Stop {
     TokenRejected(String),
     Unreachable(String),
     Broken(Broken),
@@ -12,7 +12,7 @@ pub enum Stop {
 
 /// The probe cannot send its next call: a definition it tried does not compile or render.
 #[derive(Debug, thiserror::Error)]
-pub enum Broken {
+pub(crate) enum Broken {
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error(transparent)]

@@ -15,7 +15,12 @@ fn quoted(text: &str) -> String {
 
 /// The config text: `file` (the user's settings) plus what `prober` learned.
 /// `remote` is the target's base URL when it is not the embedded sandbox.
-pub fn config_text(file: &FileConfig, prober: &Prober, remote: Option<&str>, when: &str) -> String {
+pub(crate) fn config_text(
+    file: &FileConfig,
+    prober: &Prober,
+    remote: Option<&str>,
+    when: &str,
+) -> String {
     let against = remote.unwrap_or("the embedded sandbox");
     let mut out = String::new();
     let _ = writeln!(

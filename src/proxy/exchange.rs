@@ -20,7 +20,7 @@ use crate::timestamp::Timestamp;
 /// Bodies longer than this are forwarded unchanged but kept cut in the evidence, with their
 /// length and SHA-256: the API's bodies are a few kilobytes, and a flood of large ones must
 /// not fill the disk.
-pub const PROXY_KEPT_BODY: usize = 16 * 1024;
+pub(crate) const PROXY_KEPT_BODY: usize = 16 * 1024;
 
 /// A body as the proxy records it: whole up to [`PROXY_KEPT_BODY`], else its first part
 /// (scrubbed of the token whole, then cut) with what it was. The whole JSON comes back for
@@ -51,7 +51,7 @@ fn kept(
 }
 
 /// The partner's own bearer token, if it sent one: never recorded, only its fingerprint.
-pub fn bearer(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<String> {
     let value = headers.get("authorization")?.to_str().ok()?;
     let token = value
         .strip_prefix("Bearer ")
@@ -60,7 +60,10 @@ pub fn bearer(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Headers as recorded: credentials replaced by a fingerprint.
-pub fn recorded_headers(headers: &HeaderMap, token: Option<&Secret>) -> BTreeMap<String, String> {
+pub(crate) fn recorded_headers(
+    headers: &HeaderMap,
+    token: Option<&Secret>,
+) -> BTreeMap<String, String> {
     headers
         .iter()
         .map(|(name, value)| {
@@ -82,7 +85,7 @@ pub fn recorded_headers(headers: &HeaderMap, token: Option<&Secret>) -> BTreeMap
         .collect()
 }
 
-pub fn response_record(
+pub(crate) fn response_record(
     status: u16,
     headers: &HeaderMap,
     body: &[u8],
@@ -100,7 +103,7 @@ pub fn response_record(
 }
 
 /// What one forwarded (or locally refused) request was.
-pub struct Forwarded {
+pub(crate) struct Forwarded {
     pub operation: Operation,
     pub booking: Option<String>,
     pub method: String,
@@ -117,7 +120,7 @@ pub struct Forwarded {
 }
 
 impl Forwarded {
-    pub fn into_exchange(self, token: &Secret) -> Exchange {
+    pub(crate) fn into_exchange(self, token: &Secret) -> Exchange {
         let (body, _, _, cut) = kept(&self.request_body, token);
         let accepted = self
             .response
@@ -172,4 +175,4 @@ impl Forwarded {
 }
 
 /// The flow label of traffic that names no booking (a first quote, a flight report).
-pub const NO_BOOKING: &str = "(no booking)";
+pub(crate) const NO_BOOKING: &str = "(no booking)";

@@ -3,10 +3,10 @@
 //! returned unchanged; a request the endpoints in force recognise is checked against the spec's
 //! and the session's rules, recorded like a run's exchange, and counted in the ledger.
 
-pub mod exchange;
+pub(crate) mod exchange;
 mod json;
-pub mod routes;
-pub mod rules;
+pub(crate) mod routes;
+pub(crate) mod rules;
 mod sequencing;
 
 use std::collections::{BTreeMap, HashMap};
@@ -44,7 +44,7 @@ const NOT_FORWARDED: [&str; 9] = [
     "content-length",
 ];
 
-pub struct Proxy {
+pub(crate) struct Proxy {
     /// The API root requests are forwarded under, without a trailing slash.
     pub upstream: String,
     /// The upstream's own path prefix: a partner that keeps it in its paths is understood.
@@ -69,7 +69,7 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    pub fn new(
+    pub(crate) fn new(
         upstream: &str,
         routes: Routes,
         rules: Rules,
@@ -131,7 +131,7 @@ impl Proxy {
     }
 
     /// Whether every requirement is met by what passed so far.
-    pub fn all_met(&self) -> bool {
+    pub(crate) fn all_met(&self) -> bool {
         let ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
         self.required
             .iter()
@@ -365,6 +365,6 @@ async fn send(
     Ok((response, headers, bytes))
 }
 
-pub fn router(proxy: Arc<Proxy>) -> axum::Router {
+pub(crate) fn router(proxy: Arc<Proxy>) -> axum::Router {
     axum::Router::new().fallback(handle).with_state(proxy)
 }

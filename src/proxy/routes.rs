@@ -24,13 +24,13 @@ struct Route {
 
 /// A recognised request: its operation and the values its path carried.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recognised {
+pub(crate) struct Recognised {
     pub operation: Operation,
     pub values: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Routes {
+pub(crate) struct Routes {
     routes: Vec<Route>,
     /// Each operation's success rule: the proxy counts as `run` does.
     success: BTreeMap<Operation, crate::endpoints::SuccessRule>,
@@ -59,14 +59,14 @@ fn segments(template: &str) -> Vec<Segment> {
 
 impl Routes {
     /// The success rule of `op`'s endpoint.
-    pub fn success(&self, op: Operation) -> crate::endpoints::SuccessRule {
+    pub(crate) fn success(&self, op: Operation) -> crate::endpoints::SuccessRule {
         self.success
             .get(&op)
             .cloned()
             .unwrap_or_else(|| crate::endpoints::SuccessRule::any_2xx(op))
     }
 
-    pub fn new(endpoints: &Endpoints) -> Routes {
+    pub(crate) fn new(endpoints: &Endpoints) -> Routes {
         Routes {
             success: Operation::ALL
                 .iter()
@@ -84,7 +84,7 @@ impl Routes {
     }
 
     /// The operation `method path` performs; `path` is relative to the API root, undecoded.
-    pub fn recognise(&self, method: &str, path: &str) -> Option<Recognised> {
+    pub(crate) fn recognise(&self, method: &str, path: &str) -> Option<Recognised> {
         let given: Vec<&str> = path
             .trim_matches('/')
             .split('/')

@@ -20,8 +20,8 @@ use crate::record::Check;
 use crate::sandbox::ApiDialect;
 use crate::sandbox::validate::check_request;
 
-pub const SPEC_RULES: &str = "request follows the spec's rules";
-pub struct Rules {
+pub(crate) const SPEC_RULES: &str = "request follows the spec's rules";
+pub(crate) struct Rules {
     dialect: ApiDialect,
     environment: Environment,
     known: Mutex<Known>,
@@ -29,7 +29,7 @@ pub struct Rules {
     configured_fields: HashMap<Operation, Vec<String>>,
 }
 
-pub const CONFIGURED_SHAPE: &str = "request has the configured definition's fields";
+pub(crate) const CONFIGURED_SHAPE: &str = "request has the configured definition's fields";
 
 /// The sandbox's validators hold a body to the spec's stated rules and to choices of the
 /// sandbox's own; only the first may fail a partner. Missing fields, wrong types, malformed
@@ -71,7 +71,7 @@ fn spec_rules(result: Result<(), crate::sandbox::validate::ApiFailure>) -> Check
 }
 
 /// A request's verdict before it is forwarded: the booking it concerns and every check made.
-pub struct Judged {
+pub(crate) struct Judged {
     pub booking: Option<String>,
     pub checks: Vec<Check>,
 }
@@ -85,7 +85,7 @@ fn path_value(recognised: &Recognised, part: &str) -> Option<String> {
 }
 
 impl Rules {
-    pub fn new(dialect: ApiDialect, environment: Environment) -> Rules {
+    pub(crate) fn new(dialect: ApiDialect, environment: Environment) -> Rules {
         Rules {
             dialect,
             environment,
@@ -95,7 +95,7 @@ impl Rules {
     }
 
     /// Holds the calls the spec does not show to the body their definition in force sends.
-    pub fn with_definitions(mut self, endpoints: &crate::endpoints::Endpoints) -> Rules {
+    pub(crate) fn with_definitions(mut self, endpoints: &crate::endpoints::Endpoints) -> Rules {
         for op in [Operation::QuoteDeletion, Operation::FlightCancellation] {
             let (context, default) = crate::endpoints::context::sample(op);
             if let Ok(Some(body)) = endpoints.body(op, &context, default) {
@@ -156,7 +156,7 @@ impl Rules {
         None
     }
 
-    pub fn judge(&self, recognised: &Recognised, body: &[u8], now: DateTime<Utc>) -> Judged {
+    pub(crate) fn judge(&self, recognised: &Recognised, body: &[u8], now: DateTime<Utc>) -> Judged {
         let json: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
         let booking = self.booking_of(recognised, &json);
         let op = recognised.operation;
@@ -192,7 +192,7 @@ impl Rules {
     }
 
     /// Learns from an accepted answer what later requests will refer to.
-    pub fn learn(
+    pub(crate) fn learn(
         &self,
         recognised: &Recognised,
         booking: Option<&str>,

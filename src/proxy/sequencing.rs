@@ -10,10 +10,11 @@ use serde_json::Value;
 use super::json::text;
 use crate::record::Check;
 
-pub const NOT_REUSED: &str = "booking number not reused";
-pub const FRESH_UPDATE_QUOTE: &str = "update uses a fresh update quote";
-pub const CLAIM_AFTER_24H: &str = "claim 24 h after its subscription, or claimDate on staging";
-pub const ONE_FLIGHT_PLAN: &str = "one quote per flight plan";
+pub(super) const NOT_REUSED: &str = "booking number not reused";
+pub(super) const FRESH_UPDATE_QUOTE: &str = "update uses a fresh update quote";
+pub(super) const CLAIM_AFTER_24H: &str =
+    "claim 24 h after its subscription, or claimDate on staging";
+pub(super) const ONE_FLIGHT_PLAN: &str = "one quote per flight plan";
 
 #[derive(Default)]
 pub(super) struct Booking {

@@ -42,7 +42,7 @@ impl From<Expectation> for bool {
 /// Whether the server processed a request, beyond what its answer (if any) says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(from = "DeliveryFlags", into = "DeliveryFlags")]
-pub enum Delivery {
+pub(crate) enum Delivery {
     /// The answer says what happened.
     #[default]
     Answered,

@@ -7,7 +7,7 @@ use crate::evidence::Evidence;
 use crate::record::{Exchange, Outcome};
 
 #[derive(Serialize)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub seq: u64,
     pub flow: String,
     pub step: String,
@@ -17,7 +17,7 @@ pub struct Failure {
 
 /// How long a failure's "why" may be in the tables (the job summary included): one readable
 /// line; the exchange itself, linked, holds the rest.
-pub const WHY_CHARS: usize = 200;
+pub(super) const WHY_CHARS: usize = 200;
 
 /// Checks that only restate the status, which the server's own words say better.
 const STATUS_CHECKS: [&str; 2] = ["status", "the server accepted it"];
@@ -54,7 +54,7 @@ fn cut(text: &str, chars: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
-pub fn failures(evidence: &Evidence) -> Vec<Failure> {
+pub(super) fn failures(evidence: &Evidence) -> Vec<Failure> {
     evidence
         .exchanges
         .iter()

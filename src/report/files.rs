@@ -4,9 +4,9 @@
 use std::io::Write;
 use std::path::Path;
 
-pub const HTML: &str = "report.html";
-pub const MARKDOWN: &str = "report.md";
-pub const JUNIT: &str = "junit.xml";
+pub(crate) const HTML: &str = "report.html";
+pub(crate) const MARKDOWN: &str = "report.md";
+pub(crate) const JUNIT: &str = "junit.xml";
 
 /// A format name none of [`Format`] answers to (lowercased, as it was matched).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,13 +45,13 @@ impl Format {
 }
 
 /// Writes a file whole or not at all: a crash never leaves half a report.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_atomic_with(path, |out| out.write_all(bytes))
 }
 
 /// Streams into `path.partial` through a buffer, then renames: large bundles are never held
 /// whole in memory, and a crash never leaves half a file.
-pub fn write_atomic_with(
+pub(crate) fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {

@@ -36,7 +36,7 @@ fn excerpt(exchange: Option<&Exchange>) -> Option<String> {
 /// The exchanges whose answer a failure's excerpt quotes: the last of each failed step, the
 /// first [`super::view::FAILED_SHOWN`] of them (a run failing everywhere quotes the status line
 /// of the rest, whose bodies stay in evidence.json).
-pub fn quoted(evidence: &Evidence) -> std::collections::HashSet<u64> {
+pub(super) fn quoted(evidence: &Evidence) -> std::collections::HashSet<u64> {
     let mut last: HashMap<(&str, &str), u64> = HashMap::new();
     for exchange in &evidence.exchanges {
         last.insert((&exchange.flow, &exchange.step), exchange.seq);
@@ -50,7 +50,7 @@ pub fn quoted(evidence: &Evidence) -> std::collections::HashSet<u64> {
         .collect()
 }
 
-pub fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(super) fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // A large run has a testcase per step: each suite is built and written in turn, never the
     // whole report at once. The totals in the opening tag need one counting pass first.
     let mut totals = Report::new(format!(

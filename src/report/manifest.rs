@@ -4,18 +4,18 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-pub const FILE_NAME: &str = "MANIFEST.sha256";
+pub(crate) const FILE_NAME: &str = "MANIFEST.sha256";
 
 /// The one file of a bundle the manifest does not list: it signs the manifest (and every
 /// file) and is written after it, by `ppcert run --sign-key` or `ppcert sign`.
-pub const ATTESTATION: &str = "attestation.intoto.json";
+pub(crate) const ATTESTATION: &str = "attestation.intoto.json";
 
 /// Files every bundle holds: the record itself. A manifest without them was cut down.
-pub const REQUIRED: [&str; 2] = ["evidence.json", "journal.jsonl"];
+pub(crate) const REQUIRED: [&str; 2] = ["evidence.json", "journal.jsonl"];
 
 /// What an entry of a bundle is; only regular files belong in one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Directory,
     Symlink,
@@ -24,7 +24,7 @@ pub enum Kind {
 
 /// One entry at the top of a bundle (a directory's, or a package's).
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The name, lossily decoded when it is not UTF-8.
     pub name: String,
     pub utf8: bool,
@@ -33,7 +33,7 @@ pub struct Entry {
 
 /// One way the bundle differs from what the run wrote.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub message: String,
     /// A report file changed or missing: `ppcert report` writes it again from the record.
     pub rerenderable: bool,
@@ -53,7 +53,7 @@ fn problem(message: String) -> Problem {
 }
 
 /// The entries at the top of `dir`, symbolic links not followed.
-pub fn entries(dir: &Path) -> std::io::Result<Vec<Entry>> {
+pub(crate) fn entries(dir: &Path) -> std::io::Result<Vec<Entry>> {
     let mut entries = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -75,7 +75,7 @@ pub fn entries(dir: &Path) -> std::io::Result<Vec<Entry>> {
 }
 
 /// Lists every regular file of `dir` but the manifest and the attestation.
-pub fn write(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn write(dir: &Path) -> std::io::Result<()> {
     let mut text = String::new();
     for entry in entries(dir)? {
         if entry.kind != Kind::File || !entry.utf8 || is_outside(&entry.name) {
@@ -106,7 +106,7 @@ fn is_digest(text: &str) -> bool {
 }
 
 /// The manifest's lines as (digest, name), and the problems of the lines that are not.
-pub fn parse(text: &str) -> (Vec<(String, String)>, Vec<Problem>) {
+pub(crate) fn parse(text: &str) -> (Vec<(String, String)>, Vec<Problem>) {
     let mut lines = Vec::new();
     let mut problems = Vec::new();
     let mut seen = BTreeSet::new();
@@ -137,7 +137,7 @@ pub fn parse(text: &str) -> (Vec<(String, String)>, Vec<Problem>) {
 /// bundle is exactly what the run wrote. `digest` hashes a present regular file by name. An
 /// unsigned manifest catches accidental change; it cannot stop someone who rewrites a file and
 /// its line together: the re-derived verdict and the attestation do that.
-pub fn check(
+pub(crate) fn check(
     text: &str,
     present: &[Entry],
     digest: &mut dyn FnMut(&str) -> std::io::Result<String>,

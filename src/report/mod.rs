@@ -4,10 +4,10 @@
 mod failures;
 mod files;
 mod junit;
-pub mod manifest;
+pub(crate) mod manifest;
 mod render;
 mod timeline;
 pub mod view;
 
-pub use files::{Format, HTML, JUNIT, MARKDOWN, write_atomic, write_atomic_with};
-pub use render::{append_step_summary, render, write_bundle, write_reports};
+pub(crate) use files::{Format, write_atomic};
+pub(crate) use render::{append_step_summary, write_bundle, write_reports};

@@ -55,7 +55,11 @@ fn render_template(
 }
 
 /// Writes one report.
-pub fn render(format: Format, evidence: &Evidence, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn render(
+    format: Format,
+    evidence: &Evidence,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     match format {
         Format::Html => render_template("report.html.j2", evidence, true, out),
         Format::Md => render_template("report.md.j2", evidence, false, out),
@@ -64,7 +68,11 @@ pub fn render(format: Format, evidence: &Evidence, out: &mut dyn Write) -> std::
 }
 
 /// Renders `formats` into `dir` and refreshes the manifest.
-pub fn write_reports(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std::io::Result<()> {
+pub(crate) fn write_reports(
+    dir: &Path,
+    evidence: &Evidence,
+    formats: &[Format],
+) -> std::io::Result<()> {
     for format in formats {
         write_atomic_with(&dir.join(format.file_name()), |out| {
             render(*format, evidence, out)
@@ -76,7 +84,7 @@ pub fn write_reports(dir: &Path, evidence: &Evidence, formats: &[Format]) -> std
 /// Writes `evidence.json`, every report and the manifest into `dir`. A run's own record keeps
 /// its exchanges slim: evidence.json reads them whole from the journal, and the few a report
 /// shows are put back whole first.
-pub fn write_bundle(
+pub(crate) fn write_bundle(
     dir: &Path,
     evidence: &mut Evidence,
     formats: &[Format],
@@ -98,7 +106,7 @@ pub fn write_bundle(
 }
 
 /// Appends the Markdown report to `$GITHUB_STEP_SUMMARY` when that is set.
-pub fn append_step_summary(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn append_step_summary(dir: &Path) -> std::io::Result<()> {
     let Some(summary) = crate::env::step_summary() else {
         return Ok(());
     };

@@ -7,7 +7,7 @@ use crate::evidence::Evidence;
 use crate::timestamp::Timestamp;
 
 /// One exchange as the timeline draws it.
-pub struct Mark {
+pub(super) struct Mark {
     pub started_at: Timestamp,
     pub duration_ms: u64,
     pub passed: bool,
@@ -20,7 +20,7 @@ const TIMELINE_ROWS: usize = 150;
 const TIMELINE_WIDTH: f64 = 860.0;
 
 #[derive(Serialize, Default)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     pub width: f64,
     pub height: f64,
     pub span_ms: u64,
@@ -29,14 +29,14 @@ pub struct Timeline {
 }
 
 #[derive(Serialize)]
-pub struct TimelineRow {
+pub(crate) struct TimelineRow {
     pub label: String,
     pub y: f64,
     pub bars: Vec<Bar>,
 }
 
 #[derive(Serialize)]
-pub struct Bar {
+pub(crate) struct Bar {
     pub x: f64,
     pub w: f64,
     pub class: &'static str,
@@ -45,7 +45,7 @@ pub struct Bar {
 
 /// The timeline of the flows listed (`listed` of them, each a label and its marks, built only
 /// for the rows drawn), on the time axis of every exchange of the run.
-pub fn timeline(
+pub(super) fn timeline(
     evidence: &Evidence,
     listed: usize,
     flows: impl Iterator<Item = (String, Vec<Mark>)>,

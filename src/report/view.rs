@@ -14,12 +14,12 @@ use crate::record::{Body, Exchange, Outcome};
 use crate::timestamp::Timestamp;
 
 /// Bodies longer than this are cut in the HTML report (evidence.json keeps them).
-pub const BODY_SHOWN: usize = 16 * 1024;
+pub(crate) const BODY_SHOWN: usize = 16 * 1024;
 
 /// The evidence's headline fields; exchanges reach the templates only through `flows`, so a
 /// large run is not copied twice into the template engine.
 #[derive(Serialize)]
-pub struct Headline<'a> {
+pub(crate) struct Headline<'a> {
     pub schema_version: u32,
     pub tool: &'a crate::evidence::Tool,
     pub run: &'a crate::evidence::RunInfo,
@@ -35,7 +35,7 @@ pub struct Headline<'a> {
 }
 
 #[derive(Serialize)]
-pub struct View<'a> {
+pub(crate) struct View<'a> {
     pub e: Headline<'a>,
     pub verdict: &'static str,
     pub banners: Vec<String>,
@@ -54,7 +54,7 @@ pub struct View<'a> {
 /// (up to [`FAILED_SHOWN`]). With the caps on bookings and failures below, report.html stays
 /// under about 10 MB at any scale; evidence.json and the journal keep everything.
 pub const PASSED_SHOWN_PER_OPERATION: usize = 20;
-pub const FAILED_SHOWN: usize = 1000;
+pub(crate) const FAILED_SHOWN: usize = 1000;
 pub const ROWS_SHOWN: usize = 500;
 
 /// Which exchanges report.html shows in full: every one that did not pass (up to
@@ -79,7 +79,7 @@ impl Sampler {
 }
 
 /// The seqs of the exchanges report.html shows in full.
-pub fn shown(evidence: &Evidence) -> std::collections::HashSet<u64> {
+pub(crate) fn shown(evidence: &Evidence) -> std::collections::HashSet<u64> {
     let mut sample = Sampler::default();
     evidence
         .exchanges
@@ -91,7 +91,7 @@ pub fn shown(evidence: &Evidence) -> std::collections::HashSet<u64> {
 
 /// What the HTML report left out, with counts, so it can say so.
 #[derive(Serialize, Default)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub shown: usize,
     pub total: usize,
     pub passed_per_operation: usize,
@@ -100,7 +100,7 @@ pub struct Sample {
 }
 
 #[derive(Serialize)]
-pub struct Latency {
+pub(crate) struct Latency {
     pub operation: String,
     pub count: usize,
     pub p50: u64,
@@ -109,7 +109,7 @@ pub struct Latency {
 }
 
 #[derive(Serialize)]
-pub struct FlowView<'a> {
+pub(crate) struct FlowView<'a> {
     pub label: String,
     pub status: FlowStatus,
     pub reason: Option<String>,
@@ -120,7 +120,7 @@ pub struct FlowView<'a> {
 #[derive(Serialize)]
 /// Bodies stay raw JSON here; the template pretty-prints each one as it writes it (the
 /// `pretty_body` filter), so a large run never holds every pretty body at once.
-pub struct ExchangeView<'a> {
+pub(crate) struct ExchangeView<'a> {
     pub seq: u64,
     pub step: String,
     pub operation: String,
@@ -141,12 +141,12 @@ pub struct ExchangeView<'a> {
 }
 
 /// Pretty JSON (or text), cut at [`BODY_SHOWN`] with a note saying so.
-pub fn pretty_body(body: &Body, truncated: bool) -> (Option<String>, Option<String>) {
+pub(crate) fn pretty_body(body: &Body, truncated: bool) -> (Option<String>, Option<String>) {
     pretty_json(body.json(), truncated)
 }
 
 /// [`pretty_body`] from the body's JSON text; also the templates' `pretty_body` filter.
-pub fn pretty_json(json: &str, truncated: bool) -> (Option<String>, Option<String>) {
+pub(crate) fn pretty_json(json: &str, truncated: bool) -> (Option<String>, Option<String>) {
     let text = match serde_json::from_str(json).unwrap_or(Value::Null) {
         Value::Null => return (None, None),
         Value::String(s) => s,
@@ -339,7 +339,7 @@ fn marks(flow: &FlowView<'_>) -> (String, Vec<Mark>) {
 
 /// `exchanges: false` leaves the flows' exchanges and the timeline empty, for a summary that
 /// shows neither (report.md) and should not pay for thousands of exchange views.
-pub fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
+pub(crate) fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
     let (flows, shown, flows_not_listed) = flow_views(evidence, exchanges);
     let verdict = match evidence.verdict {
         Verdict::Passed => "PASSED",

@@ -8,7 +8,7 @@ use crate::models::{CHANGE_FOR_ANY_REASON, ClaimStatus, WITHDRAWAL};
 
 /// Why a scenario was refused; a flow's problem names the flow, so its line can be found.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum CheckError {
+pub(crate) enum CheckError {
     #[error("a scenario needs at least one flow")]
     NoFlows,
     #[error(transparent)]
@@ -19,7 +19,7 @@ pub enum CheckError {
 
 impl CheckError {
     /// The flow at fault, if one is.
-    pub fn flow(&self) -> Option<&str> {
+    pub(crate) fn flow(&self) -> Option<&str> {
         match self {
             CheckError::Flow { flow, .. } => Some(flow),
             CheckError::NoFlows | CheckError::Profile(_) => None,
@@ -29,7 +29,7 @@ impl CheckError {
 
 /// What is wrong with `[data]`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ProfileError {
+pub(crate) enum ProfileError {
     #[error(
         "data: need 1 <= min_days_ahead <= max_days_ahead, max_travelers >= 1, flight_plans >= 1"
     )]
@@ -42,7 +42,7 @@ pub enum ProfileError {
 
 /// What is wrong with one flow.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum FlowProblem {
+pub(crate) enum FlowProblem {
     #[error("needs repeat >= 1 and at least one step")]
     Empty,
     #[error(transparent)]
@@ -60,7 +60,7 @@ pub enum FlowProblem {
 
 /// A step malformed in itself.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum StepProblem {
+pub(crate) enum StepProblem {
     #[error("product_type `{0}` is not in data.product_types")]
     ProductType(String),
     #[error("unknown claim status `{0}`")]
@@ -69,7 +69,7 @@ pub enum StepProblem {
     StatusClass(String),
 }
 
-pub fn check(scenario: &Scenario) -> Result<(), CheckError> {
+pub(crate) fn check(scenario: &Scenario) -> Result<(), CheckError> {
     if scenario.flows.is_empty() {
         return Err(CheckError::NoFlows);
     }

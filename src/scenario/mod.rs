@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 mod check;
 mod model;
 
-pub use check::{CheckError, check};
+pub(crate) use check::check;
 pub use model::{ErrorCase, ExpectedStatus, FlowSpec, Requirement, Scenario, Step};
 
 /// The scenarios shipped inside the binary, by name.
@@ -49,7 +49,7 @@ pub enum ScenarioSource {
 }
 
 /// How a proxy session's record names its source.
-pub const PARTNER_TRAFFIC: &str = "partner traffic through ppcert proxy";
+pub(crate) const PARTNER_TRAFFIC: &str = "partner traffic through ppcert proxy";
 
 impl fmt::Display for ScenarioSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -63,7 +63,7 @@ impl fmt::Display for ScenarioSource {
 
 impl ScenarioSource {
     /// Reads back what [`fmt::Display`] wrote (an evidence's `scenario_source`).
-    pub fn parse(recorded: &str) -> ScenarioSource {
+    pub(crate) fn parse(recorded: &str) -> ScenarioSource {
         if recorded == PARTNER_TRAFFIC {
             return ScenarioSource::Proxy;
         }
@@ -78,7 +78,7 @@ impl ScenarioSource {
     }
 
     /// What `--scenario` takes to load it again.
-    pub fn name_or_path(&self) -> &str {
+    pub(crate) fn name_or_path(&self) -> &str {
         match self {
             ScenarioSource::BuiltIn(name) => name,
             ScenarioSource::File(path) => path,
@@ -88,7 +88,7 @@ impl ScenarioSource {
 }
 
 /// A scenario built into the binary, by name.
-pub fn builtin(name: &'static str, text: &str) -> Result<LoadedScenario, FileError> {
+pub(crate) fn builtin(name: &'static str, text: &str) -> Result<LoadedScenario, FileError> {
     parse_from(ScenarioSource::BuiltIn(name), text)
 }
 
@@ -112,12 +112,12 @@ impl fmt::Display for FileError {
 }
 
 /// 1-based line of a byte offset.
-pub fn line_of(text: &str, offset: usize) -> usize {
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 /// Turns a TOML error into "file:line: column C: message".
-pub fn toml_error(file: &str, text: &str, err: &toml::de::Error) -> FileError {
+pub(crate) fn toml_error(file: &str, text: &str, err: &toml::de::Error) -> FileError {
     let message = err.message().to_string();
     match err.span() {
         Some(span) => {
@@ -169,7 +169,7 @@ fn flow_line(text: &str, flow: &str) -> Option<usize> {
 }
 
 /// Where `--scenario NAME|PATH` points.
-pub fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, FileError> {
+pub(crate) fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, FileError> {
     let as_path = PathBuf::from(name_or_path);
     let local = dir.join("scenarios").join(format!("{name_or_path}.toml"));
     let file = if name_or_path.ends_with(".toml") || as_path.components().count() > 1 {
@@ -185,7 +185,7 @@ pub fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, FileErr
 }
 
 /// A user's file as shown in messages, and its text; unreadable is an error naming it.
-pub fn read_text(path: &Path) -> Result<(String, String), FileError> {
+pub(crate) fn read_text(path: &Path) -> Result<(String, String), FileError> {
     let shown = path.display().to_string();
     match std::fs::read_to_string(path) {
         Ok(text) => Ok((shown, text)),
@@ -198,7 +198,7 @@ pub fn read_text(path: &Path) -> Result<(String, String), FileError> {
 }
 
 /// The scenario of that name built into this binary.
-pub fn builtin_named(wanted: &str) -> Result<LoadedScenario, FileError> {
+pub(crate) fn builtin_named(wanted: &str) -> Result<LoadedScenario, FileError> {
     let (name, text) = BUILTIN
         .iter()
         .find(|(name, _)| *name == wanted)

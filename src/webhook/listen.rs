@@ -25,7 +25,7 @@ use crate::timestamp::Timestamp;
 /// What a delivery was judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Accepted,
     /// Signed correctly, but not JSON.
     AcceptedNotJson,
@@ -36,7 +36,7 @@ pub enum Verdict {
 
 /// One delivery as received, with its verdict: a JSONL line, and an evidence entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Received {
+pub(crate) struct Received {
     pub at: Timestamp,
     pub verdict: Verdict,
     pub reason: Option<String>,
@@ -49,18 +49,18 @@ pub struct Received {
 }
 
 /// Deliveries held in memory (for a run's evidence) at most; later ones are only counted.
-pub const MAX_KEPT_DELIVERIES: usize = 10_000;
+pub(crate) const MAX_KEPT_DELIVERIES: usize = 10_000;
 /// Bytes of accepted bodies held in memory at most; later bodies are kept as `null` (the
 /// JSONL file still has them).
-pub const MAX_KEPT_BODY_BYTES: usize = 16 << 20;
+pub(crate) const MAX_KEPT_BODY_BYTES: usize = 16 << 20;
 /// Delivery ids remembered for spotting replays; the oldest are forgotten first.
-pub const MAX_REMEMBERED_IDS: usize = 100_000;
+pub(crate) const MAX_REMEMBERED_IDS: usize = 100_000;
 
 #[derive(Default)]
 struct Kept {
     list: Vec<Received>,
     body_bytes: usize,
-    not_kept: u64,
+    not_kept: usize,
 }
 
 #[derive(Default)]
@@ -85,7 +85,7 @@ impl Seen {
     }
 }
 
-pub struct Listener {
+pub(crate) struct Listener {
     scheme: Scheme,
     secret: Vec<u8>,
     out: Mutex<Option<PathBuf>>,
@@ -96,7 +96,7 @@ pub struct Listener {
 }
 
 impl Listener {
-    pub fn new(scheme: Scheme, secret: Vec<u8>, out: Option<PathBuf>) -> Listener {
+    pub(crate) fn new(scheme: Scheme, secret: Vec<u8>, out: Option<PathBuf>) -> Listener {
         Listener {
             scheme,
             secret,
@@ -108,24 +108,24 @@ impl Listener {
     }
 
     /// A receiver inside a run: silent, keeping what it receives for the evidence.
-    pub fn quiet(scheme: Scheme, secret: Vec<u8>) -> Listener {
+    pub(crate) fn quiet(scheme: Scheme, secret: Vec<u8>) -> Listener {
         Listener {
             print: false,
             ..Listener::new(scheme, secret, None)
         }
     }
 
-    pub fn scheme(&self) -> Scheme {
+    pub(crate) fn scheme(&self) -> Scheme {
         self.scheme
     }
 
     /// From now on, append each delivery to `path` too (the run's bundle, once it has one).
-    pub fn write_to(&self, path: PathBuf) {
+    pub(crate) fn write_to(&self, path: PathBuf) {
         *self.out.lock().unwrap_or_else(|e| e.into_inner()) = Some(path);
     }
 
     /// Every delivery kept so far (the first [`MAX_KEPT_DELIVERIES`]), in order of arrival.
-    pub fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.received
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -134,7 +134,7 @@ impl Listener {
     }
 
     /// Deliveries received beyond [`MAX_KEPT_DELIVERIES`]: counted, not kept in memory.
-    pub fn not_kept(&self) -> u64 {
+    pub(crate) fn not_kept(&self) -> usize {
         self.received
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -238,7 +238,7 @@ impl Listener {
 
 /// Text from a sender, safe to print on one console line: control characters (newlines,
 /// escape sequences) and bidirectional overrides are written as `\u{..}` escapes.
-pub fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     let mut shown = String::with_capacity(text.len());
     for c in text.chars() {
         let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
@@ -275,14 +275,14 @@ async fn receive(
 }
 
 /// The receiver as a router: every POST, whatever its path, is a delivery.
-pub fn router(listener: Arc<Listener>) -> axum::Router {
+pub(crate) fn router(listener: Arc<Listener>) -> axum::Router {
     axum::Router::new()
         .fallback(axum::routing::post(receive))
         .with_state(listener)
 }
 
 /// Serves within `limits` until `stop`; prints the address first (port 0 picks one).
-pub async fn serve(
+pub(crate) async fn serve(
     addr: SocketAddr,
     listener: Listener,
     limits: Limits,
@@ -294,4 +294,31 @@ pub async fn serve(
         socket.local_addr()?
     );
     crate::sandbox::listener::serve(socket, router(Arc::new(listener)), limits, stop).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flood of deliveries keeps memory bounded and loses no count: what is not kept is
+    /// counted, and the evidence's `received` still equals what arrived.
+    #[test]
+    fn deliveries_beyond_the_kept_ones_are_counted_not_lost() {
+        let listener = Listener::quiet(Scheme::Github, b"s".to_vec());
+        let unsigned = HeaderMap::new();
+        for _ in 0..MAX_KEPT_DELIVERIES + 3 {
+            let (status, received) = listener.judge(&unsigned, b"{}");
+            listener.keep(status, received, 2);
+        }
+        assert_eq!(listener.received().len(), MAX_KEPT_DELIVERIES);
+        assert_eq!(listener.not_kept(), 3);
+        let section = crate::evidence::webhooks::section(
+            String::new(),
+            "github",
+            (listener.received(), listener.not_kept()),
+            &[],
+        );
+        assert_eq!(section.received, MAX_KEPT_DELIVERIES + 3);
+        assert_eq!(section.not_kept, 3);
+    }
 }

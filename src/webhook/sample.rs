@@ -7,9 +7,9 @@ use crate::models::events::{ClaimFacts, ContractFacts, Event, Product, Subscript
 use crate::models::{Client, Money, Traveler, WITHDRAWAL};
 
 /// The booking number every sample event names.
-pub const SAMPLE_BOOKING: &str = "PPCERT-WEBHOOK-TEST";
+pub(crate) const SAMPLE_BOOKING: &str = "PPCERT-WEBHOOK-TEST";
 
-pub fn contract() -> ContractFacts {
+pub(crate) fn contract() -> ContractFacts {
     ContractFacts {
         id: "ct_ppcert_webhook_test".into(),
         created_at: "2027-03-01T09:30:00+00:00".into(),
@@ -37,11 +37,11 @@ pub fn contract() -> ContractFacts {
     }
 }
 
-pub fn contract_created() -> Event {
+pub(crate) fn contract_created() -> Event {
     Event::ContractCreated(contract())
 }
 
-pub fn claim_updated(status: &str) -> Event {
+pub(crate) fn claim_updated(status: &str) -> Event {
     Event::ClaimUpdated(ClaimFacts {
         id: "cl_ppcert_webhook_test".into(),
         status: status.into(),

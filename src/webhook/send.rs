@@ -12,11 +12,11 @@ use super::scheme::{Scheme, sign};
 use crate::models::CLAIM_STATUSES;
 
 /// How long a receiver may take to acknowledge (the sandbox's delivery timeout).
-pub const ACK_WITHIN: Duration = Duration::from_secs(10);
+pub(crate) const ACK_WITHIN: Duration = Duration::from_secs(10);
 
 /// What a correct receiver answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expectation {
+pub(crate) enum Expectation {
     /// 2xx within [`ACK_WITHIN`].
     Acknowledged,
     /// Anything but 2xx: the delivery must not be processed.
@@ -26,7 +26,7 @@ pub enum Expectation {
 }
 
 impl Expectation {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Expectation::Acknowledged => "2xx",
             Expectation::Refused => "non-2xx",
@@ -45,7 +45,7 @@ impl Expectation {
 }
 
 /// One delivery to send: its headers and body are final (hostile cases are built broken).
-pub struct Case {
+pub(crate) struct Case {
     pub name: String,
     pub expectation: Expectation,
     headers: Vec<(&'static str, String)>,
@@ -55,12 +55,12 @@ pub struct Case {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Held,
     Broken(String),
 }
 
-pub struct Graded {
+pub(crate) struct Graded {
     pub name: String,
     pub expected: &'static str,
     pub answer: String,
@@ -91,7 +91,7 @@ fn case(
 }
 
 /// Every delivery, in the order sent.
-pub fn cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
+pub(crate) fn cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
     let mut cases = valid_cases(scheme, secret);
     cases.extend(forged_cases(scheme, secret));
     cases.extend(odd_cases(scheme, secret));
@@ -228,7 +228,7 @@ fn odd_cases(scheme: Scheme, secret: &[u8]) -> Vec<Case> {
 }
 
 /// Sends every case to `url`, one after the other (a replay must follow its original).
-pub async fn grade(client: &reqwest::Client, url: &str, cases: Vec<Case>) -> Vec<Graded> {
+pub(crate) async fn grade(client: &reqwest::Client, url: &str, cases: Vec<Case>) -> Vec<Graded> {
     let mut graded = Vec::with_capacity(cases.len());
     for case in cases {
         let mut request = client
@@ -278,7 +278,7 @@ pub async fn grade(client: &reqwest::Client, url: &str, cases: Vec<Case>) -> Vec
 }
 
 /// The table `send` prints: one row per delivery.
-pub fn table(graded: &[Graded]) -> String {
+pub(crate) fn table(graded: &[Graded]) -> String {
     let width = graded
         .iter()
         .map(|g| g.name.chars().count())
@@ -303,7 +303,7 @@ pub fn table(graded: &[Graded]) -> String {
 }
 
 /// JUnit: one testsuite, one testcase per delivery.
-pub fn junit(url: &str, graded: &[Graded]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn junit(url: &str, graded: &[Graded]) -> std::io::Result<Vec<u8>> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut report = Report::new("ppcert webhook send");
     let mut suite = TestSuite::new(format!("webhook receiver {url}"));

@@ -81,12 +81,15 @@ async fn evidence_json_holds_every_exchange_whole_as_the_journal_recorded_it() {
     let (finished, evidence, dir) = run_against(&sandbox, "certification", &["--scale", "2"]).await;
     assert_eq!(finished.code, 0, "{}", finished.stderr);
     let bundle = dir.path().join("bundle");
-    let journaled: Vec<serde_json::Value> = ppcert::journal::read(&bundle.join("journal.jsonl"))
-        .unwrap()
-        .into_iter()
-        .filter_map(|line| match line {
-            ppcert::journal::Line::Exchange(x) => Some(serde_json::to_value(&x).unwrap()),
-            _ => None,
+    // The journal as another tool reads it: JSON lines, an exchange's tagged `type`.
+    let journal = std::fs::read_to_string(bundle.join("journal.jsonl")).unwrap();
+    let journaled: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|line| line["type"] == "exchange")
+        .map(|mut line| {
+            line.as_object_mut().unwrap().remove("type");
+            line
         })
         .collect();
     let recorded = evidence["exchanges"].as_array().unwrap();

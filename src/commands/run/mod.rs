@@ -47,7 +47,7 @@ async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::
     (results, interrupted)
 }
 
-pub async fn run(args: RunArgs) -> Result<u8, Failure> {
+pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     let mode = OutputMode::decide(&args.output);
     // The signing key is read before anything is sent: a run must not end unsignable.
     let signer = match &args.sign_key {
