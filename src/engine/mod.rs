@@ -13,6 +13,7 @@ pub(crate) mod gate;
 mod negative;
 mod read_step;
 pub(crate) mod reading;
+mod response;
 mod resume;
 mod shared;
 pub(crate) mod state;
