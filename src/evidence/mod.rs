@@ -5,8 +5,9 @@ pub mod collect;
 pub mod derive;
 mod ledger;
 mod model;
-pub mod spill;
 pub mod stream;
+mod tally;
+pub mod walk;
 pub mod webhooks;
 
 pub use crate::journal::FlowSummary;
@@ -17,3 +18,4 @@ pub use model::{
     BookingRecord, Evidence, FILE_NAME, Partner, RunInfo, SANDBOX_NOTICE, TargetInfo, Tool,
     Verdict, build,
 };
+pub use tally::check_warnings;
