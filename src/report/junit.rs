@@ -54,8 +54,8 @@ pub fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::io::Res
     write_with(evidence, out, &mut |each| for_each_suite(evidence, each))
 }
 
-/// junit.xml of `suites`, built beforehand (those of a record left in the journal, which list
-/// only some of its steps: see `junit_listed`).
+/// junit.xml of `suites`, built beforehand (a proxy session's, which list only some of its
+/// steps: see `junit_listed`).
 pub fn write(
     evidence: &Evidence,
     suites: &[TestSuite],

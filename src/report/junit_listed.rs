@@ -1,9 +1,9 @@
-//! junit.xml of a record left in the journal (a `ppcert proxy` session, a step per exchange and
-//! hundreds of thousands of them): the requirements suite whole, then a suite per flow listing
+//! junit.xml of a `ppcert proxy` session (a step per exchange, possibly hundreds of thousands,
+//! its record left in the journal): the requirements suite whole, then a suite per flow listing
 //! the steps that did not pass (the first [`FAILED_SHOWN`]) and the first [`PASSED_LISTED`]
 //! that passed, so it stays a size CI tools read and its memory stays flat. A suite with steps
 //! left out says how many (property `ppcert.steps_not_listed`, and its system-out);
-//! evidence.json holds every step.
+//! evidence.json holds every step. Rendered again from evidence.json, it comes out the same.
 
 use std::collections::{BTreeMap, HashMap};
 

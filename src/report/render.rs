@@ -75,7 +75,7 @@ fn render_with(
     let template = match format {
         Format::Html => ("report.html.j2", true),
         Format::Md => ("report.md.j2", false),
-        Format::Junit if evidence.in_journal.is_some() => {
+        Format::Junit if view::partner_traffic(evidence) => {
             return junit::write(evidence, &junit_listed::suites(evidence)?, out);
         }
         Format::Junit => return junit::render(evidence, out),

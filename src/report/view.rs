@@ -265,7 +265,8 @@ fn banners(evidence: &Evidence) -> Vec<String> {
     banners
 }
 
-fn partner_traffic(evidence: &Evidence) -> bool {
+/// A `ppcert proxy` session's record.
+pub(super) fn partner_traffic(evidence: &Evidence) -> bool {
     evidence.run.scenario_source == crate::evidence::PARTNER_TRAFFIC
 }
 
