@@ -7,8 +7,8 @@
 //! - `proxy-flood [SECS] [RUNS]`: `ppcert proxy` in front of a zero-latency sandbox under SECS
 //!   (default 60) of 16 keep-alive clients, one request in ten carrying a 1 MiB body, then
 //!   quotes only: RSS each quarter and at the peak under traffic, then Ctrl-C, the peak over the
-//!   process's whole life (the bundle's writing included), the bundle's size and `ppcert
-//!   verify`; RUNS (default 1) fresh processes each, with the medians.
+//!   process's whole life (`VmHWM` until it is gone: the bundle's writing included), the
+//!   bundle's size and `ppcert verify`; RUNS (default 1) fresh processes each, with the medians.
 //! - `serve-batches [SECS]`: `ppcert serve` under back-to-back certification batches (each a
 //!   `ppcert run`) for SECS (default 60): RSS each quarter and at the peak, at the default
 //!   `--max-bookings` and at 300 (so that eviction happens within the run).
@@ -209,23 +209,31 @@ fn dir_size(dir: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// Waits for `child` to end and gives its peak RSS over its whole life in KiB, as the kernel
-/// kept it (wait4(2)'s `ru_maxrss`): what happens after the last sample, such as writing the
-/// bundle, counts too.
-fn wait_peak(child: &mut Child) -> u64 {
-    let Ok(pid) = libc::pid_t::try_from(child.id()) else {
-        return 0;
-    };
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of that plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4(2) fills the status and the struct it is given; the child is ours and not
-    // reaped yet (`Child::wait` is never called on it).
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    if reaped == pid {
-        u64::try_from(usage.ru_maxrss).unwrap_or(0)
-    } else {
-        0
+/// Watches a process's peak RSS (`VmHWM`) every 10 ms until it is gone: the last reading is
+/// its peak over its whole life, what it does after the last sample of traffic (writing the
+/// bundle) included, but for its last 10 ms (exiting, which only frees). Not wait4(2)'s
+/// `ru_maxrss`: across exec that keeps the peak of the process that spawned it (this bench,
+/// which holds the sandbox and its every quote), which is not the proxy's.
+struct PeakWatch(std::thread::JoinHandle<u64>);
+
+impl PeakWatch {
+    fn start(pid: u32) -> PeakWatch {
+        PeakWatch(std::thread::spawn(move || {
+            let mut peak = 0;
+            loop {
+                // A process that has ended (a zombie included) has no VmHWM any more.
+                let kib = status_kib(pid, "VmHWM:");
+                if kib == 0 {
+                    return peak;
+                }
+                peak = peak.max(kib);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }))
+    }
+
+    fn finish(self) -> u64 {
+        self.0.join().unwrap_or(0)
     }
 }
 
@@ -280,6 +288,7 @@ fn proxy_flood_once(runtime: &tokio::runtime::Runtime, secs: u64, large_every: u
         &[],
     );
     let sampler = Sampler::start(child.id());
+    let whole_life = PeakWatch::start(child.id());
     let sent = Arc::new(AtomicU64::new(0));
     let until = Instant::now() + Duration::from_secs(secs);
     runtime.block_on(async {
@@ -293,8 +302,9 @@ fn proxy_flood_once(runtime: &tokio::runtime::Runtime, secs: u64, large_every: u
     let peak = status_kib(child.id(), "VmHWM:");
     let stopping = Instant::now();
     interrupt(&mut child);
-    let whole_life = wait_peak(&mut child);
+    let whole_life = whole_life.finish();
     let written = stopping.elapsed().as_secs_f64();
+    let _ = child.wait();
     let verified = Command::new(binary())
         .args(["verify", &out_arg])
         .stdout(Stdio::null())
