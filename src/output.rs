@@ -249,7 +249,7 @@ pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path
     for warning in evidence.warnings.iter().take(SHOWN) {
         out.push_str(&format!("{} {warning}\n", mode.paint("warning:", "33")));
     }
-    out.push_str(&left_out(evidence.warnings.len(), "warning(s)"));
+    out.push_str(&left_out(evidence.warning_count(), "warning(s)"));
     if let Some(notice) = &evidence.run.notice {
         out.push_str(&format!("\n{} {notice}\n", mode.paint("note:", "33")));
     }
@@ -291,7 +291,7 @@ pub(crate) fn one_line(evidence: &Evidence) -> String {
     let (met, of) = required_met(evidence);
     format!(
         "{} exchanges, {met}/{of} required operations, verdict {}, {:.1} s",
-        evidence.exchanges.len(),
+        evidence.exchange_count(),
         verdict_word(evidence.verdict),
         seconds(evidence)
     )
@@ -313,7 +313,7 @@ pub(crate) fn summary_json(evidence: &Evidence, bundle: &std::path::Path, exit_c
         "scenario": evidence.run.scenario,
         "verdict": evidence.verdict,
         "exit_code": exit_code,
-        "exchanges": evidence.exchanges.len(),
+        "exchanges": evidence.exchange_count(),
         "required_operations": {"met": met, "of": of},
         "requirements": evidence.requirements,
         "seconds": seconds(evidence),

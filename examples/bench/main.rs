@@ -14,8 +14,8 @@
 //! - `throughput`: POST /quotes on the sandbox with keep-alive from wrk (needs `wrk`).
 //! - `proxy`: p50 and p95 latency of POST /quotes with keep-alive, sent directly to a
 //!   zero-latency sandbox and through `ppcert proxy` (the release binary) in front of it.
-//! - `webhook-flood`, `proxy-flood [SECS]`, `serve-batches [SECS]`: memory of the long-lived
-//!   listeners under hostile or heavy traffic (see `listeners.rs`).
+//! - `webhook-flood`, `proxy-flood [SECS] [RUNS]`, `serve-batches [SECS]`: memory of the
+//!   long-lived listeners under hostile or heavy traffic (see `listeners.rs`).
 
 mod listeners;
 
@@ -28,8 +28,12 @@ use ppcert::sandbox::{Sandbox, SandboxOptions};
 const RUNS: usize = 5;
 const LATENCY: Duration = Duration::from_millis(100);
 
+/// The release binary, under `CARGO_TARGET_DIR` when that is set (as `cargo run` passes it on).
 fn binary() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/ppcert");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let path = target.join("release/ppcert");
     assert!(path.exists(), "build it first: cargo build --release");
     path.display().to_string()
 }
@@ -532,7 +536,11 @@ fn main() {
         listeners::webhook_flood(&runtime);
     }
     if which == "proxy-flood" {
-        listeners::proxy_flood(&runtime, secs);
+        let runs = std::env::args()
+            .nth(3)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        listeners::proxy_flood(&runtime, secs, runs);
     }
     if which == "serve-batches" {
         listeners::serve_batches(secs);

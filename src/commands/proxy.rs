@@ -291,7 +291,7 @@ async fn finish(
     run.finished_at = Some(Timestamp::now());
     // Ctrl-C is how a bare proxy session ends; with COMMAND it cuts the partner's suite short.
     run.complete = !interrupted;
-    let flows = partner_flows(&recorded.exchanges);
+    let flows = partner_flows(recorded.flow_labels());
     let mut warnings = Vec::new();
     let (count, first) = proxy
         .unrecognised
@@ -329,9 +329,7 @@ async fn finish(
 }
 
 /// One flow per booking the partner's traffic was attributed to.
-fn partner_flows(exchanges: &[crate::record::Exchange]) -> Vec<FlowResult> {
-    let labels: std::collections::BTreeSet<&str> =
-        exchanges.iter().map(|e| e.flow.as_str()).collect();
+fn partner_flows(labels: std::collections::BTreeSet<&str>) -> Vec<FlowResult> {
     labels
         .into_iter()
         .map(|label| FlowResult {

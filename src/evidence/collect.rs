@@ -1,8 +1,11 @@
 //! The evidence's subscriber to the run's event stream: every exchange and step of the run,
 //! each exchange kept slim once the journal has it, and the wiring of a run's recording.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
+use super::model::{InJournal, assemble};
+use super::tally::Tally;
 use crate::engine::{EventStream, RunEvent, Subscriber};
 use crate::journal::writer::JournalWriter;
 use crate::journal::{Archive, Journal, Line};
@@ -16,7 +19,14 @@ pub(crate) struct Recorded {
     pub journal_error: Option<String>,
     /// Where the whole exchanges are.
     pub archive: Option<Archive>,
+    /// Set when the exchanges and steps stayed in the journal (a spilling recording): what
+    /// one pass over it counted. `exchanges` then holds only those the journal could not.
+    tally: Option<Tally>,
 }
+
+/// The checks' warnings a record left in the journal keeps in memory, for the reports (which
+/// list 500); evidence.json lists them all, read from the journal again.
+const WARNINGS_KEPT: usize = 1000;
 
 impl Recorded {
     /// The evidence of everything recorded, saying so when the journal fell short.
@@ -32,16 +42,38 @@ impl Recorded {
                 "the journal could not be written completely ({error}); evidence.json holds everything"
             ));
         }
-        let mut evidence = super::build(
-            run,
-            requirements,
-            self.exchanges,
-            self.steps,
-            results,
-            warnings,
-        );
+        let mut evidence = match self.tally {
+            Some(tally) => {
+                let counted = InJournal {
+                    exchanges: tally.exchanges,
+                    steps: tally.steps,
+                    warnings_kept: tally.warnings.len(),
+                    more_warnings: tally.more_warnings,
+                };
+                let mut evidence = assemble(run, requirements, tally, results, warnings);
+                evidence.exchanges = self.exchanges;
+                evidence.in_journal = Some(counted);
+                evidence
+            }
+            None => super::build(
+                run,
+                requirements,
+                self.exchanges,
+                self.steps,
+                results,
+                warnings,
+            ),
+        };
         evidence.archive = self.archive;
         evidence
+    }
+
+    /// The labels of the flows the exchanges belong to.
+    pub(crate) fn flow_labels(&self) -> BTreeSet<&str> {
+        match &self.tally {
+            Some(tally) => tally.flows.iter().map(String::as_str).collect(),
+            None => self.exchanges.iter().map(|e| e.flow.as_str()).collect(),
+        }
     }
 }
 
@@ -51,7 +83,7 @@ struct Collected {
     steps: Vec<StepEvent>,
     /// An exchange kept shows the sandbox's header (one suffices).
     sandbox_marked: bool,
-    /// Keep nothing: `take` reads the record back from the journal ([`super::spill`]).
+    /// Keep nothing: `take` counts the record in the journal ([`super::walk`]), where it stays.
     spill: bool,
 }
 
@@ -126,8 +158,9 @@ impl Recording {
         }
     }
 
-    /// A recording that keeps nothing per exchange in memory: [`Recording::take`] reads the
-    /// slim record back from the journal, so a long session's memory stays flat.
+    /// A recording that keeps nothing per exchange in memory: [`Recording::take`] counts the
+    /// record in the journal and leaves it there, so a long session's memory stays flat, its
+    /// end included.
     pub(crate) fn spilling(journal: Journal) -> Recording {
         let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
         recording
@@ -168,27 +201,27 @@ impl Recording {
                 path: self.journal.path().to_path_buf(),
                 kept_whole,
             }),
+            tally: None,
         }
     }
 
-    /// What a spilling recording recorded, read back from its journal.
+    /// What a spilling recording recorded: counted in one pass over its journal, the
+    /// exchanges and steps left there (only those the journal could not hold come back).
     fn read_back(&self) -> Recorded {
         let unwritten = self.journal.take_unwritten();
         let kept_whole = unwritten.exchanges.keys().copied().collect();
         let path = self.journal.path().to_path_buf();
-        let (exchanges, steps, error) = match super::spill::read_back(&path, unwritten.exchanges) {
-            Ok((exchanges, steps)) => (exchanges, steps, unwritten.error),
-            Err(e) => (
-                Vec::new(),
-                Vec::new(),
-                Some(format!("cannot read it back: {e}")),
-            ),
+        let exchanges: Vec<Exchange> = unwritten.exchanges.into_values().collect();
+        let (tally, error) = match super::walk::tally(&path, &exchanges, WARNINGS_KEPT) {
+            Ok(tally) => (Some(tally), unwritten.error),
+            Err(e) => (None, Some(format!("cannot read it back: {e}"))),
         };
         Recorded {
             exchanges,
-            steps,
+            steps: Vec::new(),
             journal_error: error,
             archive: Some(Archive { path, kept_whole }),
+            tally,
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The provider's ledger: what a requirement's counts are, from the exchanges recorded.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::models::Operation;
@@ -19,68 +21,119 @@ pub(crate) struct RequirementResult {
     pub met: bool,
 }
 
-/// The provider's ledger: successes counted once, lost-and-unreconciled requests apart.
-pub(super) fn ledger(
-    requirements: &[Requirement],
-    flight_seller: bool,
-    exchanges: &[Exchange],
-) -> Vec<RequirementResult> {
-    requirements
-        .iter()
-        .filter(|r| flight_seller || !r.flight_sellers_only)
-        .map(|r| {
-            let of_kind = || exchanges.iter().filter(move |e| e.operation == r.operation);
-            let succeeded = of_kind().filter(|e| e.counts_as_success()).count() as u32;
-            let failed = of_kind()
-                .filter(|e| !e.retried && e.expectation.is_acceptance() && !e.counts_as_success())
-                .count() as u32;
-            RequirementResult {
-                operation: r.operation,
-                required: r.required,
-                succeeded,
-                failed,
-                unconfirmed: unconfirmed(r.operation, exchanges),
-                met: succeeded >= r.required,
-            }
-        })
-        .collect()
+/// What one operation's exchanges came to.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    succeeded: u32,
+    failed: u32,
+    unconfirmed: u32,
 }
 
-/// Requests that may have taken effect without our knowing. Attempts of one call are grouped
-/// (same flow, step and operation, attempt numbers counting up from 1). A quote can be created
-/// once per lost attempt, since nothing makes quotes unique; any other write takes effect at
-/// most once, and only counts as unconfirmed when the call ended without a success or a
-/// reconciliation to show for it.
-fn unconfirmed(operation: Operation, exchanges: &[Exchange]) -> u32 {
-    let settle = |attempts: &[&Exchange]| -> u32 {
-        let lost = (attempts.iter())
-            .filter(|e| e.delivery == Delivery::MaybeProcessed)
-            .count() as u32;
-        let settled = attempts.last().is_some_and(|e| e.counts_as_success());
-        match operation {
-            Operation::Quote => lost,
-            _ if lost > 0 && !settled => 1,
-            _ => 0,
+/// A call (same operation, flow and step) with an attempt lost so far: how many were lost,
+/// and whether its latest attempt counts as a success.
+struct Lost {
+    lost: u32,
+    settled: bool,
+}
+
+/// The provider's ledger, counted one exchange at a time in the order recorded: successes
+/// counted once, lost-and-unreconciled requests apart. Nothing is kept of an exchange but its
+/// counts, and of a call only while an attempt of it is lost, so a record read from the journal
+/// is counted without being held.
+#[derive(Default)]
+pub(crate) struct Ledger {
+    counts: HashMap<Operation, Counts>,
+    lost: HashMap<(Operation, String, String), Lost>,
+}
+
+impl Ledger {
+    pub(crate) fn add(&mut self, exchange: &Exchange) {
+        let counts = self.counts.entry(exchange.operation).or_default();
+        let success = exchange.counts_as_success();
+        if success {
+            counts.succeeded += 1;
+        } else if !exchange.retried && exchange.expectation.is_acceptance() {
+            counts.failed += 1;
         }
-    };
-    let mut calls: std::collections::HashMap<(&str, &str), Vec<&Exchange>> =
-        std::collections::HashMap::new();
-    let mut total = 0;
-    for exchange in exchanges.iter().filter(|e| e.operation == operation) {
-        let key = (exchange.flow.as_str(), exchange.step.as_str());
+        if self.lost.is_empty() && exchange.delivery != Delivery::MaybeProcessed {
+            return; // no call has anything unconfirmed: no key to build for this one
+        }
+        let key = (
+            exchange.operation,
+            exchange.flow.clone(),
+            exchange.step.clone(),
+        );
+        // Attempt 1 begins another call: the one before it under the same key is settled.
         if exchange.attempt == 1
-            && let Some(previous) = calls.remove(&key)
+            && let Some(previous) = self.lost.remove(&key)
         {
-            total += settle(&previous);
+            counts.unconfirmed += settle(exchange.operation, &previous);
         }
-        calls.entry(key).or_default().push(exchange);
+        if exchange.delivery == Delivery::MaybeProcessed {
+            let call = self.lost.entry(key).or_insert(Lost {
+                lost: 0,
+                settled: false,
+            });
+            call.lost += 1;
+            call.settled = success;
+        } else if let Some(call) = self.lost.get_mut(&key) {
+            call.settled = success;
+        }
     }
-    total + calls.values().map(|attempts| settle(attempts)).sum::<u32>()
+
+    /// One result per requirement that applies (flight sellers' only to them).
+    pub(crate) fn results(
+        mut self,
+        requirements: &[Requirement],
+        flight_seller: bool,
+    ) -> Vec<RequirementResult> {
+        for ((operation, _, _), call) in std::mem::take(&mut self.lost) {
+            self.counts.entry(operation).or_default().unconfirmed += settle(operation, &call);
+        }
+        requirements
+            .iter()
+            .filter(|r| flight_seller || !r.flight_sellers_only)
+            .map(|r| {
+                let counts = self.counts.get(&r.operation).copied().unwrap_or_default();
+                RequirementResult {
+                    operation: r.operation,
+                    required: r.required,
+                    succeeded: counts.succeeded,
+                    failed: counts.failed,
+                    unconfirmed: counts.unconfirmed,
+                    met: counts.succeeded >= r.required,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Requests of one call that may have taken effect without our knowing. A quote can be
+/// created once per lost attempt, since nothing makes quotes unique; any other write takes
+/// effect at most once, and only counts as unconfirmed when the call ended without a success
+/// or a reconciliation to show for it.
+fn settle(operation: Operation, call: &Lost) -> u32 {
+    match operation {
+        Operation::Quote => call.lost,
+        _ if call.lost > 0 && !call.settled => 1,
+        _ => 0,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The provider's ledger of `exchanges`, counted in order.
+    fn ledger(
+        requirements: &[Requirement],
+        flight_seller: bool,
+        exchanges: &[Exchange],
+    ) -> Vec<RequirementResult> {
+        let mut ledger = Ledger::default();
+        exchanges.iter().for_each(|exchange| ledger.add(exchange));
+        ledger.results(requirements, flight_seller)
+    }
 
     /// One attempt of `flow`'s call: `status` None is an answer lost (maybe processed).
     fn attempt(op: Operation, flow: &str, number: u32, status: Option<u16>) -> Exchange {
@@ -114,8 +167,8 @@ mod tests {
             expectation: crate::record::Expectation::Acceptance,
             retried: false,
             delivery: match status {
-                None => crate::record::Delivery::MaybeProcessed,
-                Some(_) => crate::record::Delivery::Answered,
+                None => Delivery::MaybeProcessed,
+                Some(_) => Delivery::Answered,
             },
             layout: None,
             reads: Vec::new(),
@@ -135,7 +188,7 @@ mod tests {
     fn the_ledger_counts_as_the_provider_does() {
         use Operation::{Claim, FlightCancellation, Quote, Subscription};
         let mut reconciled = attempt(Subscription, "a#1", 2, Some(409));
-        reconciled.delivery = crate::record::Delivery::Reconciled;
+        reconciled.delivery = Delivery::Reconciled;
         let mut refusal = attempt(Claim, "c#1", 1, Some(404));
         refusal.expectation = crate::record::Expectation::Refusal;
         let mut error_body = attempt(Claim, "a#1", 1, Some(200));

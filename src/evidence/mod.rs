@@ -5,8 +5,9 @@ pub(crate) mod collect;
 pub(crate) mod derive;
 mod ledger;
 mod model;
-pub(crate) mod spill;
 pub(crate) mod stream;
+mod tally;
+pub(crate) mod walk;
 pub(crate) mod webhooks;
 
 pub(crate) use crate::journal::FlowSummary;
@@ -17,3 +18,4 @@ pub(crate) use model::{
     BookingRecord, Evidence, FILE_NAME, Partner, RunInfo, SANDBOX_NOTICE, TargetInfo, Tool,
     Verdict, build,
 };
+pub(crate) use tally::check_warnings;

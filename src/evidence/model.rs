@@ -1,6 +1,7 @@
 //! The evidence record and how it is built from a run's flows, steps and exchanges: the ledger, the verdict, the bookings.
 
-use super::ledger::{RequirementResult, ledger};
+use super::ledger::RequirementResult;
+use super::tally::Tally;
 use super::webhooks;
 use crate::journal::FlowSummary;
 
@@ -9,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::QuoteRef;
 use crate::engine::{FlowResult, FlowStatus};
 use crate::models::ProductType;
-use crate::record::{Exchange, StepEvent, StepStatus};
+use crate::record::{Exchange, StepEvent};
 use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
 
@@ -42,6 +43,22 @@ pub(crate) struct Evidence {
     /// `None` for evidence read back from a file, which holds them whole.
     #[serde(skip)]
     pub archive: Option<crate::journal::Archive>,
+    /// Set when the exchanges and steps stayed in the journal (`archive`), too many to hold (a
+    /// proxy session's): `exchanges` then holds only those the journal could not (whole),
+    /// `steps` none; they are read from there one at a time (see [`super::walk`]).
+    #[serde(skip)]
+    pub in_journal: Option<InJournal>,
+}
+
+/// What a record left in its journal comes to.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct InJournal {
+    pub exchanges: usize,
+    pub steps: usize,
+    /// The checks' warnings `warnings` holds (after the run's own), and how many more the
+    /// exchanges in the journal give.
+    pub warnings_kept: usize,
+    pub more_warnings: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,31 +190,39 @@ pub(crate) fn build(
     flows: &[FlowResult],
     warnings: Vec<String>,
 ) -> Evidence {
+    let mut tally = Tally::default();
+    exchanges
+        .iter()
+        .for_each(|exchange| tally.exchange(exchange));
+    steps.iter().for_each(|step| tally.step(step));
+    Evidence {
+        exchanges,
+        steps,
+        ..assemble(run, requirements, tally, flows, warnings)
+    }
+}
+
+/// The record of what `tally` counted, without its exchanges and steps: the caller puts them
+/// in, or says where they are ([`InJournal`]).
+pub(super) fn assemble(
+    run: RunInfo,
+    requirements: &[Requirement],
+    tally: Tally,
+    flows: &[FlowResult],
+    warnings: Vec<String>,
+) -> Evidence {
     let mut run = run;
-    let met_the_sandbox = exchanges.iter().any(|e| {
-        e.response
-            .as_ref()
-            .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER))
-    });
-    if met_the_sandbox {
+    if tally.sandbox {
         run.target.sandbox = true;
         run.notice.get_or_insert_with(|| SANDBOX_NOTICE.to_string());
     }
-    let ledger = ledger(requirements, run.partner.flight_seller, &exchanges);
-    let verdict = verdict(run.complete, &ledger, &steps, flows);
+    let steps_passed = tally.steps_passed();
+    let ledger = tally
+        .ledger
+        .results(requirements, run.partner.flight_seller);
+    let verdict = verdict(run.complete, &ledger, steps_passed, flows);
     let mut warnings = warnings;
-    warnings.extend(exchanges.iter().flat_map(|exchange| {
-        exchange
-            .checks
-            .iter()
-            .filter(|c| c.warning && !c.passed)
-            .map(move |check| {
-                format!(
-                    "{} {} (exchange {}): {}",
-                    exchange.flow, exchange.step, exchange.seq, check.detail
-                )
-            })
-    }));
+    warnings.extend(tally.warnings);
     Evidence {
         schema_version: SCHEMA_VERSION,
         tool: Tool::default(),
@@ -214,31 +239,26 @@ pub(crate) fn build(
                 reason: f.reason.clone(),
             })
             .collect(),
-        steps,
-        exchanges,
+        steps: Vec::new(),
+        exchanges: Vec::new(),
         token_requests: Vec::new(),
         warnings,
         webhooks: None,
         archive: None,
+        in_journal: None,
     }
 }
 
 /// PASSED only for a complete run whose every requirement is met and every flow and step
-/// passed; INCOMPLETE whenever the run did not end on its own.
+/// passed (each step by its latest record, see [`Tally::steps_passed`]); INCOMPLETE whenever
+/// the run did not end on its own.
 fn verdict(
     complete: bool,
     ledger: &[RequirementResult],
-    steps: &[StepEvent],
+    steps_passed: bool,
     flows: &[FlowResult],
 ) -> Verdict {
-    // A step's latest record is its outcome: a resumed run redoes what Ctrl-C interrupted, and
-    // the interrupted record must not fail the verdict forever.
-    let mut latest = std::collections::HashMap::new();
-    for step in steps {
-        latest.insert((step.flow.as_str(), step.step_index), step.status);
-    }
-    let all_steps_passed = flows.iter().all(|f| f.status == FlowStatus::Completed)
-        && latest.values().all(|status| *status == StepStatus::Passed);
+    let all_steps_passed = flows.iter().all(|f| f.status == FlowStatus::Completed) && steps_passed;
     if !complete {
         Verdict::Incomplete
     } else if ledger.iter().all(|r| r.met) && all_steps_passed {
@@ -275,6 +295,7 @@ impl Evidence {
 mod tests {
     use super::*;
     use crate::engine::{FlowState, FlowStatus};
+    use crate::record::StepStatus;
 
     #[test]
     fn the_verdict_passes_only_a_complete_run_with_everything_met_and_passed() {
@@ -305,19 +326,25 @@ mod tests {
         };
         let met = [requirement(true)];
         let passed = [flow(FlowStatus::Completed)];
+        let latest_passed = |steps: &[StepEvent]| {
+            let mut tally = Tally::default();
+            steps.iter().for_each(|s| tally.step(s));
+            tally.steps_passed()
+        };
         // Interrupted, then redone by a resumed run: the latest record of the step counts.
-        let redone = [step(StepStatus::Failed), step(StepStatus::Passed)];
-        assert_eq!(verdict(true, &met, &redone, &passed), Verdict::Passed);
-        assert_eq!(verdict(false, &met, &redone, &passed), Verdict::Incomplete);
+        let redone = latest_passed(&[step(StepStatus::Failed), step(StepStatus::Passed)]);
+        assert!(redone);
+        assert_eq!(verdict(true, &met, redone, &passed), Verdict::Passed);
+        assert_eq!(verdict(false, &met, redone, &passed), Verdict::Incomplete);
         assert_eq!(
-            verdict(true, &[requirement(false)], &redone, &passed),
+            verdict(true, &[requirement(false)], redone, &passed),
             Verdict::Failed
         );
-        let undone = [step(StepStatus::Passed), step(StepStatus::Failed)];
-        assert_eq!(verdict(true, &met, &undone, &passed), Verdict::Failed);
+        let undone = latest_passed(&[step(StepStatus::Passed), step(StepStatus::Failed)]);
+        assert_eq!(verdict(true, &met, undone, &passed), Verdict::Failed);
         // A scenario without requirements (conformance) still fails on a failed flow.
         assert_eq!(
-            verdict(true, &[], &[], &[flow(FlowStatus::Failed)]),
+            verdict(true, &[], true, &[flow(FlowStatus::Failed)]),
             Verdict::Failed
         );
     }

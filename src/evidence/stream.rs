@@ -1,7 +1,8 @@
 //! Writing `evidence.json` for a run whose memory keeps exchanges slim: every field as the
 //! evidence holds it, but each exchange read back whole from the journal, one at a time, so
-//! the file is the same as if the whole record had been in memory. And putting back whole the
-//! few exchanges a report shows.
+//! the file is the same as if the whole record had been in memory; for a record left in the
+//! journal (a proxy session's), its steps and exchanges too. And putting back whole the few
+//! exchanges a report shows.
 
 use std::collections::{HashMap, HashSet};
 
@@ -31,9 +32,15 @@ impl Serialize for Streamed<'_> {
         out.serialize_field("requirements", &e.requirements)?;
         out.serialize_field("bookings", &e.bookings)?;
         out.serialize_field("flows", &e.flows)?;
-        out.serialize_field("steps", &e.steps)?;
-        out.serialize_field("exchanges", &Whole(&e.exchanges, self.archive))?;
-        out.serialize_field("warnings", &e.warnings)?;
+        if e.in_journal.is_some() {
+            out.serialize_field("steps", &FromJournal(e, Part::Steps))?;
+            out.serialize_field("exchanges", &FromJournal(e, Part::Exchanges))?;
+            out.serialize_field("warnings", &FromJournal(e, Part::Warnings))?;
+        } else {
+            out.serialize_field("steps", &e.steps)?;
+            out.serialize_field("exchanges", &Whole(&e.exchanges, self.archive))?;
+            out.serialize_field("warnings", &e.warnings)?;
+        }
         if let Some(webhooks) = &e.webhooks {
             out.serialize_field("webhooks", webhooks)?;
         }
@@ -42,6 +49,64 @@ impl Serialize for Streamed<'_> {
         }
         out.end()
     }
+}
+
+/// A part of a record left in the journal ([`super::model::InJournal`]), read from there as it is
+/// written: the steps, the exchanges, or the warnings (those memory kept, then the rest of the
+/// checks' warnings the exchanges give).
+struct FromJournal<'a>(&'a Evidence, Part);
+
+enum Part {
+    Steps,
+    Exchanges,
+    Warnings,
+}
+
+impl Serialize for FromJournal<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let e = self.0;
+        match self.1 {
+            Part::Steps => sequence(serializer, |each| e.for_each_step(each)),
+            Part::Exchanges => sequence(serializer, |each| e.for_each_exchange(each)),
+            Part::Warnings => sequence::<S, str>(serializer, |each| {
+                e.warnings.iter().try_for_each(|w| each(w))?;
+                let Some(counted) = e.in_journal.as_ref().filter(|c| c.more_warnings > 0) else {
+                    return Ok(());
+                };
+                let mut kept = counted.warnings_kept;
+                e.for_each_exchange(|exchange| {
+                    for warning in super::check_warnings(exchange) {
+                        match kept.checked_sub(1) {
+                            Some(left) => kept = left,
+                            None => each(&warning)?,
+                        }
+                    }
+                    Ok(())
+                })
+            }),
+        }
+    }
+}
+
+/// Serialises as a sequence what `walk` hands over one at a time, stopping at the first error
+/// of either writing or reading.
+fn sequence<S: Serializer, T: Serialize + ?Sized>(
+    serializer: S,
+    walk: impl FnOnce(&mut dyn FnMut(&T) -> std::io::Result<()>) -> std::io::Result<()>,
+) -> Result<S::Ok, S::Error> {
+    let mut out = serializer.serialize_seq(None)?;
+    let mut failed = None;
+    let read = walk(&mut |item| {
+        out.serialize_element(item).map_err(|e| {
+            failed = Some(e);
+            std::io::Error::other("writing stopped")
+        })
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    read.map_err(|e| S::Error::custom(format!("reading the journal: {e}")))?;
+    out.end()
 }
 
 /// The exchanges in memory, each replaced by its journal line unless memory kept it whole.

@@ -76,6 +76,11 @@ pub(crate) struct Archive {
     pub kept_whole: std::collections::HashSet<u64>,
 }
 
+/// How an exchange line and a step line start: the tag comes first in every line, so lines of
+/// other kinds are passed over unparsed.
+pub(crate) const EXCHANGE_TAG: &[u8] = br#"{"type":"exchange""#;
+pub(crate) const STEP_TAG: &[u8] = br#"{"type":"step","#;
+
 impl Archive {
     /// Calls `each` with every exchange of the journal, in the order written, one line in
     /// memory at a time; stops early when `each` returns false.
@@ -83,26 +88,43 @@ impl Archive {
         &self,
         mut each: impl FnMut(Exchange) -> std::io::Result<bool>,
     ) -> std::io::Result<()> {
-        use std::io::BufRead;
-        let file = File::open(&self.path)?;
-        for (number, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
-            let line = line?;
-            // Only exchange lines are parsed; the tag comes first in every line.
-            if !line.starts_with(br#"{"type":"exchange""#) {
-                continue;
-            }
-            let text = String::from_utf8_lossy(&line);
-            let parsed = parse_line(&text).map_err(|e| {
-                std::io::Error::other(format!("{}:{}: {e}", self.path.display(), number + 1))
-            })?;
-            if let Line::Exchange(exchange) = parsed
-                && !each(*exchange)?
-            {
-                break;
-            }
-        }
-        Ok(())
+        each_line(&self.path, &[EXCHANGE_TAG], false, |line| match line {
+            Line::Exchange(exchange) => each(*exchange),
+            _ => Ok(true),
+        })
     }
+}
+
+/// Calls `each` with every line of the journal at `path` that starts with one of `tags`,
+/// parsed, in the order written, one line in memory at a time; stops early when `each` returns
+/// false. A line that does not parse is an error, or passed over when `lenient` (a line a full
+/// disk tore: what it held is among the exchanges the journal could not hold).
+pub(crate) fn each_line(
+    path: &Path,
+    tags: &[&[u8]],
+    lenient: bool,
+    mut each: impl FnMut(Line) -> std::io::Result<bool>,
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    let file = File::open(path)?;
+    for (number, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
+        let line = line?;
+        if !tags.iter().any(|tag| line.starts_with(tag)) {
+            continue;
+        }
+        let parsed = match parse_line(&String::from_utf8_lossy(&line)) {
+            Ok(parsed) => parsed,
+            Err(_) if lenient => continue,
+            Err(e) => {
+                let at = format!("{}:{}: {e}", path.display(), number + 1);
+                return Err(std::io::Error::other(at));
+            }
+        };
+        if !each(parsed)? {
+            break;
+        }
+    }
+    Ok(())
 }
 
 impl Journal {

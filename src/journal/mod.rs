@@ -4,4 +4,7 @@
 mod lines;
 pub(crate) mod writer;
 
-pub(crate) use lines::{Archive, FILE_NAME, FlowSummary, Journal, Line, parse_line, read};
+pub(crate) use lines::{
+    Archive, EXCHANGE_TAG, FILE_NAME, FlowSummary, Journal, Line, STEP_TAG, each_line, parse_line,
+    read,
+};

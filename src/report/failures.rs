@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 
-use crate::evidence::Evidence;
 use crate::record::{Exchange, Outcome};
 
 #[derive(Serialize)]
@@ -54,22 +53,18 @@ fn cut(text: &str, chars: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
-pub(super) fn failures(evidence: &Evidence) -> Vec<Failure> {
-    evidence
-        .exchanges
-        .iter()
-        .filter(|x| x.outcome != Outcome::Passed && !x.retried)
-        .map(|x| Failure {
-            seq: x.seq,
-            flow: x.flow.clone(),
-            step: x.step.clone(),
-            status: x
-                .response
-                .as_ref()
-                .map_or("no answer".into(), |r| format!("HTTP {}", r.status)),
-            message: why(x),
-        })
-        .collect()
+/// The row of an exchange that did not pass (a retried attempt is not one: its retry is).
+pub(super) fn failure(x: &Exchange) -> Option<Failure> {
+    (x.outcome != Outcome::Passed && !x.retried).then(|| Failure {
+        seq: x.seq,
+        flow: x.flow.clone(),
+        step: x.step.clone(),
+        status: x
+            .response
+            .as_ref()
+            .map_or("no answer".into(), |r| format!("HTTP {}", r.status)),
+        message: why(x),
+    })
 }
 
 #[cfg(test)]

@@ -51,6 +51,30 @@ pub(super) fn quoted(evidence: &Evidence) -> std::collections::HashSet<u64> {
 }
 
 pub(super) fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    write_with(evidence, out, &mut |each| for_each_suite(evidence, each))
+}
+
+/// junit.xml of `suites`, built beforehand (a proxy session's, which list only some of its
+/// steps: see `junit_listed`).
+pub(super) fn write(
+    evidence: &Evidence,
+    suites: &[TestSuite],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    write_with(evidence, out, &mut |each| {
+        suites.iter().try_for_each(|suite| each(suite.clone()))
+    })
+}
+
+/// Hands each suite to the function it is given, in order.
+type Suites<'a> =
+    dyn FnMut(&mut dyn FnMut(TestSuite) -> std::io::Result<()>) -> std::io::Result<()> + 'a;
+
+fn write_with(
+    evidence: &Evidence,
+    out: &mut dyn std::io::Write,
+    suites: &mut Suites<'_>,
+) -> std::io::Result<()> {
     // A large run has a testcase per step: each suite is built and written in turn, never the
     // whole report at once. The totals in the opening tag need one counting pass first.
     let mut totals = Report::new(format!(
@@ -58,7 +82,7 @@ pub(super) fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::
         evidence.run.scenario, evidence.run.id
     ));
     totals.set_timestamp(evidence.run.started_at.as_datetime());
-    for_each_suite(evidence, |suite| {
+    suites(&mut |suite| {
         totals.add_test_suite(suite);
         totals.test_suites.clear();
         Ok(())
@@ -68,7 +92,7 @@ pub(super) fn render(evidence: &Evidence, out: &mut dyn std::io::Write) -> std::
         .rsplit_once(CLOSING)
         .ok_or_else(|| std::io::Error::other("quick-junit wrote no closing tag"))?;
     out.write_all(head.as_bytes())?;
-    for_each_suite(evidence, |suite| {
+    suites(&mut |suite| {
         let mut one = Report::new("");
         one.add_test_suite(suite);
         let text = one.to_string().map_err(std::io::Error::other)?;
@@ -92,7 +116,7 @@ fn suite_lines(report: &str) -> &str {
 /// The requirements suite, then one suite per flow, each handed over as soon as it is built.
 fn for_each_suite(
     evidence: &Evidence,
-    mut each: impl FnMut(TestSuite) -> std::io::Result<()>,
+    each: &mut dyn FnMut(TestSuite) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     each(requirements(evidence))?;
     // One pass over each list: the last exchange of every (flow, step), and each flow's steps
@@ -127,7 +151,7 @@ fn for_each_suite(
 
 /// The requirement ledger as testcases, so a consumer fails the build exactly when the exit
 /// code does.
-fn requirements(evidence: &Evidence) -> TestSuite {
+pub(super) fn requirements(evidence: &Evidence) -> TestSuite {
     let mut suite = TestSuite::new("requirements");
     for r in &evidence.requirements {
         let status = if r.met {
@@ -147,7 +171,7 @@ fn requirements(evidence: &Evidence) -> TestSuite {
     suite
 }
 
-fn step_case(
+pub(super) fn step_case(
     evidence: &Evidence,
     flow: &str,
     step: &StepEvent,

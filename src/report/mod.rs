@@ -4,7 +4,9 @@
 mod failures;
 mod files;
 mod junit;
+mod junit_listed;
 pub(crate) mod manifest;
+mod pass;
 mod render;
 mod timeline;
 pub mod view;

@@ -1,7 +1,8 @@
 //! Rendering the reports from the evidence (HTML, Markdown, JUnit) and writing the bundle's files.
 
 use super::files::{Format, MARKDOWN, write_atomic_with};
-use super::{junit, manifest, view};
+use super::pass::Pass;
+use super::{junit, junit_listed, manifest, view};
 use std::io::Write;
 use std::path::Path;
 
@@ -41,41 +42,55 @@ fn environment() -> Environment<'static> {
 
 fn render_template(
     name: &str,
-    evidence: &Evidence,
+    (evidence, pass): (&Evidence, &Pass),
     with_exchanges: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let env = environment();
     let template = env.get_template(name).map_err(std::io::Error::other)?;
-    let view = view::build(evidence, with_exchanges);
+    let view = view::build(evidence, pass, with_exchanges);
     template
         .render_captured_to(minijinja::Value::from(minijinja::value::Serde(&view)), out)
         .map(|_| ())
         .map_err(|e| std::io::Error::other(format!("{name}: {e:#}")))
 }
 
-/// Writes one report.
-pub(crate) fn render(
+/// Writes one report; `pass` is the record's exchanges as the HTML and Markdown reports read
+/// them (JUnit needs none).
+fn render_with(
     format: Format,
     evidence: &Evidence,
+    pass: Option<&Pass>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    match format {
-        Format::Html => render_template("report.html.j2", evidence, true, out),
-        Format::Md => render_template("report.md.j2", evidence, false, out),
-        Format::Junit => junit::render(evidence, out),
-    }
+    let template = match format {
+        Format::Html => ("report.html.j2", true),
+        Format::Md => ("report.md.j2", false),
+        Format::Junit if view::partner_traffic(evidence) => {
+            return junit::write(evidence, &junit_listed::suites(evidence)?, out);
+        }
+        Format::Junit => return junit::render(evidence, out),
+    };
+    let pass = pass.ok_or_else(|| std::io::Error::other("no pass over the exchanges"))?;
+    render_template(template.0, (evidence, pass), template.1, out)
 }
 
-/// Renders `formats` into `dir` and refreshes the manifest.
+/// Renders `formats` into `dir` and refreshes the manifest. The exchanges are read once for
+/// all of them: a record left in the journal is read from disk.
 pub(crate) fn write_reports(
     dir: &Path,
     evidence: &Evidence,
     formats: &[Format],
 ) -> std::io::Result<()> {
+    let templated = formats.iter().any(|f| *f != Format::Junit);
+    let pass = if templated {
+        Some(Pass::of(evidence)?)
+    } else {
+        None
+    };
     for format in formats {
         write_atomic_with(&dir.join(format.file_name()), |out| {
-            render(*format, evidence, out)
+            render_with(*format, evidence, pass.as_ref(), out)
         })?;
     }
     manifest::write(dir)
@@ -83,7 +98,7 @@ pub(crate) fn write_reports(
 
 /// Writes `evidence.json`, every report and the manifest into `dir`. A run's own record keeps
 /// its exchanges slim: evidence.json reads them whole from the journal, and the few a report
-/// shows are put back whole first.
+/// shows are put back whole first. A record left in the journal is read from there whole.
 pub(crate) fn write_bundle(
     dir: &Path,
     evidence: &mut Evidence,
@@ -99,9 +114,11 @@ pub(crate) fn write_bundle(
             None => serde_json::to_writer_pretty(out, evidence).map_err(std::io::Error::other),
         }
     })?;
-    let mut wanted = view::shown(evidence);
-    wanted.extend(junit::quoted(evidence));
-    evidence::stream::hydrate(evidence, &wanted)?;
+    if evidence.in_journal.is_none() {
+        let mut wanted = view::shown(evidence);
+        wanted.extend(junit::quoted(evidence));
+        evidence::stream::hydrate(evidence, &wanted)?;
+    }
     write_reports(dir, evidence, formats)
 }
 

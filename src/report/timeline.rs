@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 
-use crate::evidence::Evidence;
 use crate::timestamp::Timestamp;
 
 /// One exchange as the timeline draws it.
@@ -44,25 +43,16 @@ pub(crate) struct Bar {
 }
 
 /// The timeline of the flows listed (`listed` of them, each a label and its marks, built only
-/// for the rows drawn), on the time axis of every exchange of the run.
+/// for the rows drawn), on the time axis of every exchange of the run: `span`, from the
+/// earliest start to the latest end in milliseconds.
 pub(super) fn timeline(
-    evidence: &Evidence,
+    span: Option<(i64, i64)>,
     listed: usize,
     flows: impl Iterator<Item = (String, Vec<Mark>)>,
 ) -> Timeline {
-    let starts: Vec<(i64, u64)> = evidence
-        .exchanges
-        .iter()
-        .map(|x| (x.started_at.millis(), x.duration_ms))
-        .collect();
-    let Some(origin) = starts.iter().map(|(t, _)| *t).min() else {
+    let Some((origin, end)) = span else {
         return Timeline::default();
     };
-    let end = starts
-        .iter()
-        .map(|(t, d)| t + *d as i64)
-        .max()
-        .unwrap_or(origin);
     let span = (end - origin).max(1) as f64;
     let mut rows = Vec::new();
     for (i, (label, marks)) in flows.take(TIMELINE_ROWS).enumerate() {

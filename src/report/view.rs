@@ -1,12 +1,14 @@
-//! What the HTML and Markdown templates show, derived from the evidence alone: ledger,
-//! provenance, failures, latency percentiles, flows with their exchanges, and a timeline.
+//! What the HTML and Markdown templates show, derived from the evidence alone (its exchanges
+//! through one [`Pass`]): ledger, provenance, failures, latency percentiles, flows with their
+//! exchanges, and a timeline.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::failures::{Failure, failures};
+use super::failures::Failure;
+use super::pass::{Latency, Pass, Sampler};
 use super::timeline::{self, Mark, Timeline};
 use crate::engine::FlowStatus;
 use crate::evidence::{Evidence, Verdict};
@@ -28,7 +30,10 @@ pub(crate) struct Headline<'a> {
     /// converted into template values would cost more than the rest of the report.
     pub bookings: &'a [crate::evidence::BookingRecord],
     pub booking_count: usize,
+    /// The warnings in memory (a record left in the journal keeps the first ones) and how many
+    /// there are.
     pub warnings: &'a [String],
+    pub warning_count: usize,
     pub exchange_count: usize,
     pub flow_count: usize,
     pub webhooks: Option<&'a crate::evidence::webhooks::WebhooksSection>,
@@ -40,7 +45,9 @@ pub(crate) struct View<'a> {
     pub verdict: &'static str,
     pub banners: Vec<String>,
     pub duration: String,
-    pub failures: Vec<Failure>,
+    /// The first failures (see [`Pass::failures`]) and how many there are.
+    pub failures: &'a [Failure],
+    pub failure_count: usize,
     pub latency: Vec<Latency>,
     pub flows: Vec<FlowView<'a>>,
     pub timeline: Timeline,
@@ -50,35 +57,10 @@ pub(crate) struct View<'a> {
     pub partner_traffic: bool,
 }
 
-/// Passed exchanges shown in full per operation; every exchange that did not pass is shown
-/// (up to [`FAILED_SHOWN`]). With the caps on bookings and failures below, report.html stays
-/// under about 10 MB at any scale; evidence.json and the journal keep everything.
-pub const PASSED_SHOWN_PER_OPERATION: usize = 20;
-pub(crate) const FAILED_SHOWN: usize = 1000;
-pub const ROWS_SHOWN: usize = 500;
+pub use super::pass::{FAILED_SHOWN, PASSED_SHOWN_PER_OPERATION, ROWS_SHOWN};
 
-/// Which exchanges report.html shows in full: every one that did not pass (up to
-/// [`FAILED_SHOWN`]) and the first [`PASSED_SHOWN_PER_OPERATION`] passed per operation.
-#[derive(Default)]
-struct Sampler {
-    passed: BTreeMap<crate::models::Operation, usize>,
-    failed: usize,
-}
-
-impl Sampler {
-    fn keeps(&mut self, x: &Exchange) -> bool {
-        if x.outcome == Outcome::Passed {
-            let count = self.passed.entry(x.operation).or_default();
-            *count += 1;
-            *count <= PASSED_SHOWN_PER_OPERATION
-        } else {
-            self.failed += 1;
-            self.failed <= FAILED_SHOWN
-        }
-    }
-}
-
-/// The seqs of the exchanges report.html shows in full.
+/// The seqs of the exchanges report.html shows in full (see [`Sampler`]), of a record held in
+/// memory: those are read whole from the journal before the reports are written.
 pub(crate) fn shown(evidence: &Evidence) -> std::collections::HashSet<u64> {
     let mut sample = Sampler::default();
     evidence
@@ -97,15 +79,6 @@ pub(crate) struct Sample {
     pub passed_per_operation: usize,
     pub flows_not_listed: usize,
     pub rows_shown: usize,
-}
-
-#[derive(Serialize)]
-pub(crate) struct Latency {
-    pub operation: String,
-    pub count: usize,
-    pub p50: u64,
-    pub p95: u64,
-    pub max: u64,
 }
 
 #[derive(Serialize)]
@@ -231,31 +204,6 @@ fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
     }
 }
 
-/// Nearest-rank percentiles of every answered attempt, per operation.
-fn latency(evidence: &Evidence) -> Vec<Latency> {
-    let mut by_operation: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for x in evidence.exchanges.iter().filter(|x| x.response.is_some()) {
-        by_operation
-            .entry(x.operation.as_str().to_string())
-            .or_default()
-            .push(x.duration_ms);
-    }
-    by_operation
-        .into_iter()
-        .map(|(operation, mut ms)| {
-            ms.sort_unstable();
-            let rank = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
-            Latency {
-                operation,
-                count: ms.len(),
-                p50: rank(0.50),
-                p95: rank(0.95),
-                max: *ms.last().unwrap_or(&0),
-            }
-        })
-        .collect()
-}
-
 fn duration(evidence: &Evidence) -> String {
     match evidence.run.finished_at {
         Some(end) => {
@@ -268,18 +216,19 @@ fn duration(evidence: &Evidence) -> String {
 
 /// The flows listed, each with its sampled exchanges (when `exchanges`); how many exchanges
 /// are shown; how many flows are left out.
-fn flow_views(evidence: &Evidence, exchanges: bool) -> (Vec<FlowView<'_>>, usize, usize) {
+fn flow_views<'a>(
+    evidence: &'a Evidence,
+    pass: &'a Pass,
+    exchanges: bool,
+) -> (Vec<FlowView<'a>>, usize, usize) {
     let mut grouped: BTreeMap<&str, Vec<ExchangeView>> = BTreeMap::new();
     let mut shown = 0;
-    let mut sample = Sampler::default();
-    for x in evidence.exchanges.iter().filter(|_| exchanges) {
-        if sample.keeps(x) {
-            shown += 1;
-            grouped
-                .entry(x.flow.as_str())
-                .or_default()
-                .push(exchange_view(x));
-        }
+    for x in pass.sample.iter().filter(|_| exchanges) {
+        shown += 1;
+        grouped
+            .entry(x.flow.as_str())
+            .or_default()
+            .push(exchange_view(x));
     }
     // A passing flow none of whose exchanges is shown adds nothing but length.
     let listed: Vec<&crate::evidence::FlowSummary> = evidence
@@ -315,7 +264,8 @@ fn banners(evidence: &Evidence) -> Vec<String> {
     banners
 }
 
-fn partner_traffic(evidence: &Evidence) -> bool {
+/// A `ppcert proxy` session's record.
+pub(super) fn partner_traffic(evidence: &Evidence) -> bool {
     evidence.run.scenario_source == crate::evidence::PARTNER_TRAFFIC
 }
 
@@ -337,16 +287,17 @@ fn marks(flow: &FlowView<'_>) -> (String, Vec<Mark>) {
     (flow.label.clone(), marks)
 }
 
-/// `exchanges: false` leaves the flows' exchanges and the timeline empty, for a summary that
-/// shows neither (report.md) and should not pay for thousands of exchange views.
-pub(crate) fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
-    let (flows, shown, flows_not_listed) = flow_views(evidence, exchanges);
+/// The view of `evidence` whose exchanges `pass` read. `exchanges: false` leaves the flows'
+/// exchanges and the timeline empty, for a summary that shows neither (report.md) and should
+/// not pay for thousands of exchange views.
+pub(crate) fn build<'a>(evidence: &'a Evidence, pass: &'a Pass, exchanges: bool) -> View<'a> {
+    let (flows, shown, flows_not_listed) = flow_views(evidence, pass, exchanges);
     let verdict = match evidence.verdict {
         Verdict::Passed => "PASSED",
         Verdict::Failed => "FAILED",
         Verdict::Incomplete => "INCOMPLETE",
     };
-    let timeline = timeline::timeline(evidence, flows.len(), flows.iter().map(marks));
+    let timeline = timeline::timeline(pass.span, flows.len(), flows.iter().map(marks));
     View {
         e: Headline {
             schema_version: evidence.schema_version,
@@ -356,20 +307,22 @@ pub(crate) fn build(evidence: &Evidence, exchanges: bool) -> View<'_> {
             bookings: &evidence.bookings[..evidence.bookings.len().min(ROWS_SHOWN)],
             booking_count: evidence.bookings.len(),
             warnings: &evidence.warnings,
-            exchange_count: evidence.exchanges.len(),
+            warning_count: evidence.warning_count(),
+            exchange_count: pass.count,
             flow_count: evidence.flows.len(),
             webhooks: evidence.webhooks.as_ref(),
         },
         verdict,
         banners: banners(evidence),
         duration: duration(evidence),
-        failures: failures(evidence),
-        latency: latency(evidence),
+        failures: &pass.failures,
+        failure_count: pass.failure_count,
+        latency: pass.latency(),
         flows,
         timeline,
         sample: Sample {
             shown,
-            total: evidence.exchanges.len(),
+            total: pass.count,
             passed_per_operation: PASSED_SHOWN_PER_OPERATION,
             flows_not_listed,
             rows_shown: ROWS_SHOWN,

@@ -20,6 +20,7 @@ mod package;
 mod probe;
 mod proxy;
 mod proxy_command;
+mod proxy_many;
 mod reports;
 mod resume;
 mod run;

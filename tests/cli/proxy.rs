@@ -13,8 +13,9 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::common::*;
 
-/// Starts the proxy in front of `base`; returns it and the URL the partner uses.
-async fn start_proxy(
+/// Starts the proxy in front of `base`; returns it and the URL the partner uses. Its output
+/// is drained, so a session of many exchanges (a line each on stderr) never blocks on it.
+pub(crate) async fn start_proxy(
     dir: &std::path::Path,
     base: &str,
     extra: &[&str],
@@ -33,6 +34,8 @@ async fn start_proxy(
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let first = stdout.next_line().await.unwrap().unwrap();
     let url = first
@@ -44,7 +47,7 @@ async fn start_proxy(
     (child, url)
 }
 
-async fn stop(child: &mut tokio::process::Child) -> i32 {
+pub(crate) async fn stop(child: &mut tokio::process::Child) -> i32 {
     interrupt(child).await;
     let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
         .await

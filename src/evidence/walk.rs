@@ -1,0 +1,121 @@
+//! A record's exchanges and steps one at a time, wherever they are: in memory, or left in the
+//! journal ([`InJournal`], a proxy session's hundreds of thousands), so what reads a record
+//! (evidence.json, the reports) never needs it whole.
+
+use std::io;
+use std::path::Path;
+
+use super::model::{Evidence, InJournal};
+use super::tally::Tally;
+use crate::journal::{EXCHANGE_TAG, Line, STEP_TAG, each_line};
+use crate::record::{Exchange, StepEvent};
+
+/// One exchange or one step, in the order recorded.
+pub(crate) enum Item<'a> {
+    Exchange(&'a Exchange),
+    Step(&'a StepEvent),
+}
+
+/// Calls `each` with the exchanges (and the steps, when `steps`) of the journal at `path` in
+/// the order written, the exchanges it could not hold (`unwritten`, whole, in seq order) put
+/// back where their seq belongs. A line that does not parse is passed over: only a full disk
+/// tears one, and what it held is then in `unwritten`.
+pub(crate) fn walk(
+    path: &Path,
+    unwritten: &[Exchange],
+    steps: bool,
+    each: &mut dyn FnMut(Item<'_>) -> io::Result<()>,
+) -> io::Result<()> {
+    let tags: &[&[u8]] = if steps {
+        &[EXCHANGE_TAG, STEP_TAG]
+    } else {
+        &[EXCHANGE_TAG]
+    };
+    let mut pending = unwritten.iter().peekable();
+    each_line(path, tags, true, |line| {
+        match line {
+            Line::Exchange(exchange) => {
+                while let Some(kept) = pending.next_if(|kept| kept.seq < exchange.seq) {
+                    each(Item::Exchange(kept))?;
+                }
+                each(Item::Exchange(&exchange))?;
+            }
+            // A resumed run's flow state is the journal's alone, as the record holds it.
+            Line::Step(step) => each(Item::Step(&StepEvent {
+                state: None,
+                ..step
+            }))?,
+            _ => {}
+        }
+        Ok(true)
+    })?;
+    pending.try_for_each(|kept| each(Item::Exchange(kept)))
+}
+
+/// Counts the journal at `path` (with the exchanges it could not hold) in one pass, keeping
+/// the first `keep` warnings.
+pub(crate) fn tally(path: &Path, unwritten: &[Exchange], keep: usize) -> io::Result<Tally> {
+    let mut tally = Tally::keeping(keep);
+    walk(path, unwritten, true, &mut |item| {
+        match item {
+            Item::Exchange(exchange) => tally.exchange(exchange),
+            Item::Step(step) => tally.step(step),
+        }
+        Ok(())
+    })?;
+    Ok(tally)
+}
+
+impl Evidence {
+    /// Where the exchanges and steps are when they stayed in the journal.
+    fn journal(&self) -> Option<(&Path, &InJournal)> {
+        let archive = self.archive.as_ref()?;
+        Some((&archive.path, self.in_journal.as_ref()?))
+    }
+
+    pub(crate) fn exchange_count(&self) -> usize {
+        match self.journal() {
+            Some((_, counted)) => counted.exchanges,
+            None => self.exchanges.len(),
+        }
+    }
+
+    /// Every warning, those a record left in the journal did not keep counted in.
+    pub(crate) fn warning_count(&self) -> usize {
+        self.warnings.len() + self.in_journal.as_ref().map_or(0, |j| j.more_warnings)
+    }
+
+    /// Calls `each` with every exchange of the record in order: as memory holds them (slim, in
+    /// a run's own record), or whole from the journal one at a time.
+    pub(crate) fn for_each_exchange(
+        &self,
+        mut each: impl FnMut(&Exchange) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let Some((path, _)) = self.journal() else {
+            return self.exchanges.iter().try_for_each(each);
+        };
+        walk(path, &self.exchanges, false, &mut |item| match item {
+            Item::Exchange(exchange) => each(exchange),
+            Item::Step(_) => Ok(()),
+        })
+    }
+
+    /// Calls `each` with every step of the record in order, from memory or from the journal.
+    pub(crate) fn for_each_step(
+        &self,
+        mut each: impl FnMut(&StepEvent) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let Some((path, _)) = self.journal() else {
+            return self.steps.iter().try_for_each(each);
+        };
+        each_line(path, &[STEP_TAG], true, |line| {
+            if let Line::Step(step) = line {
+                each(&StepEvent {
+                    state: None,
+                    ..step
+                })?;
+            }
+            Ok(true)
+        })
+    }
+}
