@@ -19,6 +19,7 @@ mod outcomes;
 mod package;
 mod probe;
 mod proxy;
+mod proxy_checks;
 mod proxy_command;
 mod proxy_many;
 mod reports;
