@@ -29,7 +29,11 @@ const RUNS: usize = 5;
 const LATENCY: Duration = Duration::from_millis(100);
 
 fn binary() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/ppcert");
+    // `cargo run` passes CARGO_TARGET_DIR on when it is set: the binary is built there.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let path = target.join("release/ppcert");
     assert!(path.exists(), "build it first: cargo build --release");
     path.display().to_string()
 }
