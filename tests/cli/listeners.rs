@@ -218,7 +218,8 @@ async fn forged_deliveries_are_not_kept_and_sender_text_is_escaped() {
         assert_eq!(status, 401);
     }
     // Signed, so accepted: its event name tries to end the line and paint the console.
-    let hostile = "contract.created\n200 claim.updated booking FAKE → accepted\u{1b}[31m";
+    let hostile =
+        "contract.created\n200 claim.updated booking FAKE → accepted\u{1b}[31m\u{2028}200 x";
     let body = serde_json::json!({"event": hostile, "data": {"bookingNumber": "BN-1"}})
         .to_string()
         .into_bytes();
@@ -249,7 +250,8 @@ async fn forged_deliveries_are_not_kept_and_sender_text_is_escaped() {
         "the file keeps the text as sent"
     );
     let printed = stdout.lock().unwrap().join("\n");
-    assert!(!printed.contains('\u{1b}'), "{printed}");
+    // Nor a line break only some readers see (a log viewer, Python's splitlines).
+    assert!(!printed.contains(['\u{1b}', '\u{2028}']), "{printed}");
     assert!(
         !printed.lines().any(|l| l.starts_with("200 claim.updated")),
         "a forged console line: {printed}"
