@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::order::{Order, Seen};
 use crate::record::{Exchange, StepEvent};
 
 pub const FILE_NAME: &str = "journal.jsonl";
@@ -86,8 +87,7 @@ impl Archive {
         let file = File::open(&self.path)?;
         for (number, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
             let line = line?;
-            // Only exchange lines are parsed; the tag comes first in every line.
-            if !line.starts_with(br#"{"type":"exchange""#) {
+            if !is_exchange(&line) {
                 continue;
             }
             let text = String::from_utf8_lossy(&line);
@@ -156,10 +156,20 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
 /// character: it has no newline after it) is ignored, any other bad line is an error naming
 /// its number. A finished last line that is not a journal line is such an error too: it was
 /// not torn by a crash, and appending after it would leave it in the middle of the record.
+/// So is a well-formed line out of the order ppcert writes (see [`Order`]).
 pub fn read(path: &Path) -> Result<Vec<Line>, String> {
+    Ok(read_numbered(path)?
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect())
+}
+
+/// [`read`], each line with its number in the file (from 1), for errors that name it.
+pub fn read_numbered(path: &Path) -> Result<Vec<(usize, Line)>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let mut parsed = Vec::new();
+    let mut order = Order::default();
     for (i, raw) in lines.iter().enumerate() {
         let torn = i + 1 == lines.len();
         let parsed_line = std::str::from_utf8(raw)
@@ -172,7 +182,12 @@ pub fn read(path: &Path) -> Result<Vec<Line>, String> {
                 }
             });
         match parsed_line {
-            Ok(Some(line)) => parsed.push(line),
+            Ok(Some(line)) => {
+                order.next(seen(&line)).map_err(|e| {
+                    format!("{}:{}: not a line ppcert wrote: {e}", path.display(), i + 1)
+                })?;
+                parsed.push((i + 1, line));
+            }
             Ok(None) => {}
             Err(_) if torn => break,
             Err(e) => {
@@ -187,12 +202,36 @@ pub fn read(path: &Path) -> Result<Vec<Line>, String> {
     Ok(parsed)
 }
 
-pub fn parse_line(text: &str) -> serde_json::Result<Line> {
-    #[derive(Deserialize)]
-    struct Tag<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: std::borrow::Cow<'a, str>,
+/// What [`Order`] checks of a line.
+fn seen(line: &Line) -> Seen {
+    match line {
+        Line::Run { .. } => Seen::Run,
+        Line::Exchange(exchange) => Seen::Exchange {
+            seq: exchange.seq,
+            attempt: exchange.attempt,
+        },
+        _ => Seen::Other,
     }
+}
+
+#[derive(Deserialize)]
+struct Tag<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+}
+
+/// Whether a journal line is an exchange's, parsing no more than needed: ppcert writes the
+/// tag first, so its own lines are told by their start. A line written otherwise (spaced, keys
+/// reordered) is told by its parsed tag, as [`read`] tells it: both must agree on what the
+/// record holds.
+fn is_exchange(line: &[u8]) -> bool {
+    if line.starts_with(br#"{"type":""#) {
+        return line.starts_with(br#"{"type":"exchange""#);
+    }
+    serde_json::from_slice::<Tag>(line).is_ok_and(|tag| tag.kind == "exchange")
+}
+
+pub fn parse_line(text: &str) -> serde_json::Result<Line> {
     if serde_json::from_str::<Tag>(text)?.kind == "exchange" {
         serde_json::from_str::<Exchange>(text).map(|exchange| Line::Exchange(Box::new(exchange)))
     } else {
@@ -281,10 +320,48 @@ mod tests {
         );
     }
 
+    /// `read` takes any line tagged `exchange` for one; the bundle is written from the
+    /// archive, which must find the same exchanges or fail after the run has sent everything.
+    #[test]
+    fn an_exchange_line_written_with_its_keys_in_another_order_is_read_by_the_archive_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let run = serde_json::to_string(&Line::Run {
+            run: serde_json::json!({"id": "r"}),
+        })
+        .unwrap();
+        let line = serde_json::to_value(Line::Exchange(Box::new(exchange()))).unwrap();
+        let reordered = serde_json::to_string_pretty(&line)
+            .unwrap()
+            .replace('\n', "");
+        assert!(
+            !reordered.starts_with(r#"{"type":"exchange""#),
+            "{reordered}"
+        );
+        std::fs::write(&path, format!("{run}\n{reordered}\n")).unwrap();
+        assert_eq!(read(&path).unwrap().len(), 2);
+        let archive = Archive {
+            path,
+            kept_whole: Default::default(),
+        };
+        let mut seqs = Vec::new();
+        archive
+            .exchanges(|x| {
+                seqs.push(x.seq);
+                Ok(true)
+            })
+            .unwrap();
+        assert_eq!(seqs, [3]);
+    }
+
     #[test]
     fn a_torn_tail_even_inside_a_utf8_character_is_read_past_and_cut_before_appending() {
         let dir = tempfile::tempdir().unwrap();
         let mut journal = Journal::open(dir.path(), false).unwrap();
+        let run = Line::Run {
+            run: serde_json::json!({"id": "r"}),
+        };
+        journal.append(&run).unwrap();
         journal.append(&Line::Resumed { at: "é".into() }).unwrap();
         drop(journal);
         let path = dir.path().join(FILE_NAME);
@@ -293,15 +370,15 @@ mod tests {
         let cut = torn.find('é').unwrap() + 1; // inside the two bytes of é
         bytes.extend_from_slice(&torn.as_bytes()[..cut]);
         std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(read(&path).unwrap().len(), 1);
+        assert_eq!(read(&path).unwrap().len(), 2);
         let mut journal = Journal::open(dir.path(), true).unwrap();
         journal.append(&Line::Resumed { at: "b".into() }).unwrap();
         let lines = read(&path).unwrap();
         assert_eq!(
             lines.len(),
-            2,
+            3,
             "the torn tail is gone, the new line is whole"
         );
-        assert_eq!(lines[1], Line::Resumed { at: "b".into() });
+        assert_eq!(lines[2], Line::Resumed { at: "b".into() });
     }
 }

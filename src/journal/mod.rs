@@ -2,6 +2,7 @@
 //! run goes. It is the crash-safe record and the basis of `--resume`.
 
 mod lines;
+mod order;
 pub mod writer;
 
-pub use lines::{Archive, FILE_NAME, FlowSummary, Journal, Line, parse_line, read};
+pub use lines::{Archive, FILE_NAME, FlowSummary, Journal, Line, parse_line, read, read_numbered};
