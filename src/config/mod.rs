@@ -20,7 +20,7 @@ use crate::scenario::{self, LoadedScenario};
 pub use auth::{AuthSection, ClientAuth, ClientCredentials, TokenSource};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub use resumed::Recorded;
-pub use secrets::read_secret_file;
+pub use secrets::{read_secret_file, read_secret_text};
 pub use staging::{Staging, dialect_choice, request_timeout};
 use target::with_token;
 pub use target::{Environment, Target, Upstream, target, upstream};
