@@ -40,7 +40,8 @@ pub(crate) fn webhook_secret() -> Option<String> {
 }
 
 /// Test-only failpoints (hidden): `PPCERT_TEST_PANIC_IN_FLOW=<flow label>`,
-/// `PPCERT_TEST_DIE_BEFORE_STEP_LINE=<flow label>:<step index>` and `PPCERT_TEST_FAIL_BUNDLE=1`
+/// `PPCERT_TEST_DIE_BEFORE_STEP_LINE=<flow label>:<step index>`, `PPCERT_TEST_FAIL_BUNDLE=1`
+/// and `PPCERT_TEST_SLOW_AFTER_CTRL_C=<ms>` (a listener busy that long after the first Ctrl-C)
 /// cause what no outside input can (or only by luck), for the tests of those paths. Only a
 /// build with the `failpoints` feature (the test build) reads them.
 pub(crate) fn failpoint(name: &str) -> Option<OsString> {

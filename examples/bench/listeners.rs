@@ -11,7 +11,8 @@
 //!   bundle's size and `ppcert verify`; RUNS (default 1) fresh processes each, with the medians.
 //! - `serve-batches [SECS]`: `ppcert serve` under back-to-back certification batches (each a
 //!   `ppcert run`) for SECS (default 60): RSS each quarter and at the peak, at the default
-//!   `--max-bookings` and at 300 (so that eviction happens within the run).
+//!   `--max-bookings` and at 300 (so that eviction happens within the run); a batch that does
+//!   not pass is printed with its first failure in the server's words, its bundle kept.
 
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
@@ -326,18 +327,39 @@ fn proxy_flood_once(runtime: &tokio::runtime::Runtime, secs: u64, large_every: u
     (peak, whole_life)
 }
 
-/// One certification batch against `base`, the release binary as a user runs it.
-fn batch(base: &str, token_file: &std::path::Path) -> bool {
+/// One certification batch against `base`, the release binary as a user runs it: `None` when
+/// it passed, else its exit code and what it printed, its bundle kept for a look.
+fn batch(base: &str, token_file: &std::path::Path) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
-    Command::new(binary())
+    let out = dir.path().join("b");
+    let finished = Command::new(binary())
         .args(["run", "--base-url", base, "--token-file"])
         .arg(token_file)
         .args(["--quiet", "--concurrency", "8", "--out"])
-        .arg(dir.path().join("b"))
+        .arg(&out)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        .stderr(Stdio::piped())
+        .output()
+        .ok()?;
+    if finished.status.success() {
+        return None;
+    }
+    // The report's first failure says why in the server's words: a 409 "booking number …
+    // already sent" is another batch's booking (run ids collided), anything else is ppcert's
+    // or the sandbox's.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap_or_default();
+    let first_failure = report
+        .lines()
+        .find(|l| l.starts_with("| ") && l.contains("| HTTP "))
+        .unwrap_or("no failed exchange in report.md")
+        .to_string();
+    let kept = dir.keep();
+    Some(format!(
+        "exit {:?}, bundle {}: {first_failure} {}",
+        finished.status.code(),
+        kept.join("b").display(),
+        String::from_utf8_lossy(&finished.stderr).trim()
+    ))
 }
 
 pub fn serve_batches(secs: u64) {
@@ -362,8 +384,9 @@ pub fn serve_batches(secs: u64) {
         let (mut batches, mut failed) = (0, 0);
         while Instant::now() < until {
             batches += 1;
-            if !batch(&base, &token_file) {
+            if let Some(why) = batch(&base, &token_file) {
                 failed += 1;
+                println!("  batch {batches} not passed: {why}");
             }
         }
         let samples = sampler.finish();

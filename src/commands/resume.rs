@@ -1,11 +1,12 @@
 //! `ppcert run --resume`: read an interrupted run's journal back, so the run continues where
 //! it stopped instead of sending again what the server already holds.
 
+use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::path::Path;
 
-use std::num::NonZeroU32;
-
 use crate::config::Recorded;
+use crate::engine::FlowInstance;
 use crate::error::Failure;
 use crate::evidence::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
@@ -17,6 +18,9 @@ use crate::scenario::ScenarioSource;
 pub(crate) struct Previous {
     pub run: RunInfo,
     pub journaled: Journaled,
+    /// Each flow a line names, with the line's number and the step index it names if any:
+    /// checked against the run's flows before anything is sent.
+    named: Vec<(usize, String, Option<usize>)>,
 }
 
 /// What an interrupted run's journal holds, for the run that continues it.
@@ -136,11 +140,14 @@ impl Previous {
 
 /// Reads the journal in `dir`, refusing a run that cannot be continued faithfully.
 pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
-    let lines = journal::read(&dir.join(journal::FILE_NAME)).map_err(Failure::usage)?;
+    let lines = journal::read_numbered(&dir.join(journal::FILE_NAME)).map_err(Failure::usage)?;
     let mut previous: Option<Previous> = None;
     let mut in_flight = InFlight::default();
     let mut unsettled = Unsettled::default();
-    for line in lines {
+    for (number, line) in lines {
+        if let (Some((flow, step)), Some(p)) = (names(&line), previous.as_mut()) {
+            p.named.push((number, flow.to_string(), step));
+        }
         match (line, previous.as_mut()) {
             (Line::Run { run }, None) => {
                 let run: RunInfo = serde_json::from_value(run).map_err(|e| {
@@ -152,6 +159,7 @@ pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
                 previous = Some(Previous {
                     run,
                     journaled: Journaled::default(),
+                    named: Vec::new(),
                 });
             }
             (Line::Exchange(exchange), Some(p)) => {
@@ -192,7 +200,46 @@ pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
     Ok(previous)
 }
 
+/// The flow a journal line names, and its step index when it names one.
+fn names(line: &Line) -> Option<(&str, Option<usize>)> {
+    match line {
+        Line::Exchange(exchange) => Some((&exchange.flow, None)),
+        Line::Step(step) => Some((&step.flow, Some(step.step_index))),
+        Line::StepStarted { flow, step_index } => Some((flow, Some(*step_index))),
+        Line::Sending { flow, .. } => Some((flow, None)),
+        _ => None,
+    }
+}
+
 impl Previous {
+    /// Refuses, naming the line, a journal line about a flow the run does not have or a step
+    /// past its flow's last: not written by this run, and the resumed run would carry it into
+    /// the evidence (a failed verdict from a step that never ran).
+    pub(crate) fn check_flows(
+        &self,
+        dir: &Path,
+        instances: &[FlowInstance],
+    ) -> Result<(), Failure> {
+        let steps: HashMap<&str, usize> = instances
+            .iter()
+            .map(|i| (i.label.as_str(), i.steps.len()))
+            .collect();
+        for (number, flow, step) in &self.named {
+            let wrong = match (steps.get(flow.as_str()), step) {
+                (None, _) => format!("flow `{flow}` is not one of this run's flows"),
+                (Some(count), Some(step)) if step >= count => {
+                    format!("step {step} of flow `{flow}`, which has {count} steps")
+                }
+                _ => continue,
+            };
+            return Err(Failure::usage(format!(
+                "{}:{number}: not a line this run wrote: {wrong}; nothing was sent",
+                dir.join(journal::FILE_NAME).display()
+            )));
+        }
+        Ok(())
+    }
+
     /// What the config merge holds the resumed invocation to.
     pub(crate) fn recorded(&self, dir: &Path) -> Result<Recorded, Failure> {
         let run = &self.run;

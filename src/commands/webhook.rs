@@ -11,12 +11,16 @@ use crate::webhook::scheme::Scheme;
 /// The secret: `--webhook-secret-file` beats `PPCERT_WEBHOOK_SECRET`; never a plain flag.
 pub(crate) fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Failure::usage(format!(
-                "--webhook-secret-file {}: cannot read: {e}",
+        // Capped: a wrong path (a log, /dev/zero) must not be read until memory runs out.
+        let text = crate::config::read_secret_text(path, "--webhook-secret-file")
+            .map_err(Failure::usage)?;
+        if text.trim().is_empty() {
+            // An empty HMAC key is a key everyone has: every forged delivery would verify.
+            return Err(Failure::usage(format!(
+                "--webhook-secret-file {}: empty; with no secret anyone can sign a delivery",
                 path.display()
-            ))
-        })?;
+            )));
+        }
         return Ok(text.trim().as_bytes().to_vec());
     }
     crate::env::webhook_secret()

@@ -127,10 +127,10 @@ pub(crate) struct SecretError {
 pub(crate) enum SecretProblem {
     #[error("cannot read: {0}")]
     Unreadable(std::io::Error),
-    #[error("larger than {kib} KiB: this is not a token file")]
-    TooLarge { kib: u64 },
-    #[error("not UTF-8 text: this is not a token file")]
-    NotUtf8,
+    #[error("larger than {kib} KiB: this is not a {kind} file")]
+    TooLarge { kib: u64, kind: &'static str },
+    #[error("not UTF-8 text: this is not a {kind} file")]
+    NotUtf8 { kind: &'static str },
     #[error("the token starts with a byte-order mark; save it as plain UTF-8 without BOM")]
     ByteOrderMark,
     #[error("the token holds a control character (U+{code:04X}); a bearer token is printable text")]

@@ -22,7 +22,7 @@ pub(crate) use auth::{ClientAuth, ClientCredentials, TokenSource};
 pub(crate) use error::{ConfigError, SecretError};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub(crate) use resumed::Recorded;
-pub(crate) use secrets::read_secret_file;
+pub(crate) use secrets::{read_secret_file, read_secret_text};
 pub(crate) use staging::Staging;
 use target::with_token;
 pub(crate) use target::{Environment, Target, Upstream, target, upstream};

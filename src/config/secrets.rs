@@ -21,8 +21,14 @@ fn check_token_text(token: &str) -> Result<(), SecretProblem> {
 /// refused at once instead of being sent, and scrubbed from every record, for minutes.
 pub(super) const MAX_TOKEN_FILE: u64 = 64 * 1024;
 
-/// A file's text, refused without reading it all when it is larger than `max` bytes.
-fn read_small(path: &std::path::Path, max: u64) -> Result<String, SecretProblem> {
+/// A file's text, refused without reading it all when it is larger than `max` bytes (a
+/// pipe or `/dev/zero` included: nothing is read past the limit). `kind` names what the file
+/// should be in errors.
+fn read_small(
+    path: &std::path::Path,
+    max: u64,
+    kind: &'static str,
+) -> Result<String, SecretProblem> {
     use std::io::Read as _;
     let file = std::fs::File::open(path).map_err(SecretProblem::Unreadable)?;
     let mut bytes = Vec::new();
@@ -30,9 +36,21 @@ fn read_small(path: &std::path::Path, max: u64) -> Result<String, SecretProblem>
         .read_to_end(&mut bytes)
         .map_err(SecretProblem::Unreadable)?;
     if bytes.len() as u64 > max {
-        return Err(SecretProblem::TooLarge { kib: max / 1024 });
+        return Err(SecretProblem::TooLarge {
+            kib: max / 1024,
+            kind,
+        });
     }
-    String::from_utf8(bytes).map_err(|_| SecretProblem::NotUtf8)
+    String::from_utf8(bytes).map_err(|_| SecretProblem::NotUtf8 { kind })
+}
+
+/// A secret file's text, capped as a token file is, but taken as it is (a webhook secret may
+/// hold spaces); `what` names it in errors.
+pub(crate) fn read_secret_text(path: &std::path::Path, what: &str) -> Result<String, SecretError> {
+    read_small(path, MAX_TOKEN_FILE, "secret").map_err(|problem| SecretError {
+        origin: format!("{what} {}", path.display()),
+        problem,
+    })
 }
 
 /// One secret on one line from `path` (a token file, a client secret file); `what` names it in
@@ -42,7 +60,7 @@ pub(crate) fn read_secret_file(path: &std::path::Path, what: &str) -> Result<Sec
         origin: format!("{what} {}", path.display()),
         problem,
     };
-    let text = read_small(path, MAX_TOKEN_FILE).map_err(refused)?;
+    let text = read_small(path, MAX_TOKEN_FILE, "token").map_err(refused)?;
     let token = text.trim_matches(|c: char| c.is_whitespace());
     check_token_text(token).map_err(refused)?;
     if token.is_empty() || token.contains(char::is_whitespace) {
@@ -94,7 +112,10 @@ mod tests {
             SecretProblem::NotOneLine
         ));
         let big = file("big", &vec![b'a'; MAX_TOKEN_FILE as usize + 1]);
-        assert!(matches!(big.problem, SecretProblem::TooLarge { kib: 64 }));
+        assert!(matches!(
+            big.problem,
+            SecretProblem::TooLarge { kib: 64, .. }
+        ));
         let missing = read_secret_file(&dir.path().join("none"), "--token-file").unwrap_err();
         assert!(matches!(missing.problem, SecretProblem::Unreadable(_)));
     }

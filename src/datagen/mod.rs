@@ -71,14 +71,17 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A run id: the start time (UTC, to the second) and four hex digits from seed and start, so
-/// booking numbers differ across runs yet are reproducible from (seed, start).
+/// A run id: the start time (UTC, to the second) and eight hex digits from seed and start, so
+/// booking numbers differ across runs yet are reproducible from (seed, start). Eight, not
+/// four: runs started in the same second against one staging (a CI matrix, back-to-back
+/// batches) collided once in 65,536 pairs with four, and the later run's bookings were refused
+/// 409; eight still leave a booking number of a million flows within 32 characters.
 pub fn run_id(start: DateTime<Utc>, seed: u64) -> String {
     let nanos = start.timestamp_nanos_opt().unwrap_or_default() as u64;
     format!(
-        "{}-{:04X}",
+        "{}-{:08X}",
         start.format("%y%m%d%H%M%S"),
-        mix(seed ^ mix(nanos)) & 0xFFFF
+        mix(seed ^ mix(nanos)) & 0xFFFF_FFFF
     )
 }
 

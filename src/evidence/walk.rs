@@ -26,7 +26,7 @@ pub(crate) fn walk(
     steps: bool,
     each: &mut dyn FnMut(Item<'_>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let tags: &[&[u8]] = if steps {
+    let tags: &[&str] = if steps {
         &[EXCHANGE_TAG, STEP_TAG]
     } else {
         &[EXCHANGE_TAG]

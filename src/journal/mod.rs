@@ -2,9 +2,10 @@
 //! run goes. It is the crash-safe record and the basis of `--resume`.
 
 mod lines;
+mod order;
 pub(crate) mod writer;
 
 pub(crate) use lines::{
     Archive, EXCHANGE_TAG, FILE_NAME, FlowSummary, Journal, Line, STEP_TAG, each_line, parse_line,
-    read,
+    read_numbered,
 };

@@ -171,6 +171,33 @@ fn same_seed_and_start_give_identical_data_in_any_order() {
     );
 }
 
+/// CI matrices start several runs against one staging in the same second, each with a random
+/// seed or all with the same `--seed`: their booking numbers must not collide, or the later
+/// run's subscriptions are refused 409 "booking number already sent" (the `serve-batches`
+/// bench saw it once in about 3,000 batches with a 16-bit suffix).
+#[test]
+fn runs_started_in_the_same_second_get_distinct_run_ids() {
+    let second = Utc.with_ymd_and_hms(2026, 12, 1, 8, 30, 0).unwrap();
+    for same_seed in [false, true] {
+        let ids: HashSet<String> = (0..3_000u64)
+            .map(|i| {
+                let at = second + Duration::nanoseconds((i * 333_331) as i64);
+                run_id(at, if same_seed { 7 } else { i })
+            })
+            .collect();
+        assert_eq!(ids.len(), 3_000, "same seed: {same_seed}");
+    }
+    // The widest booking number (the last of a million flow instances) stays within 32.
+    let generator = Generator::new(7, run_id(second, 7), second, DataProfile::default());
+    let widest = generator.booking_number(999_999);
+    assert!(widest.len() <= 32, "{widest}");
+    assert!(
+        widest
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-')
+    );
+}
+
 #[test]
 fn generate_command_is_stable_across_runs() {
     let run = || {

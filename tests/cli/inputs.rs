@@ -287,3 +287,50 @@ async fn resume_keeps_what_the_run_recorded_and_refuses_what_contradicts_it() {
     let again = ppcert(dir.path(), &args, Some(sandbox.token())).await;
     assert_eq!(again.code, 0, "{}", said(&again));
 }
+
+/// A webhook secret file that holds nothing (an HMAC key everyone has: any delivery would
+/// verify) or is no secret at all (2 MB, `/dev/zero`: read until memory ran out) is refused at
+/// once by every command that takes one, before anything listens or is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_secret_file_empty_or_over_64_kib_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty"), " \n").unwrap();
+    std::fs::write(dir.path().join("large"), "s".repeat(2 << 20)).unwrap();
+    let mut files = vec![
+        ("empty", "empty; with no secret"),
+        ("large", "larger than 64 KiB"),
+    ];
+    if cfg!(unix) {
+        files.push(("/dev/zero", "larger than 64 KiB"));
+    }
+    let commands: [&[&str]; 3] = [
+        &["webhook", "listen", "--addr", "127.0.0.1:0"],
+        &[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--webhook-url",
+            "http://127.0.0.1:9/h",
+        ],
+        &["webhook", "send", "--url", "http://127.0.0.1:9/h"],
+    ];
+    for (file, expected) in files {
+        for command in commands {
+            let mut args = command.to_vec();
+            args.extend(["--webhook-secret-file", file]);
+            let running = ppcert_command(dir.path(), &args, None)
+                .kill_on_drop(true)
+                .output();
+            let finished = tokio::time::timeout(std::time::Duration::from_secs(60), running)
+                .await
+                .unwrap_or_else(|_| panic!("{args:?}: still running, the file taken as a secret"))
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&finished.stderr);
+            assert_eq!(finished.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(&format!("--webhook-secret-file {file}: {expected}")),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Every long-lived listener (`serve`, `proxy`, `webhook listen`, `run --webhook-listen`)
-//! under hostile clients: an oversized body is answered 413 without being read, a half-sent
-//! header or a request stuck mid-body does not hold off one Ctrl-C, non-loopback addresses
-//! need `--public`, forged deliveries are not kept, and sender text cannot forge console lines.
+//! under hostile clients: an oversized body is answered 413 without being read, non-loopback
+//! addresses need `--public`, forged deliveries are not kept, and sender text cannot forge
+//! console lines. How Ctrl-C stops them mid-request: `listener_stops`.
 
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 
 use crate::common::*;
 
-const SECRET: &str = "whsec_bGlzdGVuZXJzLXRlc3Qtc2VjcmV0";
+pub const SECRET: &str = "whsec_bGlzdGVuZXJzLXRlc3Qtc2VjcmV0";
 
 /// A listener's command line, listening on an ephemeral loopback port.
 fn listener_args(kind: &str) -> Vec<&'static str> {
@@ -30,11 +30,11 @@ fn listener_args(kind: &str) -> Vec<&'static str> {
     }
 }
 
-const KINDS: [&str; 3] = ["serve", "proxy", "webhook"];
+pub const KINDS: [&str; 3] = ["serve", "proxy", "webhook"];
 
 /// Starts a listener with `extra` flags; returns it, its `host:port`, and its stdout lines
 /// (collected as they come).
-async fn start(
+pub async fn start(
     kind: &str,
     dir: &std::path::Path,
     extra: &[&str],
@@ -43,13 +43,30 @@ async fn start(
     String,
     std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 ) {
+    start_with(kind, dir, extra, &[]).await
+}
+
+/// [`start`], with environment variables.
+pub async fn start_with(
+    kind: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (
+    tokio::process::Child,
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
     let mut args = listener_args(kind);
     args.extend_from_slice(extra);
-    let mut child = ppcert_command(dir, &args, None)
+    let mut command = ppcert_command(dir, &args, None);
+    command
         .env("PPCERT_WEBHOOK_SECRET", SECRET)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .kill_on_drop(true);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let first = stdout.next_line().await.unwrap().unwrap();
     let addr = first
@@ -70,7 +87,7 @@ async fn start(
 
 /// Waits for the listener to end; a listener that never ends fails the test (not a timing
 /// assertion: the bound is far beyond the one-second grace period the tests give).
-async fn ended(child: &mut tokio::process::Child, what: &str) -> i32 {
+pub async fn ended(child: &mut tokio::process::Child, what: &str) -> i32 {
     let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
         .await
         .unwrap_or_else(|_| panic!("{what}: still running after one Ctrl-C"))
@@ -79,7 +96,7 @@ async fn ended(child: &mut tokio::process::Child, what: &str) -> i32 {
 }
 
 /// The path each listener answers a POST on.
-fn post_path(kind: &str) -> &'static str {
+pub fn post_path(kind: &str) -> &'static str {
     if kind == "webhook" {
         "/hooks"
     } else {
@@ -133,48 +150,6 @@ async fn an_oversized_body_is_answered_413_before_it_is_read() {
         );
         interrupt(&child).await;
         ended(&mut child, kind).await;
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_half_sent_header_does_not_block_shutdown() {
-    for kind in KINDS {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut child, addr, _) = start(kind, dir.path(), &["--shutdown-grace", "1"]).await;
-        let mut tcp = TcpStream::connect(&addr).await.unwrap();
-        tcp.write_all(b"POST /quotes HTTP/1.1\r\nhost: x\r\ncontent-")
-            .await
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        interrupt(&child).await;
-        let code = ended(&mut child, kind).await;
-        assert_eq!(code, if kind == "proxy" { 1 } else { 0 }, "{kind}");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_sigint_stops_each_listener_mid_request_and_the_proxy_still_writes_its_bundle() {
-    for kind in KINDS {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut child, addr, _) = start(kind, dir.path(), &["--shutdown-grace", "1"]).await;
-        // A whole header, then ten bytes of the thousand announced: a request in flight.
-        let mut tcp = TcpStream::connect(&addr).await.unwrap();
-        let head = format!(
-            "POST {} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"data\": ",
-            post_path(kind)
-        );
-        tcp.write_all(head.as_bytes()).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        interrupt(&child).await;
-        let code = ended(&mut child, kind).await;
-        if kind == "proxy" {
-            // Nothing was certified: the run's exit code says so, and the bundle verifies.
-            assert_eq!(code, 1);
-            let verified = ppcert(dir.path(), &["verify", "b"], None).await;
-            assert_eq!(verified.code, 0, "{}{}", verified.stdout, verified.stderr);
-        } else {
-            assert_eq!(code, 0, "{kind}");
-        }
     }
 }
 
@@ -243,7 +218,8 @@ async fn forged_deliveries_are_not_kept_and_sender_text_is_escaped() {
         assert_eq!(status, 401);
     }
     // Signed, so accepted: its event name tries to end the line and paint the console.
-    let hostile = "contract.created\n200 claim.updated booking FAKE → accepted\u{1b}[31m";
+    let hostile =
+        "contract.created\n200 claim.updated booking FAKE → accepted\u{1b}[31m\u{2028}200 x";
     let body = serde_json::json!({"event": hostile, "data": {"bookingNumber": "BN-1"}})
         .to_string()
         .into_bytes();
@@ -274,7 +250,8 @@ async fn forged_deliveries_are_not_kept_and_sender_text_is_escaped() {
         "the file keeps the text as sent"
     );
     let printed = stdout.lock().unwrap().join("\n");
-    assert!(!printed.contains('\u{1b}'), "{printed}");
+    // Nor a line break only some readers see (a log viewer, Python's splitlines).
+    assert!(!printed.contains(['\u{1b}', '\u{2028}']), "{printed}");
     assert!(
         !printed.lines().any(|l| l.starts_with("200 claim.updated")),
         "a forged console line: {printed}"
@@ -326,26 +303,6 @@ async fn the_proxy_forwards_a_large_body_unchanged_and_keeps_it_cut_with_its_dig
         assert_eq!(cut["sha256"], hex(whole), "{record}");
         let kept = exchange[record]["body"].as_str().unwrap();
         assert_eq!(kept.len(), 16 * 1024, "{record}");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_sigint_exits_at_once_with_130() {
-    for kind in KINDS {
-        let dir = tempfile::tempdir().unwrap();
-        // A grace period far longer than the test: only the second Ctrl-C can end it in time.
-        let (mut child, addr, _) = start(kind, dir.path(), &["--shutdown-grace", "600"]).await;
-        let mut tcp = TcpStream::connect(&addr).await.unwrap();
-        let head = format!(
-            "POST {} HTTP/1.1\r\nhost: {addr}\r\ncontent-length: 1000\r\n\r\n{{",
-            post_path(kind)
-        );
-        tcp.write_all(head.as_bytes()).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        interrupt(&child).await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        interrupt(&child).await;
-        assert_eq!(ended(&mut child, kind).await, 130, "{kind}");
     }
 }
 

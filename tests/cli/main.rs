@@ -13,6 +13,7 @@ mod dialects;
 mod faults;
 mod hostile;
 mod inputs;
+mod listener_stops;
 mod listeners;
 mod openapi;
 mod outcomes;

@@ -9,7 +9,7 @@ use crate::common::*;
 /// Volatile fields (run id, times, ports, server ids, durations) replaced for snapshots.
 fn stable(text: &str) -> String {
     let rules = [
-        (r"\d{12}-[0-9A-F]{4}", "[RUN]"),
+        (r"\d{12}-[0-9A-F]{8}", "[RUN]"),
         (
             r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})",
             "[TIME]",

@@ -179,29 +179,65 @@ async fn killed_between_a_writes_exchange_line_and_its_step_line_counts_the_writ
     }
 }
 
+/// Well-formed last lines ppcert would never write after this journal, each built from the
+/// journal's own lines: with the message naming what is wrong.
+fn bogus_tails(text: &str) -> Vec<(String, &'static str)> {
+    let last = |prefix: &str| {
+        text.lines()
+            .rev()
+            .find(|l| l.starts_with(prefix))
+            .unwrap()
+            .to_string()
+    };
+    let step = last(r#"{"type":"step","#);
+    let flow = step
+        .split(r#""flow":""#)
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    vec![
+        // Valid JSON, not a journal line.
+        (
+            r#"{"type":"exchange_of_sorts","seq":1}"#.into(),
+            "not a journal line",
+        ),
+        // A line pasted twice: the last exchange again, exactly as written.
+        (last(r#"{"type":"exchange","#), "after exchange"),
+        (text.lines().next().unwrap().into(), "a second run line"),
+        // A step of a flow this run does not have: it would fail the resumed run's verdict.
+        (
+            step.replace(&format!(r#""flow":"{flow}""#), r#""flow":"ghost#1""#),
+            "flow `ghost#1` is not one of this run's flows",
+        ),
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_well_formed_but_bogus_last_journal_line_is_refused_before_anything_is_sent() {
     let sandbox = sandbox_with(slow_enough()).await;
-    let dir = tempfile::tempdir().unwrap();
-    stop_midway(&sandbox, dir.path(), "-INT", 20).await;
-    let journal = dir.path().join("b/journal.jsonl");
-    let mut text = std::fs::read_to_string(&journal).unwrap();
-    // Valid JSON on a finished line: not torn by a crash, so not silently skipped.
-    text.push_str("{\"type\":\"exchange_of_sorts\",\"seq\":1}\n");
-    std::fs::write(&journal, &text).unwrap();
-    let bogus_line = text.lines().count();
+    let stopped = tempfile::tempdir().unwrap();
+    stop_midway(&sandbox, stopped.path(), "-INT", 20).await;
+    let text = std::fs::read_to_string(stopped.path().join("b/journal.jsonl")).unwrap();
     let before = sandbox_counts(&sandbox);
     let base = sandbox.base_url();
-    let args = ["run", "--resume", "b", "--base-url", &base];
-    let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
-    assert_eq!(finished.code, 2, "{}{}", finished.stdout, finished.stderr);
-    assert!(
-        finished
-            .stderr
-            .contains(&format!("journal.jsonl:{bogus_line}: not a journal line")),
-        "{}",
-        finished.stderr
-    );
-    assert_eq!(sandbox_counts(&sandbox), before, "nothing was sent");
-    assert_eq!(std::fs::read_to_string(&journal).unwrap(), text);
+    for (tail, said) in bogus_tails(&text) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("b")).unwrap();
+        let journal = dir.path().join("b/journal.jsonl");
+        let bogus = format!("{text}{tail}\n");
+        std::fs::write(&journal, &bogus).unwrap();
+        let args = ["run", "--resume", "b", "--base-url", &base];
+        let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+        let shown = format!("{}{}", finished.stdout, finished.stderr);
+        assert_eq!(finished.code, 2, "{tail}: {shown}");
+        let line = bogus.lines().count();
+        assert!(
+            finished.stderr.contains(&format!("journal.jsonl:{line}: ")) && shown.contains(said),
+            "{tail}: {shown}"
+        );
+        assert_eq!(sandbox_counts(&sandbox), before, "{tail}: nothing was sent");
+        assert_eq!(std::fs::read_to_string(&journal).unwrap(), bogus);
+    }
 }

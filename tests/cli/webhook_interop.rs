@@ -2,8 +2,8 @@
 //! `.ci/run`: the official Standard Webhooks Python library (`standardwebhooks`) and GitHub's
 //! `@octokit/webhooks-methods`. Deliveries they sign are accepted by `ppcert webhook listen`
 //! (and ones signed with another key refused), and a receiver verifying with them passes every
-//! expectation of `ppcert webhook send`. (The provider's own scheme has no reference
-//! implementation to test against.)
+//! expectation of `ppcert webhook send`, as do the sandbox's own deliveries. (The provider's
+//! own scheme has no reference implementation to test against.)
 
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
@@ -122,16 +122,8 @@ async fn deliveries_signed_by_the_official_library_are_accepted_by_webhook_liste
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_verifying_with_the_official_library_passes_webhook_send() {
     let Some(python) = python() else { return };
-    let mut receiver = tokio::process::Command::new(&python)
-        .args(["-c", RECEIVE, SECRET])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(receiver.stdout.take().unwrap()).lines();
-    let port = lines.next_line().await.unwrap().unwrap();
+    let (mut receiver, url) = library_receiver(&python).await;
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("http://127.0.0.1:{}/hooks", port.trim());
     let finished = ppcert_command(
         dir.path(),
         &[
@@ -153,6 +145,80 @@ async fn a_receiver_verifying_with_the_official_library_passes_webhook_send() {
     assert_eq!(finished.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("valid contract.created"), "{stdout}");
     assert!(stdout.contains("wrong signature"), "{stdout}");
+}
+
+/// The official library's receiver on an ephemeral loopback port: its URL.
+async fn library_receiver(python: &str) -> (tokio::process::Child, String) {
+    let mut receiver = tokio::process::Command::new(python)
+        .args(["-c", RECEIVE, SECRET])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(receiver.stdout.take().unwrap()).lines();
+    let port = lines.next_line().await.unwrap().unwrap();
+    (receiver, format!("http://127.0.0.1:{}/hooks", port.trim()))
+}
+
+/// The sandbox's own deliveries (`serve --webhook-url`), signed as the run's staging stand-in
+/// signs them, pass the library's verification: its log shows the receiver's 204, not 401.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandboxs_deliveries_pass_the_official_librarys_verification() {
+    let Some(python) = python() else { return };
+    let (_receiver, url) = library_receiver(&python).await;
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--token",
+        "interop-serve-token",
+        "--webhook-url",
+        &url,
+        "--webhook-scheme",
+        "standard-webhooks",
+    ];
+    let mut child = ppcert_command(dir.path(), &args, None)
+        .env("PPCERT_WEBHOOK_SECRET", SECRET)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = stdout.next_line().await.unwrap().unwrap();
+    let base = first.rsplit(' ').next().unwrap().to_string();
+    let client = http_client();
+    let quote: Value = client
+        .post(format!("{base}/quotes"))
+        .bearer_auth("interop-serve-token")
+        .json(&quote_body(1, 100.0, 30))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let reference = quote["data"]["reference"].as_str().unwrap();
+    let subscribed = client
+        .post(format!("{base}/subscriptions"))
+        .bearer_auth("interop-serve-token")
+        .json(&subscription_body("WH-INTEROP-1", &[(reference, 1)]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(subscribed.status(), 201);
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let attempt = loop {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), stderr.next_line())
+            .await
+            .expect("a log line for the delivery")
+            .unwrap()
+            .unwrap();
+        if line.contains("booking WH-INTEROP-1 attempt 1") {
+            break line;
+        }
+    };
+    child.kill().await.unwrap();
+    assert!(attempt.ends_with("→ 204"), "{attempt}");
 }
 
 /// The directory holding `@octokit/webhooks-methods` (GitHub's reference implementation):

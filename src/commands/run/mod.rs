@@ -156,6 +156,11 @@ fn configure(args: &RunArgs) -> Result<(RunConfig, Option<Previous>), Failure> {
         None => (None, None),
     };
     let config = RunConfig::from_args(args, recorded.as_ref())?;
+    if let (Some(previous), Some(dir)) = (&previous, &args.resume) {
+        let scenario = &config.scenario.scenario;
+        let instances = crate::engine::plan(scenario, config.flight_seller, config.scale);
+        previous.check_flows(dir, &instances)?;
+    }
     super::guard::production_guard(&config)?;
     Ok((config, previous))
 }
