@@ -117,8 +117,13 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         let listening = (socket, addr, limits);
         return with_command(&args, listening, (&config, run, &dir), proxy, opened).await;
     }
+    // Listening for Ctrl-C before the address is printed: a client (or a script) that stops
+    // the proxy as soon as it reads it must still get a bundle.
+    let interrupted = super::listening::first_ctrl_c(
+        "stopping: finishing requests in flight, then writing the bundle",
+    );
     announce(addr, &opened, args.until_met);
-    if let Err(e) = serve(socket, proxy.clone(), args.until_met, limits).await {
+    if let Err(e) = serve(socket, proxy.clone(), (args.until_met, interrupted), limits).await {
         crate::console::tell!("error: the proxy stopped: {e}");
     }
     finish(&config, run, &proxy, &dir, opened.sandbox, false).await
@@ -248,7 +253,7 @@ fn announce(addr: std::net::SocketAddr, opened: &super::target::Opened<()>, unti
 async fn serve(
     socket: tokio::net::TcpListener,
     proxy: Arc<Proxy>,
-    until_met: bool,
+    (until_met, interrupted): (bool, impl std::future::Future<Output = ()> + Send + 'static),
     limits: crate::sandbox::listener::Limits,
 ) -> std::io::Result<()> {
     let stopper = proxy.clone();
@@ -261,7 +266,7 @@ async fn serve(
             }
         };
         tokio::select! {
-            _ = super::listening::first_ctrl_c("stopping: finishing requests in flight, then writing the bundle") => {}
+            _ = interrupted => {}
             _ = met => crate::console::tell!("every requirement is met: writing the bundle"),
         }
     };
