@@ -86,7 +86,10 @@ impl Attempt {
             Some(r) if matches!(r.status, 429 | 503) => {
                 announced_wait(&r.headers).map_or(Retry::Backoff, Retry::After)
             }
-            Some(r) if matches!(r.status, 502 | 504) => Retry::Backoff,
+            // Any other 5xx may be transient and, after a write, may hide a processed request:
+            // its retry is what reconciles it. Not 501 or 505: they say the request can never
+            // succeed as sent.
+            Some(r) if r.status >= 500 && !matches!(r.status, 501 | 505) => Retry::Backoff,
             Some(_) => Retry::No,
         }
     }

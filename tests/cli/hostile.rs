@@ -147,12 +147,12 @@ fn succeeded(evidence: &Value, op: &str) -> u64 {
         .map_or(0, |r| r["succeeded"].as_u64().unwrap())
 }
 
-/// A gateway's 502/504, and a 503 from a server that did the write and then failed answering
-/// (no wait announced, so not a refusal), may follow a processed write: reconciled, counted
-/// once, equal to the staging's own counts.
+/// A gateway's 502/504, a 503 from a server that did the write and then failed answering (no
+/// wait announced, so not a refusal), and a 500 or any other 5xx after the write went through
+/// may follow a processed write: reconciled, counted once, equal to the staging's own counts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_5xx_after_a_processed_write_is_reconciled_and_counted_once() {
-    for (subscription, claim) in [(502, 504), (503, 503)] {
+    for (subscription, claim) in [(502, 504), (503, 503), (500, 500), (500, 507)] {
         let sandbox = sandbox_with(fast("tok-gateway-123")).await;
         let rule: Rule =
             Arc::new(
