@@ -170,16 +170,21 @@ fn rederive(
     }
     let recorded = match source.reader(evidence::FILE_NAME) {
         Ok(reader) => Evidence::from_reader(evidence::FILE_NAME, reader),
-        Err(e) => Err(format!("{}: cannot read: {e}", evidence::FILE_NAME)),
+        Err(error) => Err(evidence::EvidenceError::Unreadable {
+            name: evidence::FILE_NAME.into(),
+            error,
+        }),
     };
     let recorded = match recorded {
         Ok(recorded) => recorded,
-        Err(e) => return problems.push(problem(e)),
+        Err(e) => return problems.push(problem(e.to_string())),
     };
     let rederived = source
         .reader(journal::FILE_NAME)
         .map_err(|e| format!("{}: cannot read: {e}", journal::FILE_NAME))
-        .and_then(|reader| evidence::derive::rederive(reader, &recorded));
+        .and_then(|reader| {
+            evidence::derive::rederive(reader, &recorded).map_err(|e| e.to_string())
+        });
     match rederived {
         Ok(rederived) => {
             for difference in rederived.differences {

@@ -56,13 +56,22 @@ pub(crate) fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<J
     Ok(journal)
 }
 
+/// A bundle that could not be written (a full disk, a folder that went away): the run's
+/// journal still holds everything.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: cannot write the bundle: {error}", dir.display())]
+pub(crate) struct BundleNotWritten {
+    dir: std::path::PathBuf,
+    error: std::io::Error,
+}
+
 /// Ends the journal, then writes the bundle: the journal is complete before the manifest hashes it.
 pub(crate) fn publish(
     dir: &Path,
     evidence: &mut Evidence,
     recording: &Recording,
     (requirements, formats): (&[Requirement], &[crate::report::Format]),
-) -> Result<(), String> {
+) -> Result<(), BundleNotWritten> {
     // The end line carries what the verdict is computed from besides the exchanges and steps,
     // so `ppcert verify` can compute it again from the journal alone.
     recording.write_line(&Line::End {
@@ -80,7 +89,10 @@ pub(crate) fn publish(
     });
     failpoint
         .map_or_else(|| crate::report::write_bundle(dir, evidence, formats), Err)
-        .map_err(|e| format!("{}: cannot write the bundle: {e}", dir.display()))?;
+        .map_err(|error| BundleNotWritten {
+            dir: dir.to_path_buf(),
+            error,
+        })?;
     if let Err(e) = crate::report::append_step_summary(dir) {
         crate::console::tell!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
     }

@@ -107,8 +107,30 @@ fn short(value: &Value) -> String {
     }
 }
 
-fn at_line(number: usize, message: impl std::fmt::Display) -> String {
-    format!("{}:{number}: {message}", journal::FILE_NAME)
+/// Why a journal cannot be read as a finished run's.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DeriveError {
+    #[error("{}:{line}: {error}", journal::FILE_NAME)]
+    Unreadable { line: usize, error: String },
+    #[error("{}:{line}: not a journal line: {error}", journal::FILE_NAME)]
+    NotAJournalLine {
+        line: usize,
+        error: serde_json::Error,
+    },
+    #[error("{}:{line}: the run line is unreadable: {error}", journal::FILE_NAME)]
+    RunLine {
+        line: usize,
+        error: serde_json::Error,
+    },
+    #[error("{}:{line}: a second run line", journal::FILE_NAME)]
+    SecondRun { line: usize },
+    #[error("{}: no run line", journal::FILE_NAME)]
+    NoRunLine,
+    #[error(
+        "{}: no end line saying what was required and how each flow ended: the run did not finish writing its bundle, or an older ppcert wrote it, and its verdict cannot be computed again",
+        journal::FILE_NAME
+    )]
+    NoEndLine,
 }
 
 /// Reads the journal line by line, comparing each exchange whole with the record's.
@@ -116,24 +138,32 @@ fn read(
     journal: impl BufRead,
     recorded: &Evidence,
     diff: &mut Differences,
-) -> Result<Read, String> {
+) -> Result<Read, DeriveError> {
     let mut read = Read::default();
     for (index, line) in journal.split(b'\n').enumerate() {
         let number = index + 1;
-        let line = line.map_err(|e| at_line(number, e))?;
-        let text = std::str::from_utf8(&line).map_err(|e| at_line(number, e))?;
+        let unreadable = |error: String| DeriveError::Unreadable {
+            line: number,
+            error,
+        };
+        let line = line.map_err(|e| unreadable(e.to_string()))?;
+        let text = std::str::from_utf8(&line).map_err(|e| unreadable(e.to_string()))?;
         if text.trim().is_empty() {
             continue;
         }
-        let parsed = journal::parse_line(text)
-            .map_err(|e| at_line(number, format!("not a journal line: {e}")))?;
+        let parsed = journal::parse_line(text).map_err(|error| DeriveError::NotAJournalLine {
+            line: number,
+            error,
+        })?;
         match parsed {
             Line::Run { run } if read.run.is_none() => {
-                let run = serde_json::from_value(run)
-                    .map_err(|e| at_line(number, format!("the run line is unreadable: {e}")))?;
+                let run = serde_json::from_value(run).map_err(|error| DeriveError::RunLine {
+                    line: number,
+                    error,
+                })?;
                 read.run = Some(run);
             }
-            Line::Run { .. } => return Err(at_line(number, "a second run line")),
+            Line::Run { .. } => return Err(DeriveError::SecondRun { line: number }),
             Line::Exchange(exchange) => read.exchange(*exchange, recorded, diff),
             Line::Step(step) => read.steps.push(StepEvent {
                 state: None,
@@ -185,12 +215,13 @@ impl Read {
 
 /// Computes the record again from `journal` and compares `recorded` with it. An error means
 /// the journal itself cannot be read as a finished run's.
-pub(crate) fn rederive(journal: impl BufRead, recorded: &Evidence) -> Result<Rederived, String> {
+pub(crate) fn rederive(
+    journal: impl BufRead,
+    recorded: &Evidence,
+) -> Result<Rederived, DeriveError> {
     let mut diff = Differences::default();
     let read = read(journal, recorded, &mut diff)?;
-    let mut run = read
-        .run
-        .ok_or_else(|| format!("{}: no run line", journal::FILE_NAME))?;
+    let mut run = read.run.ok_or(DeriveError::NoRunLine)?;
     let Some(End {
         at,
         complete,
@@ -198,10 +229,7 @@ pub(crate) fn rederive(journal: impl BufRead, recorded: &Evidence) -> Result<Red
         flows: Some(flows),
     }) = read.end
     else {
-        return Err(format!(
-            "{}: no end line saying what was required and how each flow ended: the run did not finish writing its bundle, or an older ppcert wrote it, and its verdict cannot be computed again",
-            journal::FILE_NAME
-        ));
+        return Err(DeriveError::NoEndLine);
     };
     if recorded.exchanges.len() > read.exchanges.len() {
         diff.push(format!(

@@ -15,7 +15,7 @@ pub(crate) use crate::journal::FlowSummary;
 pub(crate) use crate::scenario::PARTNER_TRAFFIC;
 pub(crate) use ledger::RequirementResult;
 pub(crate) use model::{
-    BookingRecord, Evidence, FILE_NAME, Partner, RunInfo, SANDBOX_NOTICE, TargetInfo, Tool,
-    Verdict, build,
+    BookingRecord, Evidence, EvidenceError, FILE_NAME, Partner, RunInfo, SANDBOX_NOTICE,
+    TargetInfo, Tool, Verdict, build,
 };
 pub(crate) use tally::check_warnings;

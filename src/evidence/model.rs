@@ -268,24 +268,39 @@ fn verdict(
     }
 }
 
+/// Why an `evidence.json` could not be taken as a record.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EvidenceError {
+    #[error("{name}: cannot read: {error}")]
+    Unreadable { name: String, error: std::io::Error },
+    #[error("{name}:{}: {error}", error.line())]
+    NotARecord {
+        name: String,
+        error: serde_json::Error,
+    },
+    #[error("{name}: schema_version {found} is not supported (expected {SCHEMA_VERSION})")]
+    Schema { name: String, found: u32 },
+}
+
 impl Evidence {
     /// Reads a record from `reader`; `name` says where it came from in errors.
     pub(crate) fn from_reader(
         name: &str,
         mut reader: impl std::io::Read,
-    ) -> Result<Evidence, String> {
+    ) -> Result<Evidence, EvidenceError> {
+        let name = name.to_string();
         // Read whole, then parsed: serde_json parses a string several times faster than a reader.
         let mut text = String::new();
-        reader
-            .read_to_string(&mut text)
-            .map_err(|e| format!("{name}: cannot read: {e}"))?;
-        let evidence: Evidence =
-            serde_json::from_str(&text).map_err(|e| format!("{name}:{}: {e}", e.line()))?;
+        if let Err(error) = reader.read_to_string(&mut text) {
+            return Err(EvidenceError::Unreadable { name, error });
+        }
+        let evidence: Evidence = match serde_json::from_str(&text) {
+            Ok(evidence) => evidence,
+            Err(error) => return Err(EvidenceError::NotARecord { name, error }),
+        };
         if evidence.schema_version != SCHEMA_VERSION {
-            return Err(format!(
-                "{name}: schema_version {} is not supported (expected {SCHEMA_VERSION})",
-                evidence.schema_version
-            ));
+            let found = evidence.schema_version;
+            return Err(EvidenceError::Schema { name, found });
         }
         Ok(evidence)
     }

@@ -196,7 +196,7 @@ pub(crate) enum ReadError {
     NotWrittenByPpcert {
         path: PathBuf,
         line: usize,
-        why: String,
+        why: super::order::OutOfOrder,
     },
 }
 
@@ -473,7 +473,14 @@ mod tests {
         std::fs::write(&path, format!("{good}\n{run}\n")).unwrap();
         let error = read(&path).unwrap_err();
         assert!(
-            matches!(error, ReadError::NotWrittenByPpcert { line: 1, .. }),
+            matches!(
+                error,
+                ReadError::NotWrittenByPpcert {
+                    line: 1,
+                    why: super::super::order::OutOfOrder::BeforeRun,
+                    ..
+                }
+            ),
             "{error}"
         );
         let missing = read(&dir.path().join("none.jsonl")).unwrap_err();

@@ -76,13 +76,13 @@ impl Proxy {
         (strict, timeout): (bool, std::time::Duration),
         recording: Recording,
         required: BTreeMap<Operation, u32>,
-    ) -> Result<Proxy, String> {
+    ) -> Result<Proxy, crate::engine::client::ClientError> {
         crate::engine::client::install_crypto_provider();
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+            .map_err(crate::engine::client::ClientError::Build)?;
         let upstream = upstream.trim_end_matches('/').to_string();
         let prefix = url::Url::parse(&upstream)
             .map(|u| u.path().trim_end_matches('/').to_string())
