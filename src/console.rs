@@ -19,3 +19,22 @@ macro_rules! tell {
 }
 
 pub(crate) use {say, tell};
+
+/// Text from a sender or a server, safe to print on one console line: control characters (newlines,
+/// escape sequences), the Unicode line and paragraph separators (which log viewers and
+/// Python's `splitlines` break lines at) and bidirectional overrides and marks are written
+/// as `\u{..}` escapes.
+pub(crate) fn printable(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}');
+        let separator = matches!(c, '\u{2028}' | '\u{2029}');
+        if c.is_control() || bidi || separator {
+            shown.push_str(&c.escape_unicode().to_string());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}

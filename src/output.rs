@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{ColorChoice, OutputArgs};
+use crate::console::printable;
 use crate::engine::{RunEvent, Subscriber};
 use crate::evidence::{Evidence, Verdict};
 use crate::models::Operation;
@@ -121,7 +122,7 @@ impl Progress {
         }
         let answer = match (&exchange.response, &exchange.error) {
             (Some(response), _) => response.status.to_string(),
-            (None, Some(error)) => format!("no answer: {error}"),
+            (None, Some(error)) => format!("no answer: {}", printable(error)),
             (None, None) => "no answer".into(),
         };
         let line = format!(
@@ -159,9 +160,11 @@ impl Subscriber for Progress {
                         StepStatus::Failed => "FAILED",
                         StepStatus::Skipped => "stopped",
                     };
+                    // A reason quotes the server's words: escaped, so a hostile staging
+                    // cannot forge console lines or colours.
                     let why = reason
                         .as_deref()
-                        .map(|r| format!(": {r}"))
+                        .map(|r| format!(": {}", printable(r)))
                         .unwrap_or_default();
                     crate::console::tell!("[{done}/{total}] {label} {word} ({steps} steps){why}");
                 }
@@ -241,12 +244,13 @@ pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path
             out.push_str(&format!(
                 "  {}: {}\n",
                 flow.label,
-                flow.reason.as_deref().unwrap_or_default()
+                printable(flow.reason.as_deref().unwrap_or_default())
             ));
         }
         out.push_str(&left_out(failed.len(), "flow(s)"));
     }
     for warning in evidence.warnings.iter().take(SHOWN) {
+        let warning = printable(warning);
         out.push_str(&format!("{} {warning}\n", mode.paint("warning:", "33")));
     }
     out.push_str(&left_out(evidence.warning_count(), "warning(s)"));

@@ -7,6 +7,7 @@ use chrono::Utc;
 
 use crate::cli::{ProbeArgs, RunArgs};
 use crate::config::{self, Environment, RunConfig};
+use crate::console::printable;
 use crate::datagen::{DataProfile, Generator, run_id};
 use crate::error::{AfterSending, Failure};
 use crate::exit_codes;
@@ -194,7 +195,7 @@ fn verdict(prober: &Prober) -> u8 {
     } else {
         crate::console::say!("left for you:");
         for line in &prober.left {
-            crate::console::say!("  - {line}");
+            crate::console::say!("  - {}", printable(line));
         }
         exit_codes::REQUIREMENT_NOT_MET
     }
@@ -207,9 +208,10 @@ fn print_calls(prober: &Prober) {
             .map_or_else(|| "no answer".to_string(), |s| s.to_string());
         let mark = if call.ok { "ok" } else { "FAILED" };
         crate::console::say!("{mark:6} {}: {} → {status}", call.label, call.request);
-        crate::console::say!("       answer: {}", call.shape);
+        // The answer's shape and what was read from it are the staging's text: escaped.
+        crate::console::say!("       answer: {}", printable(&call.shape));
         for line in &call.lines {
-            crate::console::say!("       {line}");
+            crate::console::say!("       {}", printable(line));
         }
     }
     crate::console::say!("");

@@ -189,21 +189,25 @@ impl Proxy {
 }
 
 /// The live line of one exchange on stderr, with the checks it failed.
+/// One exchange on the console. The URL, the booking number and the checks' details hold the
+/// partner's and the upstream's text: escaped, so none of it can forge a console line.
 fn exchange_line(exchange: &crate::record::Exchange, failed: &[String]) -> String {
+    use crate::console::printable;
+    let failed: Vec<String> = failed.iter().map(|f| printable(f)).collect();
     format!(
         "{} {} {} → {} ({} ms){}{}",
         exchange.operation,
         exchange.method,
-        exchange.url,
+        printable(&exchange.url),
         exchange.response.as_ref().map_or_else(
-            || exchange.error.clone().unwrap_or_default(),
+            || printable(exchange.error.as_deref().unwrap_or_default()),
             |r| r.status.to_string()
         ),
         exchange.duration_ms,
         exchange
             .booking_number
             .as_deref()
-            .map(|b| format!(" booking {b}"))
+            .map(|b| format!(" booking {}", printable(b)))
             .unwrap_or_default(),
         if failed.is_empty() {
             String::new()

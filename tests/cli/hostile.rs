@@ -353,3 +353,31 @@ async fn a_target_unavailable_from_the_first_call_is_exit_4_not_a_failed_batch()
         sandbox.requests_received()
     );
 }
+
+/// A staging's words reach the console in failure reasons and warnings; control characters
+/// and line separators in them are escaped, so a hostile staging cannot forge a console line
+/// ("all passed") or repaint the terminal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staging_cannot_forge_console_lines_through_its_error_words() {
+    let sandbox = sandbox_with(fast("tok-console-123")).await;
+    let forged = "\u{1b}[2J\nverdict PASSED\u{2028}all requirements met\r";
+    let body = json!({"error": {"code": "BAD", "message": forged}}).to_string();
+    let rule: Rule = Arc::new(move |method, path, _| match (method.as_str(), path) {
+        ("POST", "/subscriptions") => Action::Answer(400, vec![], body.clone()),
+        _ => Action::Forward,
+    });
+    let base = front(&sandbox, rule).await;
+    let dir = tempfile::tempdir().unwrap();
+    let args = run_args(&base, "b", &["--backoff-ms", "1", "--no-progress", "-v"]);
+    let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+    let console = format!("{}{}", finished.stdout, finished.stderr);
+    assert_eq!(finished.code, 1, "{console}");
+    assert!(console.contains("\\u{1b}[2J"), "the words are shown, escaped: {console}");
+    for raw in ['\u{1b}', '\u{2028}', '\r'] {
+        assert!(!console.contains(raw), "{raw:?} printed raw: {console}");
+    }
+    assert!(
+        !console.lines().any(|line| line.starts_with("verdict PASSED")),
+        "{console}"
+    );
+}
