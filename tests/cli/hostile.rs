@@ -372,12 +372,17 @@ async fn a_staging_cannot_forge_console_lines_through_its_error_words() {
     let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
     let console = format!("{}{}", finished.stdout, finished.stderr);
     assert_eq!(finished.code, 1, "{console}");
-    assert!(console.contains("\\u{1b}[2J"), "the words are shown, escaped: {console}");
+    assert!(
+        console.contains("\\u{1b}[2J"),
+        "the words are shown, escaped: {console}"
+    );
     for raw in ['\u{1b}', '\u{2028}', '\r'] {
         assert!(!console.contains(raw), "{raw:?} printed raw: {console}");
     }
     assert!(
-        !console.lines().any(|line| line.starts_with("verdict PASSED")),
+        !console
+            .lines()
+            .any(|line| line.starts_with("verdict PASSED")),
         "{console}"
     );
 }
