@@ -44,7 +44,7 @@ pub(crate) struct Predicate {
     pub tool: Tool,
     pub journal: Digest,
     /// The signer's clock when it signed: a claim, not a proof.
-    pub signed_at: String,
+    pub signed_at: Timestamp,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,7 +76,7 @@ impl Predicate {
         derived: &Evidence,
         tool: &Tool,
         journal_sha256: &str,
-        signed_at: &str,
+        signed_at: Timestamp,
     ) -> Self {
         let run = &derived.run;
         Predicate {
@@ -103,7 +103,7 @@ impl Predicate {
             journal: Digest {
                 sha256: journal_sha256.to_string(),
             },
-            signed_at: signed_at.to_string(),
+            signed_at,
         }
     }
 }

@@ -12,6 +12,7 @@ use super::{AttestationError, PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Stateme
 use crate::evidence::{self, Evidence};
 use crate::journal;
 use crate::report::manifest::{self, ATTESTATION, Problem};
+use crate::timestamp::Timestamp;
 
 /// What a check of the attestation found.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,12 +22,12 @@ pub(crate) enum Signed {
     /// Read and consistent with the bundle, but no key was given to check the signature.
     Unchecked {
         keyids: Vec<String>,
-        signed_at: String,
+        signed_at: Timestamp,
     },
     /// A signature by the given key holds, and the statement matches the bundle.
     ByKey {
         fingerprint: String,
-        signed_at: String,
+        signed_at: Timestamp,
     },
     /// The attestation is there but does not hold (the problems say why).
     Broken,
@@ -224,7 +225,7 @@ fn disagreements(statement: &Statement, checked: &Checked, journal_sha256: &str)
         out.extend(subject_differences(&statement.subject, &expected));
     }
     if let (Some(derived), Some(recorded)) = (&checked.derived, &checked.recorded) {
-        let signed_at = &statement.predicate.signed_at;
+        let signed_at = statement.predicate.signed_at;
         let expected = Predicate::of(derived, &recorded.tool, journal_sha256, signed_at);
         if statement.predicate != expected {
             out.push(format!(

@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::{SecondsFormat, Utc};
-
 use crate::attest::bundle::Source;
 use crate::attest::dsse::Envelope;
 use crate::attest::verify::{Checked, ScenarioCheck, Signed, check};
@@ -15,6 +13,7 @@ use crate::evidence::{Evidence, Verdict};
 use crate::exit_codes;
 use crate::journal;
 use crate::report::manifest::{self, ATTESTATION};
+use crate::timestamp::Timestamp;
 
 pub(crate) fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
     let (public, fingerprint) = keys::generate(&args.out)?;
@@ -78,12 +77,12 @@ pub(crate) fn sign_dir(
     let journal_sha256 = source
         .digest(journal::FILE_NAME)
         .map_err(|e| Failure::usage(format!("{}: {e}", journal::FILE_NAME)))?;
-    let now = Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true);
+    let now = Timestamp::now();
     let statement = Statement {
         kind: attest::STATEMENT_TYPE.to_string(),
         subject: attest::subjects(&checked.listed, manifest_sha256),
         predicate_type: attest::PREDICATE_TYPE.to_string(),
-        predicate: Predicate::of(derived, &recorded.tool, &journal_sha256, &now),
+        predicate: Predicate::of(derived, &recorded.tool, &journal_sha256, now),
     };
     let payload = serde_json::to_vec(&statement).map_err(|e| Failure::usage(e.to_string()))?;
     let fingerprint = keys::fingerprint(&key.verifying_key());
