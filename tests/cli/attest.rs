@@ -210,28 +210,6 @@ async fn a_signed_run_is_accepted_independently_and_rejected_after_a_change_or_w
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
-}
-
-fn rehash(bundle: &Path, name: &str) {
-    let digest = ppcert::digest::file_sha256_hex(&bundle.join(name)).unwrap();
-    let path = bundle.join("MANIFEST.sha256");
-    let text: String = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| match l.ends_with(&format!("  {name}")) {
-            true => format!("{digest}  {name}\n"),
-            false => format!("{l}\n"),
-        })
-        .collect();
-    std::fs::write(path, text).unwrap();
-}
-
 /// A statement rewritten to say "passed", re-encoded into the envelope: the signature no
 /// longer holds, and without a key the statement no longer matches the journal.
 #[tokio::test]

@@ -149,21 +149,6 @@ async fn failed_bundle() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, out)
 }
 
-/// Rewrites `name`'s manifest line to the file's current digest, as a forger would.
-fn rehash(bundle: &Path, name: &str) {
-    let digest = ppcert::digest::file_sha256_hex(&bundle.join(name)).unwrap();
-    let path = bundle.join("MANIFEST.sha256");
-    let text: String = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| match l.ends_with(&format!("  {name}")) {
-            true => format!("{digest}  {name}\n"),
-            false => format!("{l}\n"),
-        })
-        .collect();
-    std::fs::write(path, text).unwrap();
-}
-
 /// The forgery of the issue: a failed run's verdict set to passed, its requirements marked
 /// met, its manifest line re-hashed. The journal gives the truth; verify names the lie and
 /// report renders nothing.
@@ -217,14 +202,6 @@ async fn report_renders_the_verdict_the_journal_gives() {
     let markdown = std::fs::read_to_string(bundle.join("report.md")).unwrap();
     assert!(markdown.contains("FAILED"), "{markdown}");
     assert_eq!(verify(dir.path(), &bundle).await.code, 0);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
 }
 
 fn append_to_manifest(bundle: &Path, line: &str) {

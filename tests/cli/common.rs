@@ -263,3 +263,35 @@ pub async fn interrupt(child: &tokio::process::Child) {
         .unwrap();
     assert!(status.success());
 }
+
+/// Copies a bundle's files (flat) to `to`, to tamper with the copy.
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// Rewrites `name`'s manifest line to the file's current digest, as a forger would.
+pub fn rehash(bundle: &std::path::Path, name: &str) {
+    let digest = ppcert::digest::file_sha256_hex(&bundle.join(name)).unwrap();
+    let path = bundle.join("MANIFEST.sha256");
+    let text: String = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| match l.ends_with(&format!("  {name}")) {
+            true => format!("{digest}  {name}\n"),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// How many lines a run's journal has so far (0 before it exists).
+pub async fn journal_lines(path: &std::path::Path) -> usize {
+    tokio::fs::read_to_string(path)
+        .await
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}

@@ -19,13 +19,6 @@ fn slow_enough() -> SandboxOptions {
     }
 }
 
-async fn journal_lines(path: &std::path::Path) -> usize {
-    tokio::fs::read_to_string(path)
-        .await
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-}
-
 /// Starts the certification run, stops it with `signal` once its journal has `lines` lines
 /// (or it ended first), and waits for it to end.
 async fn stop_midway(
@@ -220,7 +213,7 @@ async fn a_well_formed_but_bogus_last_journal_line_is_refused_before_anything_is
     let stopped = tempfile::tempdir().unwrap();
     stop_midway(&sandbox, stopped.path(), "-INT", 20).await;
     let text = std::fs::read_to_string(stopped.path().join("b/journal.jsonl")).unwrap();
-    let before = sandbox_counts(&sandbox);
+    let before = sandbox.requests_received();
     let base = sandbox.base_url();
     for (tail, said) in bogus_tails(&text) {
         let dir = tempfile::tempdir().unwrap();
@@ -237,7 +230,11 @@ async fn a_well_formed_but_bogus_last_journal_line_is_refused_before_anything_is
             finished.stderr.contains(&format!("journal.jsonl:{line}: ")) && shown.contains(said),
             "{tail}: {shown}"
         );
-        assert_eq!(sandbox_counts(&sandbox), before, "{tail}: nothing was sent");
+        assert_eq!(
+            sandbox.requests_received(),
+            before,
+            "{tail}: nothing was sent"
+        );
         assert_eq!(std::fs::read_to_string(&journal).unwrap(), bogus);
     }
 }

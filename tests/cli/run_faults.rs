@@ -85,13 +85,6 @@ async fn retries_and_reconciliation_keep_the_ledger_equal_to_the_sandboxes() {
     assert_eq!(theirs["subscription"], 8, "no duplicate booking");
 }
 
-async fn journal_lines(path: &std::path::Path) -> usize {
-    tokio::fs::read_to_string(path)
-        .await
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-}
-
 async fn wait_for_lines(path: &std::path::Path, lines: usize) {
     for _ in 0..600 {
         if journal_lines(path).await >= lines {
