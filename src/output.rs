@@ -296,17 +296,9 @@ pub(crate) fn one_line(evidence: &Evidence) -> String {
     format!(
         "{} exchanges, {met}/{of} required operations, verdict {}, {:.1} s",
         evidence.exchange_count(),
-        verdict_word(evidence.verdict),
+        evidence.verdict.word(),
         seconds(evidence)
     )
-}
-
-fn verdict_word(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Passed => "PASSED",
-        Verdict::Failed => "FAILED",
-        Verdict::Incomplete => "INCOMPLETE",
-    }
 }
 
 /// `--json`: the summary as one JSON object, for scripts.

@@ -9,7 +9,7 @@ use crate::attest::verify::{Checked, ScenarioCheck, Signed, check};
 use crate::attest::{self, Predicate, Statement, keys, package as pack};
 use crate::cli::{KeygenArgs, PackageArgs, SignArgs, VerifyArgs};
 use crate::error::Failure;
-use crate::evidence::{Evidence, Verdict};
+use crate::evidence::Evidence;
 use crate::exit_codes;
 use crate::journal;
 use crate::report::manifest::{self, ATTESTATION};
@@ -193,14 +193,6 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     Ok(exit_codes::SUCCESS)
 }
 
-fn verdict_word(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Passed => "PASSED",
-        Verdict::Failed => "FAILED",
-        Verdict::Incomplete => "INCOMPLETE",
-    }
-}
-
 /// The outcome in one sentence: verdict, ledger, partner, scenario, run, target.
 fn outcome(derived: &Evidence) -> String {
     let run = &derived.run;
@@ -220,7 +212,7 @@ fn outcome(derived: &Evidence) -> String {
     };
     format!(
         "verdict {} ({ledger}) for partner \"{}\", scenario {} (sha256 {digest}), run {} from {} to {}, against {} ({})",
-        verdict_word(derived.verdict),
+        derived.verdict.word(),
         run.partner.name,
         run.scenario,
         run.id,
@@ -274,7 +266,7 @@ fn proven(path: &Path, checked: &Checked, derived: &Evidence) -> Vec<String> {
         ),
         format!(
             "  record: evidence.json agrees with the ledger and verdict computed again from journal.jsonl: {}",
-            verdict_word(derived.verdict)
+            derived.verdict.word()
         ),
     ];
     match checked.scenario {

@@ -147,6 +147,17 @@ pub(crate) enum Verdict {
     Incomplete,
 }
 
+impl Verdict {
+    /// The verdict as the console, the reports and the attestation's summary shout it.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Verdict::Passed => "PASSED",
+            Verdict::Failed => "FAILED",
+            Verdict::Incomplete => "INCOMPLETE",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct BookingRecord {
     pub booking_number: String,

@@ -11,7 +11,7 @@ use super::failures::Failure;
 use super::pass::{Latency, Pass, Sampler};
 use super::timeline::{self, Mark, Timeline};
 use crate::engine::FlowStatus;
-use crate::evidence::{Evidence, Verdict};
+use crate::evidence::Evidence;
 use crate::record::{Body, Exchange, Outcome};
 use crate::timestamp::Timestamp;
 
@@ -292,11 +292,7 @@ fn marks(flow: &FlowView<'_>) -> (String, Vec<Mark>) {
 /// not pay for thousands of exchange views.
 pub(crate) fn build<'a>(evidence: &'a Evidence, pass: &'a Pass, exchanges: bool) -> View<'a> {
     let (flows, shown, flows_not_listed) = flow_views(evidence, pass, exchanges);
-    let verdict = match evidence.verdict {
-        Verdict::Passed => "PASSED",
-        Verdict::Failed => "FAILED",
-        Verdict::Incomplete => "INCOMPLETE",
-    };
+    let verdict = evidence.verdict.word();
     let timeline = timeline::timeline(pass.span, flows.len(), flows.iter().map(marks));
     View {
         e: Headline {
