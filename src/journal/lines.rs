@@ -377,6 +377,28 @@ mod tests {
         }
     }
 
+    /// Typed in memory, the flags are written as evidence readers have always read them: each
+    /// only when true, and `maybe_processed`/`reconciled` as two keys.
+    #[test]
+    fn an_exchanges_flags_keep_their_wire_form() {
+        use crate::record::{Delivery, Expectation};
+        let text = serde_json::to_string(&Line::Exchange(Box::new(exchange()))).unwrap();
+        assert!(text.contains(r#""expected_error":true"#), "{text}");
+        assert!(text.contains(r#""reconciled":true"#), "{text}");
+        assert!(!text.contains("maybe_processed"), "{text}");
+        let lost = text
+            .replace(r#""expected_error":true"#, r#""expected_error":false"#)
+            .replace(
+                r#""reconciled":true"#,
+                r#""maybe_processed":true,"reconciled":false"#,
+            );
+        let Line::Exchange(read) = parse_line(&lost).unwrap() else {
+            panic!("not an exchange: {lost}");
+        };
+        assert_eq!(read.expectation, Expectation::Acceptance);
+        assert_eq!(read.delivery, Delivery::MaybeProcessed);
+    }
+
     #[test]
     fn a_recorded_body_is_written_as_json_not_as_a_string() {
         let text = serde_json::to_string(&Line::Exchange(Box::new(exchange()))).unwrap();
