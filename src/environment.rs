@@ -21,3 +21,14 @@ impl Environment {
         }
     }
 }
+
+/// Whether `url` names this machine (127.0.0.0/8, ::1, `localhost`): the one place plain
+/// `http://` is accepted, for a target and for a token endpoint alike.
+pub(crate) fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}

@@ -129,11 +129,7 @@ fn client_credentials(auth: &AuthSection, url: &str) -> Result<ClientCredentials
         url: url.to_string(),
         error,
     })?;
-    let loopback = token_url.host_str().is_some_and(|h| {
-        h == "localhost"
-            || h.parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
-    });
+    let loopback = crate::environment::is_loopback(&token_url);
     if token_url.scheme() != "https" && !(token_url.scheme() == "http" && loopback) {
         let url = url.to_string();
         return Err(AuthError::InsecureTokenUrl { url }.into());
@@ -276,5 +272,19 @@ mod tests {
             error.to_string(),
             format!("auth.client_secret_env: ${unset} is not set")
         );
+        // Plain http is for this machine only, named as a target's base URL may name it.
+        for local in [
+            "http://127.0.0.1:8080/t",
+            "http://[::1]:8080/t",
+            "http://LocalHost/t",
+        ] {
+            assert!(
+                matches!(
+                    client_credentials(&auth(local, Some(unset)), local),
+                    Err(ConfigError::Auth(AuthError::ClientSecretUnset { .. }))
+                ),
+                "{local}"
+            );
+        }
     }
 }

@@ -69,12 +69,7 @@ pub(super) fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
             error,
         },
     })?;
-    let loopback = match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        None => false,
-    };
+    let loopback = crate::environment::is_loopback(&url);
     match url.scheme() {
         "https" => {}
         "http" if loopback => {}
