@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{Booking, Contract, QuoteRecord, QuoteState, Store, conflict, round_money};
+use super::{Booking, Contract, QuoteRecord, QuoteState, Store, conflict};
 use crate::models::{Client, Flight, Operation, SubscriptionRequest, Traveler, UpdateRequest};
 use crate::validate::{self, ApiFailure, Checked, check_client, check_traveler};
 
@@ -99,7 +99,7 @@ impl Store {
         let booking = &self.bookings[bn];
         updated.created_at = booking.created_at;
         updated.contract_ids = booking.contract_ids.clone();
-        let delta = round_money(updated.price - booking.price, &booking.currency);
+        let delta = crate::models::money::round(updated.price - booking.price, &booking.currency);
         let created = self.attach_contracts(bn, &ids, &mut updated, now);
         self.bookings.insert(bn.to_string(), updated);
         self.announce_contracts(&created);
@@ -214,7 +214,10 @@ impl Store {
             client,
             travelers,
             quote_ids: ids.to_vec(),
-            price: round_money(quotes.iter().map(|q| q.price).sum(), &quotes[0].currency),
+            price: crate::models::money::round(
+                quotes.iter().map(|q| q.price).sum(),
+                &quotes[0].currency,
+            ),
             currency: quotes[0].currency.clone(),
             flights: quotes
                 .iter()

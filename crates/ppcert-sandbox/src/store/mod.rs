@@ -117,11 +117,6 @@ pub struct Store {
     events: Option<Vec<Scheduled>>,
 }
 
-/// An amount rounded to its currency's minor units (0 for JPY, 3 for KWD).
-fn round_money(value: f64, currency: &str) -> f64 {
-    crate::models::money::round(value, currency)
-}
-
 impl Store {
     pub fn new(id_salt: u32) -> Self {
         Store {

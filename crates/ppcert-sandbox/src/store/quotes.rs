@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::expiry::{QUOTE_VALIDITY_HOURS, expires_at};
-use super::{QuoteCreated, QuoteRecord, QuoteState, Store, conflict, not_found, round_money};
+use super::{QuoteCreated, QuoteRecord, QuoteState, Store, conflict, not_found};
 use crate::models::{Operation, ProductType, QuoteRequest};
 use crate::validate::{ApiFailure, Checked, QuoteFacts};
 
@@ -21,14 +21,15 @@ impl Store {
         // Never a free product: 5 % of a few cents would round to 0.
         let currency = quote.currency.as_str();
         let smallest = 10f64.powi(-(crate::models::money::minor_units(currency) as i32));
-        let price = round_money(facts.trip_total * PRODUCT_RATE, currency).max(smallest);
+        let price =
+            crate::models::money::round(facts.trip_total * PRODUCT_RATE, currency).max(smallest);
         // A quote naming an existing booking is an update quote (docs/design.md): it reports the
         // signed change of product price.
         let price_delta = quote
             .booking_number
             .as_ref()
             .and_then(|bn| self.bookings.get(bn))
-            .map(|booking| round_money(price - booking.price, currency));
+            .map(|booking| crate::models::money::round(price - booking.price, currency));
         let id = self.new_id("qt_");
         let counter = self.next_id;
         let reference = self.new_id("QR-").to_uppercase();
