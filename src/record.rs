@@ -334,3 +334,14 @@ pub(crate) struct StepEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<Value>,
 }
+
+impl StepEvent {
+    /// The step as the evidence keeps it: the flow's state is the journal's alone (for
+    /// `--resume`), and a copy per step would grow a large run's memory for nothing.
+    pub(crate) fn without_state(self) -> StepEvent {
+        StepEvent {
+            state: None,
+            ..self
+        }
+    }
+}

@@ -106,10 +106,7 @@ impl Subscriber for Collector {
             }
             // The flow state travels to the journal only: resume reads it from there, and a
             // snapshot per step in memory would grow a large run by megabytes for nothing.
-            RunEvent::StepFinished(step) => collected.steps.push(StepEvent {
-                state: None,
-                ..step.clone()
-            }),
+            RunEvent::StepFinished(step) => collected.steps.push(step.clone().without_state()),
             _ => {}
         }
     }
@@ -133,13 +130,7 @@ impl Recording {
     ) -> Recording {
         let (mut exchanges, steps) = previous;
         // The journal's flow states stay there, as for the steps this session records.
-        let steps = steps
-            .into_iter()
-            .map(|step| StepEvent {
-                state: None,
-                ..step
-            })
-            .collect();
+        let steps = steps.into_iter().map(StepEvent::without_state).collect();
         let next_seq = exchanges.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
         exchanges.iter_mut().for_each(|x| x.slim(true));
         let journal = Arc::new(JournalWriter::new(journal));

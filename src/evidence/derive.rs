@@ -165,10 +165,7 @@ fn read(
             }
             Line::Run { .. } => return Err(DeriveError::SecondRun { line: number }),
             Line::Exchange(exchange) => read.exchange(*exchange, recorded, diff),
-            Line::Step(step) => read.steps.push(StepEvent {
-                state: None,
-                ..step
-            }),
+            Line::Step(step) => read.steps.push(step.without_state()),
             Line::End {
                 at,
                 complete,

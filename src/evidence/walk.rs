@@ -41,10 +41,7 @@ pub(crate) fn walk(
                 each(Item::Exchange(&exchange))?;
             }
             // A resumed run's flow state is the journal's alone, as the record holds it.
-            Line::Step(step) => each(Item::Step(&StepEvent {
-                state: None,
-                ..step
-            }))?,
+            Line::Step(step) => each(Item::Step(&step.without_state()))?,
             _ => {}
         }
         Ok(true)
@@ -110,10 +107,7 @@ impl Evidence {
         };
         each_line(path, &[STEP_TAG], true, |line| {
             if let Line::Step(step) = line {
-                each(&StepEvent {
-                    state: None,
-                    ..step
-                })?;
+                each(&step.without_state())?;
             }
             Ok(true)
         })
