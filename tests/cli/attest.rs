@@ -6,30 +6,12 @@ use std::path::{Path, PathBuf};
 
 use crate::common::*;
 
-/// The Python holding the independent verifier's packages: `$PPCERT_TEST_PYTHON` (which
-/// `.ci/run` sets), else `python3`. Outside CI a machine without them skips the independent
-/// half with a note; under CI, or when `$PPCERT_TEST_PYTHON` names one, a missing verifier
-/// fails the test.
+/// The Python with the independent DSSE verifier's libraries (see [`reference_python`]).
 fn independent_python() -> Option<String> {
-    let named = std::env::var("PPCERT_TEST_PYTHON").ok();
-    let python = named.clone().unwrap_or_else(|| "python3".into());
-    let ready = std::process::Command::new(&python)
-        .args(["-c", "import securesystemslib, cryptography"])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    let ci = named.is_some() || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    match (ready, ci) {
-        (true, _) => Some(python),
-        (false, true) => panic!(
-            "the independent DSSE verifier is missing under CI: run .ci/dsse-verifier and set PPCERT_TEST_PYTHON to the python it prints"
-        ),
-        (false, false) => {
-            eprintln!(
-                "note: {python} lacks securesystemslib/cryptography: the independent check is skipped (run .ci/dsse-verifier)"
-            );
-            None
-        }
-    }
+    reference_python(
+        "securesystemslib, cryptography",
+        "the independent DSSE check",
+    )
 }
 
 /// Runs `.ci/verify-dsse.py`; whether it accepted, and what it said.

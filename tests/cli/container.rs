@@ -53,11 +53,7 @@ async fn run_in_image(ppcert: &Path, work: &Path, user: Option<u32>) -> Finished
         command.uid(user).gid(user);
     }
     let output = command.output().await.unwrap();
-    Finished {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    finished(output)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -63,11 +63,7 @@ async fn proxy_running(
         .await
         .expect("the proxy ends with its command")
         .unwrap();
-    Finished {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    finished(output)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

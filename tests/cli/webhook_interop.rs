@@ -13,26 +13,9 @@ use crate::common::*;
 /// A secret as Standard Webhooks issues them: `whsec_` and the base64 of the key.
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-/// The Python that has the library: `$PPCERT_TEST_PYTHON` (set by `.ci/run`), else
-/// `python3`. Without it the test is skipped on a developer's machine, and fails in CI.
+/// The Python with the official Standard Webhooks library (see [`reference_python`]).
 fn python() -> Option<String> {
-    let python = std::env::var("PPCERT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let found = std::process::Command::new(&python)
-        .args(["-c", "import standardwebhooks"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let required = std::env::var("CI").is_ok_and(|v| v == "true")
-        || std::env::var_os("PPCERT_TEST_PYTHON").is_some();
-    match (found, required) {
-        (true, _) => Some(python),
-        (false, true) => panic!(
-            "{python}: the standardwebhooks library is missing; .ci/run installs it (pip install standardwebhooks)"
-        ),
-        (false, false) => {
-            eprintln!("skipped: {python} has no standardwebhooks library (run .ci/run)");
-            None
-        }
-    }
+    reference_python("standardwebhooks", "the Standard Webhooks interop check")
 }
 
 const SIGN: &str = r#"
