@@ -159,6 +159,24 @@ pub(crate) fn definitions(dialect: &Dialect, user: &Definitions) -> Definitions 
 mod tests {
     use super::*;
 
+    /// A retried write is "the same one" to a staging only when a header really reads the key:
+    /// a comment that names it sends nothing.
+    #[test]
+    fn only_a_header_that_reads_the_idempotency_key_sends_it() {
+        let sends = |value: &str| {
+            let table = crate::endpoints::EndpointOverride {
+                headers: BTreeMap::from([("X-Note".to_string(), value.to_string())]),
+                ..Default::default()
+            };
+            let overrides = BTreeMap::from([("subscription".to_string(), table)]);
+            let endpoints = spec_with(&overrides).unwrap();
+            endpoints.sends_idempotency_key(crate::models::Operation::Subscription)
+        };
+        assert!(sends("{{ idempotency_key }}"));
+        assert!(!sends("{# idempotency_key #}fixed"));
+        assert!(!sends("{{ quote.reference }}-idempotency_key"));
+    }
+
     #[test]
     fn every_built_in_dialect_parses_and_compiles() {
         for (name, _) in BUILTIN {

@@ -316,7 +316,9 @@ impl Endpoints {
         self.endpoints[&op].headers.iter().any(|name| {
             self.headers
                 .get_template(&header_key(op, name))
-                .is_ok_and(|t| t.source().contains("idempotency_key"))
+                // The variables the template reads, not its text: a comment or a longer
+                // name that merely contains the word is no key.
+                .is_ok_and(|t| t.undeclared_variables(false).contains("idempotency_key"))
         })
     }
 
