@@ -269,6 +269,20 @@ pub(crate) struct ValueRead {
 }
 
 impl Exchange {
+    /// The answer carries the header by which the sandbox names itself.
+    pub(crate) fn names_sandbox(&self) -> bool {
+        (self.response.as_ref())
+            .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER))
+    }
+
+    /// [`Exchange::slim`], keeping the sandbox's header on the first answer that shows it;
+    /// `marked` says whether one has been kept already.
+    pub(crate) fn slim_marked_once(&mut self, marked: &mut bool) {
+        let names_sandbox = self.names_sandbox();
+        self.slim(names_sandbox && !*marked);
+        *marked |= names_sandbox;
+    }
+
     /// What a run keeps in memory of an exchange once the journal holds it: what the ledger,
     /// the verdict, the failures, the timeline and the webhooks section read. Bodies, headers,
     /// the URL and passed checks are read back from the journal for evidence.json and for the

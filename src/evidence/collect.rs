@@ -98,10 +98,7 @@ impl Subscriber for Collector {
         match event {
             RunEvent::ExchangeFinished(exchange) => {
                 let mut kept = Exchange::clone(exchange);
-                let names_sandbox = (kept.response.as_ref())
-                    .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER));
-                kept.slim(names_sandbox && !collected.sandbox_marked);
-                collected.sandbox_marked |= names_sandbox;
+                kept.slim_marked_once(&mut collected.sandbox_marked);
                 collected.exchanges.push(kept);
             }
             // The flow state travels to the journal only: resume reads it from there, and a

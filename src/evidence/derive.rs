@@ -202,10 +202,7 @@ impl Read {
             ),
             Some(_) => {}
         }
-        let names_sandbox = (exchange.response.as_ref())
-            .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER));
-        exchange.slim(names_sandbox && !self.sandbox_marked);
-        self.sandbox_marked |= names_sandbox;
+        exchange.slim_marked_once(&mut self.sandbox_marked);
         self.exchanges.push(exchange);
     }
 }

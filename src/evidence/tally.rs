@@ -38,7 +38,7 @@ impl Tally {
     pub(crate) fn exchange(&mut self, exchange: &Exchange) {
         self.exchanges += 1;
         self.ledger.add(exchange);
-        self.sandbox |= names_sandbox(exchange);
+        self.sandbox |= exchange.names_sandbox();
         if !self.flows.contains(&exchange.flow) {
             self.flows.insert(exchange.flow.clone());
         }
@@ -60,12 +60,6 @@ impl Tally {
     pub(crate) fn steps_passed(&self) -> bool {
         self.unpassed.keys.is_empty()
     }
-}
-
-/// The answer carries the header by which the sandbox names itself.
-pub(super) fn names_sandbox(exchange: &Exchange) -> bool {
-    (exchange.response.as_ref())
-        .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER))
 }
 
 /// The warnings of the checks an exchange failed that only warn, as the evidence lists them.
