@@ -152,11 +152,13 @@ impl ResponseRecord {
         }
     }
 
+    /// A header's value, its name matched as HTTP matches names (case-insensitively).
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        header(&self.headers, name)
+    }
+
     pub(crate) fn content_type(&self) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
-            .map(|(_, value)| value.as_str())
+        self.header("content-type")
     }
 
     /// The error the body states (problem details, `{"error": ...}`), whatever the status.
@@ -168,24 +170,16 @@ impl ResponseRecord {
     /// pointed (never followed).
     pub(crate) fn describe(&self) -> String {
         if (300..400).contains(&self.status) {
-            let location = self
-                .headers
-                .iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case("location"))
-                .map_or("nowhere", |(_, value)| value.as_str());
+            let location = self.header("location").unwrap_or("nowhere");
             return format!("a redirect to {location} (not followed)");
         }
         let words = crate::problem::describe(&self.body.to_value(), self.content_type());
         // A rejected token: the server's challenge says why (RFC 6750 `error=`).
         let challenge = (self.status == 401)
-            .then(|| {
-                self.headers
-                    .iter()
-                    .find(|(name, _)| name.eq_ignore_ascii_case("www-authenticate"))
-            })
+            .then(|| self.header("www-authenticate"))
             .flatten();
         match challenge {
-            Some((_, value)) => format!("{words} (WWW-Authenticate: {value})"),
+            Some(value) => format!("{words} (WWW-Authenticate: {value})"),
             None => words,
         }
     }
@@ -194,6 +188,15 @@ impl ResponseRecord {
     pub(crate) fn accepted(&self) -> bool {
         (200..300).contains(&self.status) && self.error_words().is_none()
     }
+}
+
+/// The value of header `name` in recorded headers, its name matched case-insensitively (as
+/// HTTP matches names; servers and gateways spell them variously).
+pub(crate) fn header<'a>(headers: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 /// How a call to a token source ended (`ok`, `failed`).

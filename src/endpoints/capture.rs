@@ -83,10 +83,7 @@ pub(crate) struct AnswerView<'a> {
 
 impl AnswerView<'_> {
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::record::header(self.headers, name)
     }
 }
 

@@ -120,11 +120,7 @@ fn token_rejected(response: &ResponseRecord, tokens: &Tokens) -> bool {
         text.contains("invalid_token")
             || (text.contains("token") && (text.contains("expired") || text.contains("invalid")))
     };
-    let challenge = response
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
-        .is_some_and(|(_, v)| says(v));
+    let challenge = response.header("www-authenticate").is_some_and(says);
     challenge || says(response.body.json()) || tokens.expired()
 }
 

@@ -14,12 +14,7 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// `X-RateLimit-Reset` (delta seconds, or a Unix time when larger than now), else the `t`
 /// parameter of a structured `RateLimit` header.
 pub(crate) fn announced_wait(headers: &BTreeMap<String, String>) -> Option<Duration> {
-    let get = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |name: &str| crate::record::header(headers, name);
     if let Some(wait) = get("retry-after").and_then(parse_retry_after) {
         return Some(wait);
     }
