@@ -8,7 +8,7 @@ use super::caller::{CallSpec, Expect, Pending};
 use super::step_context::StepContext;
 use super::tolerant;
 use crate::models::{Operation, ProductType};
-use crate::record::Check;
+use crate::record::{Check, Delivery};
 
 #[cfg(doc)]
 use super::caller::Caller;
@@ -87,7 +87,7 @@ impl StepContext<'_> {
             _ => None,
         };
         if let Some(detail) = confirmed {
-            pending.reconciled = true;
+            pending.attempt.delivery = Delivery::Reconciled;
             pending.checks.push(Check::pass(
                 "reconciled",
                 format!("answer to an earlier attempt was lost; {detail}; counted once"),

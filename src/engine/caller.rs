@@ -67,7 +67,6 @@ pub(super) struct Pending {
     pub attempt: Attempt,
     pub spec: CallSpec,
     pub checks: Vec<Check>,
-    pub reconciled: bool,
     pub layout: Option<String>,
     pub reads: Vec<crate::record::ValueRead>,
     /// Not sent: the answer an interrupted run already recorded (and counted) for this call,
@@ -88,13 +87,12 @@ impl Pending {
                 request: exchange.request.clone(),
                 response: exchange.response.clone(),
                 error: exchange.error.clone(),
-                maybe_processed: exchange.delivery == Delivery::MaybeProcessed,
+                delivery: exchange.delivery,
                 unreachable: false,
                 token_fingerprint: exchange.token_fingerprint.clone(),
             },
             spec,
             checks: Vec::new(),
-            reconciled: exchange.delivery == Delivery::Reconciled,
             layout: None,
             reads: Vec::new(),
             replayed: true,
@@ -104,7 +102,7 @@ impl Pending {
     /// The payload of the answer (unwrapped from `data`), when the status was the expected one.
     pub(super) fn payload(&mut self) -> Option<Value> {
         let response = self.attempt.response.as_ref()?;
-        if !self.spec.expect.matches(response.status) || self.reconciled {
+        if !self.spec.expect.matches(response.status) || self.reconciled() {
             return None;
         }
         let body = response.json();
@@ -117,11 +115,16 @@ impl Pending {
     /// The whole JSON body of the answer, when the status was the expected one.
     pub(super) fn success_body(&self) -> Option<Value> {
         let response = self.attempt.response.as_ref()?;
-        (self.spec.expect.matches(response.status) && !self.reconciled).then(|| response.json())
+        (self.spec.expect.matches(response.status) && !self.reconciled()).then(|| response.json())
+    }
+
+    /// A conflict confirmed this call's own earlier, lost success.
+    pub(super) fn reconciled(&self) -> bool {
+        self.attempt.delivery == Delivery::Reconciled
     }
 
     pub(super) fn status_ok(&self) -> bool {
-        self.reconciled
+        self.reconciled()
             || self
                 .attempt
                 .status()
@@ -161,10 +164,7 @@ impl Caller<'_> {
                 _ => Expectation::Acceptance,
             },
             retried: false,
-            delivery: match attempt.maybe_processed {
-                true => Delivery::MaybeProcessed,
-                false => Delivery::Answered,
-            },
+            delivery: attempt.delivery,
             layout: None,
             reads: Vec::new(),
             token_fingerprint: attempt.token_fingerprint.clone(),
@@ -203,7 +203,9 @@ impl Caller<'_> {
         if self.shared.client.tokens().given_up() {
             self.shared.gate.reject_token();
         }
-        let lost_before = attempts.iter().any(|a| a.maybe_processed);
+        let lost_before = attempts
+            .iter()
+            .any(|a| a.delivery == Delivery::MaybeProcessed);
         for attempt in &attempts {
             let mut exchange = self.exchange(attempt, &spec, booking);
             exchange.retried = true;
@@ -226,7 +228,6 @@ impl Caller<'_> {
                 attempt: last,
                 spec,
                 checks: Vec::new(),
-                reconciled: false,
                 layout: None,
                 reads: Vec::new(),
                 replayed: false,
@@ -237,7 +238,7 @@ impl Caller<'_> {
 
     /// Records the final attempt with the step's checks; true when the exchange passed.
     pub(super) fn finish(&self, mut pending: Pending, booking: Option<&str>) -> bool {
-        let status_check = match (pending.attempt.status(), pending.reconciled) {
+        let status_check = match (pending.attempt.status(), pending.reconciled()) {
             (_, true) => None,
             (Some(status), _) => Some(Check::new(
                 "status",
@@ -254,7 +255,7 @@ impl Caller<'_> {
             )),
         };
         let deviation = (pending.attempt.status())
-            .filter(|_| !pending.reconciled)
+            .filter(|_| !pending.reconciled())
             .and_then(|status| pending.spec.expect.deviation(status));
         let mut checks: Vec<Check> = status_check.into_iter().chain(deviation).collect();
         checks.append(&mut pending.checks);
@@ -266,16 +267,13 @@ impl Caller<'_> {
         let mut exchange = self.exchange(&pending.attempt, &pending.spec, booking);
         exchange.outcome = match (
             passed,
-            pending.attempt.response.is_some() || pending.reconciled,
+            pending.attempt.response.is_some() || pending.reconciled(),
         ) {
             (true, _) => Outcome::Passed,
             (false, true) => Outcome::Failed,
             (false, false) => Outcome::Error,
         };
         exchange.checks = checks;
-        if pending.reconciled {
-            exchange.delivery = Delivery::Reconciled;
-        }
         exchange.layout = pending.layout;
         exchange.reads = pending.reads;
         self.shared

@@ -17,7 +17,7 @@ pub(crate) use super::response::{keep_body, tls_hint};
 pub use super::tls::install_crypto_provider;
 use super::token::{Lease, Tokens};
 pub(crate) use super::waits::announced_wait;
-use crate::record::{Body, RequestRecord, ResponseRecord};
+use crate::record::{Body, Delivery, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED, REDACTED_BEARER};
 use crate::timestamp::Timestamp;
 
@@ -67,8 +67,9 @@ pub(crate) struct Attempt {
     pub request: RequestRecord,
     pub response: Option<ResponseRecord>,
     pub error: Option<String>,
-    /// The request left and may have been processed, but no complete answer came back.
-    pub maybe_processed: bool,
+    /// `MaybeProcessed` when the request left but no complete answer came back (or a 5xx
+    /// did); `Reconciled` once a conflict confirms an earlier attempt's success.
+    pub delivery: Delivery,
     /// No connection could be made at all.
     pub unreachable: bool,
     /// The fingerprint of the token the attempt carried.
@@ -305,7 +306,7 @@ impl ApiClient {
             request: record,
             response: None,
             error: None,
-            maybe_processed: false,
+            delivery: Delivery::Answered,
             unreachable: false,
             token_fingerprint: request
                 .wrong_token
@@ -315,7 +316,9 @@ impl ApiClient {
         match builder.send().await {
             Err(e) => {
                 attempt.unreachable = e.is_connect();
-                attempt.maybe_processed = !e.is_connect();
+                if !e.is_connect() {
+                    attempt.delivery = Delivery::MaybeProcessed;
+                }
                 attempt.error = Some(self.tokens.scrub(&describe(&e)));
             }
             Ok(response) => match read_response(response, self.tokens.as_ref()).await {
@@ -327,13 +330,16 @@ impl ApiClient {
                     // request, not failing after it: nothing was processed.
                     let declined =
                         response.status == 503 && announced_wait(&response.headers).is_some();
-                    attempt.maybe_processed = response.status >= 500
+                    if response.status >= 500
                         && !declined
-                        && !matches!(request.method, Method::GET | Method::HEAD);
+                        && !matches!(request.method, Method::GET | Method::HEAD)
+                    {
+                        attempt.delivery = Delivery::MaybeProcessed;
+                    }
                     attempt.response = Some(response);
                 }
                 Err(e) => {
-                    attempt.maybe_processed = true;
+                    attempt.delivery = Delivery::MaybeProcessed;
                     attempt.error = Some(self.tokens.scrub(&e.to_string()));
                 }
             },
