@@ -120,8 +120,9 @@ fn positive(key: &str, value: u32, range: &RangeInclusive<i64>) -> Result<NonZer
     })
 }
 
-/// What a fresh run's flags and file say: target, scenario and scale.
-type Chosen = (Target, LoadedScenario, u32);
+/// What the flags and file (and a resumed run's record) say: target, scenario and scale, and
+/// what the evidence notes of a resumed run's token.
+type Chosen = (Target, LoadedScenario, u32, Option<String>);
 
 fn fresh(args: &RunArgs, file: &FileConfig) -> Result<Chosen, ConfigError> {
     let name = args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
@@ -129,6 +130,7 @@ fn fresh(args: &RunArgs, file: &FileConfig) -> Result<Chosen, ConfigError> {
         target(&args.target, file)?,
         scenario::resolve(name, Path::new(".")).map_err(ConfigError::Scenario)?,
         args.scale.unwrap_or(1),
+        None,
     ))
 }
 
@@ -138,11 +140,13 @@ fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, 
     // "staging") gives way to the environment the run was recorded in.
     let upstream = resumed::upstream(upstream(&args.target, file)?, args.target.environment, run)?;
     let token = auth::token_source(&args.target, file)?;
-    resumed::check_token(token.as_ref(), run)?;
+    // Before the target is built: a resumed run without a token is told so in its own words.
+    let note = resumed::check_token(token.as_ref(), run)?;
     Ok((
         with_token(upstream, token)?,
         resumed::scenario(run, args.scenario.as_deref(), Path::new("."))?,
         resumed::scale(args.scale, run)?.get(),
+        note,
     ))
 }
 
@@ -156,7 +160,7 @@ impl RunConfig {
     ) -> Result<RunConfig, ConfigError> {
         let staging = Staging::load(&args.target)?;
         let file = &staging.file;
-        let (target, scenario, scale) = match recorded {
+        let (target, scenario, scale, resume_note) = match recorded {
             None => fresh(args, file)?,
             Some(run) => resumed(args, file, run)?,
         };
@@ -181,10 +185,6 @@ impl RunConfig {
             resumed::check_shape(run, flight_seller, staging.dialect_name(), args.seed)?;
         }
         let webhooks = webhook_run(&args.webhooks, &target)?;
-        let resume_note = match (recorded, &target) {
-            (Some(run), Target::Remote { token, .. }) => resumed::check_token(Some(token), run)?,
-            _ => None,
-        };
         Ok(RunConfig {
             target,
             partner_name: partner_name(args.partner_name.as_ref(), file),

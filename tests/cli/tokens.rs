@@ -332,3 +332,67 @@ async fn a_renewing_source_keeps_the_bad_token_bound() {
         sandbox.requests_received()
     );
 }
+
+/// A token the issuing sandbox hands out for its client credentials.
+async fn issued_token(sandbox: &Sandbox) -> String {
+    let answer: Value = ppcert::sandbox::testing::http_client()
+        .post(format!("{}/oauth/token", sandbox.root_url()))
+        .basic_auth("ppcert-sandbox", Some(sandbox.token()))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("grant_type=client_credentials")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    answer["access_token"].as_str().unwrap().to_string()
+}
+
+/// A killed run resumed from the same token file, rotated meanwhile: the same source, so it
+/// goes on, and the evidence notes the other token by both fingerprints.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_run_notes_a_rotated_token_from_the_same_source() {
+    let sandbox = issuing(60).await;
+    let (first, second) = (issued_token(&sandbox).await, issued_token(&sandbox).await);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("token"), &first).unwrap();
+    let base = sandbox.base_url();
+    let args = [
+        "run",
+        "--base-url",
+        &base,
+        "--out",
+        "b",
+        "--token-file",
+        "token",
+    ];
+    let child = ppcert_command(dir.path(), &args, None).spawn().unwrap();
+    let journal = dir.path().join("b/journal.jsonl");
+    while journal_lines(&journal).await < 8 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    interrupt(&child).await;
+    child.wait_with_output().await.unwrap();
+    std::fs::write(dir.path().join("token"), &second).unwrap();
+    let resume = [
+        "run",
+        "--resume",
+        "b",
+        "--base-url",
+        &base,
+        "--token-file",
+        "token",
+    ];
+    let resumed = ppcert(dir.path(), &resume, None).await;
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let fingerprint = |token: &str| ppcert::digest::sha256_hex(token.as_bytes())[..12].to_string();
+    let noted = evidence["warnings"].as_array().unwrap().iter().any(|w| {
+        let w = w.as_str().unwrap();
+        w.contains("resumed with another token")
+            && w.contains(&fingerprint(&second))
+            && w.contains(&fingerprint(&first))
+    });
+    assert!(noted, "{}", evidence["warnings"]);
+}
