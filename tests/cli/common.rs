@@ -318,3 +318,38 @@ pub fn reference_python(modules: &str, why: &str) -> Option<String> {
         }
     }
 }
+
+/// Asserts the ledger's `succeeded` equals what the sandbox itself counted for every
+/// requirement, less what it had counted `before` the run (a sandbox shared with a probe).
+/// With `lost_quotes`, a run that lost answers may have made quotes it cannot confirm: the
+/// sandbox's quote count may then exceed `succeeded` by up to the ledger's `unconfirmed`.
+pub fn ledger_equals_since(
+    evidence: &Value,
+    sandbox: &Sandbox,
+    before: &std::collections::BTreeMap<String, u64>,
+    lost_quotes: bool,
+) {
+    let counts = sandbox_counts(sandbox);
+    for requirement in evidence["requirements"].as_array().unwrap() {
+        let op = requirement["operation"].as_str().unwrap();
+        let counted = counts.get(op).copied().unwrap_or(0) - before.get(op).copied().unwrap_or(0);
+        let succeeded = requirement["succeeded"].as_u64().unwrap();
+        let unconfirmed = requirement["unconfirmed"].as_u64().unwrap_or(0);
+        if lost_quotes && op == "quote" {
+            assert!(
+                (succeeded..=succeeded + unconfirmed).contains(&counted),
+                "quote: {succeeded} succeeded + {unconfirmed} unconfirmed, staging counted {counted}"
+            );
+        } else {
+            assert_eq!(
+                succeeded, counted,
+                "{op}: the ledger must equal the staging's own count"
+            );
+        }
+    }
+}
+
+/// [`ledger_equals_since`] a fresh sandbox, by a run that lost no answer.
+pub fn ledger_equals(evidence: &Value, sandbox: &Sandbox) {
+    ledger_equals_since(evidence, sandbox, &Default::default(), false);
+}

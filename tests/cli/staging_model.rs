@@ -52,37 +52,6 @@ async fn certify(sandbox: &Sandbox, dir: &std::path::Path, extra: &[&str]) -> (F
     (finished, evidence)
 }
 
-/// The ledger equals what the staging counted since `before`; quotes whose answer was lost
-/// are the ledger's `unconfirmed` (nothing makes a quote unique, so none can be reconciled).
-fn ledger_equals_the_stagings_since(
-    evidence: &Value,
-    sandbox: &Sandbox,
-    before: &std::collections::BTreeMap<String, u64>,
-) {
-    let counts = sandbox_counts(sandbox);
-    for requirement in evidence["requirements"].as_array().unwrap() {
-        let op = requirement["operation"].as_str().unwrap();
-        let counted = counts.get(op).copied().unwrap_or(0) - before.get(op).copied().unwrap_or(0);
-        let succeeded = requirement["succeeded"].as_u64().unwrap();
-        let unconfirmed = requirement["unconfirmed"].as_u64().unwrap_or(0);
-        if op == "quote" {
-            assert!(
-                (succeeded..=succeeded + unconfirmed).contains(&counted),
-                "quote: {succeeded} succeeded + {unconfirmed} unconfirmed, staging counted {counted}"
-            );
-        } else {
-            assert_eq!(
-                succeeded, counted,
-                "{op}: the ledger must equal the staging's own count"
-            );
-        }
-    }
-}
-
-fn ledger_equals_the_stagings(evidence: &Value, sandbox: &Sandbox) {
-    ledger_equals_the_stagings_since(evidence, sandbox, &Default::default());
-}
-
 fn exchanges(evidence: &Value) -> &Vec<Value> {
     evidence["exchanges"].as_array().unwrap()
 }
@@ -94,7 +63,7 @@ async fn a_demanding_staging_is_certified_by_configuration_alone() {
     let (finished, evidence) = certify(&sandbox, dir.path(), &[]).await;
     assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
     assert!(every_requirement_met(&evidence));
-    ledger_equals_the_stagings(&evidence, &sandbox);
+    ledger_equals(&evidence, &sandbox);
     let all = exchanges(&evidence);
     let keyed = all
         .iter()
@@ -172,7 +141,7 @@ async fn without_the_header_the_staging_refuses_and_the_ledger_still_equals_its_
         "{}",
         finished.stdout
     );
-    ledger_equals_the_stagings(&evidence, &sandbox);
+    ledger_equals(&evidence, &sandbox);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -188,7 +157,7 @@ async fn a_lost_answer_is_retried_with_the_same_key_and_counted_once() {
     let dir = dir_with_config(&format!("{HEADERS}{LOCATION}"));
     let (finished, evidence) = certify(&sandbox, dir.path(), &["--concurrency", "1"]).await;
     assert_eq!(finished.code, 0, "{}", finished.stdout);
-    ledger_equals_the_stagings(&evidence, &sandbox);
+    ledger_equals_since(&evidence, &sandbox, &Default::default(), true);
     let all = exchanges(&evidence);
     let lost_keyed: Vec<&Value> = all
         .iter()
@@ -257,7 +226,7 @@ async fn probe_writes_a_config_that_passes_where_only_headers_were_given() {
     let before = sandbox_counts(&sandbox);
     let (finished, evidence) = certify(&sandbox, dir.path(), &["--config", "proven.toml"]).await;
     assert_eq!(finished.code, 0, "{written}\n{}", finished.stdout);
-    ledger_equals_the_stagings_since(&evidence, &sandbox, &before);
+    ledger_equals_since(&evidence, &sandbox, &before, false);
     let again = ppcert(dir.path(), &write_config, Some(sandbox.token())).await;
     assert_ne!(
         again.code, 0,
@@ -375,7 +344,7 @@ steps = [
     std::fs::write(dir.path().join("short.toml"), scenario).unwrap();
     let (finished, evidence) = certify(&sandbox, dir.path(), &["--scenario", "short.toml"]).await;
     assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
-    ledger_equals_the_stagings(&evidence, &sandbox);
+    ledger_equals(&evidence, &sandbox);
     let reads = exchanges(&evidence)
         .iter()
         .filter(|e| e["operation"] == "read_contracts")

@@ -78,18 +78,6 @@ fn nowhere(secret: &str, finished: &Finished, dir: &std::path::Path) {
     }
 }
 
-fn ledger_equals(evidence: &Value, sandbox: &Sandbox) {
-    let counts = sandbox_counts(sandbox);
-    for requirement in evidence["requirements"].as_array().unwrap() {
-        let op = requirement["operation"].as_str().unwrap();
-        assert_eq!(
-            requirement["succeeded"].as_u64(),
-            counts.get(op).copied(),
-            "{op}"
-        );
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_credentials_alone_carry_a_run_through_many_token_lifetimes() {
     for client_auth in ["basic", "post"] {
