@@ -182,27 +182,34 @@ impl Run {
         self.command(dir).spawn().unwrap()
     }
 
+    /// Runs to the end in `dir`; how it ended.
+    pub async fn finish_in(&self, dir: &std::path::Path) -> Finished {
+        finished(self.command(dir).output().await.expect("ppcert runs"))
+    }
+
     /// Runs to the end in a fresh directory; returns how it ended and the directory.
     pub async fn finish(&self) -> (Finished, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
-        let output = self
-            .command(dir.path())
-            .output()
-            .await
-            .expect("ppcert runs");
-        (finished(output), dir)
+        (self.finish_in(dir.path()).await, dir)
     }
 
-    /// Runs to the end in a fresh directory, which must then hold the bundle's evidence.json.
-    pub async fn evidence(&self) -> (Finished, Value, tempfile::TempDir) {
-        let (finished, dir) = self.finish().await;
-        let path = dir.path().join(&self.out).join("evidence.json");
+    /// Runs to the end in `dir`, which must then hold the bundle's evidence.json.
+    pub async fn evidence_in(&self, dir: &std::path::Path) -> (Finished, Value) {
+        let finished = self.finish_in(dir).await;
+        let path = dir.join(&self.out).join("evidence.json");
         assert!(
             path.exists(),
             "no evidence.json; stderr: {}",
             finished.stderr
         );
-        (finished, read_json(&path), dir)
+        (finished, read_json(&path))
+    }
+
+    /// Runs to the end in a fresh directory, which must then hold the bundle's evidence.json.
+    pub async fn evidence(&self) -> (Finished, Value, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let (finished, evidence) = self.evidence_in(dir.path()).await;
+        (finished, evidence, dir)
     }
 }
 

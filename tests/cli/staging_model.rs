@@ -44,12 +44,10 @@ contract_id = { header = "Location", pattern = "/contracts/([^/]+)$" }
 "#;
 
 async fn certify(sandbox: &Sandbox, dir: &std::path::Path, extra: &[&str]) -> (Finished, Value) {
-    let base = sandbox.base_url();
-    let mut args = run_args(&base, "b", &["--backoff-ms", "1"]);
-    args.extend_from_slice(extra);
-    let finished = ppcert(dir, &args, Some(sandbox.token())).await;
-    let evidence = read_json(&dir.join("b/evidence.json"));
-    (finished, evidence)
+    let run = Run::against(sandbox)
+        .args(&["--backoff-ms", "1"])
+        .args(extra);
+    run.evidence_in(dir).await
 }
 
 fn exchanges(evidence: &Value) -> &Vec<Value> {
