@@ -11,6 +11,11 @@ use serde_json::Value;
 use super::{CaptureError, RenderError};
 use crate::models::Operation;
 
+/// A capture template's name: also what an error about it names (`endpoints.claim.capture.id`).
+pub(super) fn capture_key(op: Operation, name: &str) -> String {
+    format!("endpoints.{op}.capture.{name}")
+}
+
 /// One `[endpoints.NAME.capture]` value as written in `ppcert.toml`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(untagged)]
@@ -151,7 +156,7 @@ pub(super) fn compile(
             })
         }
         CaptureSpec::Path(template) => {
-            let key = format!("endpoints.{op}.capture.{name}");
+            let key = capture_key(op, &name);
             let rendered = env
                 .add_template_owned(key, template.to_string())
                 .and_then(|()| super::template::lenient_render(template, "WITHDRAWAL"));

@@ -202,7 +202,7 @@ impl Endpoints {
         answer: AnswerView<'_>,
     ) -> Option<Result<Captured, RenderError>> {
         let compiled = self.endpoints[&op].captures.get(name)?;
-        let key = format!("endpoints.{op}.capture.{name}");
+        let key = capture::capture_key(op, name);
         Some(capture::read(
             &self.captures,
             compiled,
@@ -260,7 +260,7 @@ impl Endpoints {
         }
         for (name, compiled) in &self.endpoints[&op].captures {
             if matches!(compiled, capture::Compiled::Path) {
-                let key = format!("endpoints.{op}.capture.{name}");
+                let key = capture::capture_key(op, name);
                 self.unknown_in(&self.captures, &key, name, op, context)?;
             }
         }
