@@ -291,6 +291,9 @@ fn first_call(last: &Attempt) -> GateState {
         // Still unavailable or rate-limited after its retries: the target does not serve, and
         // every other flow would only meet the same (exit 4).
         Some(429 | 502 | 503 | 504) => GateState::Unreachable,
+        // The first call is a quote, which every API root has: a 404 says the base URL misses
+        // the API (most often its path prefix), and every other call would 404 the same way.
+        Some(404) => GateState::NotTheApi,
         Some(_) => GateState::Open,
         None => GateState::Unreachable,
     }

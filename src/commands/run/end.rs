@@ -63,6 +63,7 @@ pub(super) async fn conclude(
         first_call: match gate {
             GateState::TokenRejected => FirstCall::TokenRejected,
             GateState::Unreachable => FirstCall::Unreachable,
+            GateState::NotTheApi => FirstCall::NotTheApi,
             _ => FirstCall::Answered,
         },
         passed: evidence.verdict == evidence::Verdict::Passed,
@@ -118,6 +119,9 @@ fn explain_first_call(first_call: FirstCall) {
             )
         }
         FirstCall::Unreachable => crate::console::tell!("error: the target could not be reached"),
+        FirstCall::NotTheApi => crate::console::tell!(
+            "error: the first call (POST …/quotes) answered 404, so the base URL is not the API root and the run stopped there; check --base-url: it should include the API's path prefix (for example https://staging.example.com/partner-api)"
+        ),
         FirstCall::Answered => {}
     }
 }
