@@ -1,5 +1,5 @@
 //! The one error type of a command: what to tell the user and the documented exit code it
-//! ends with (README, "Exit codes").
+//! ends with (docs/certify.md, the exit code table).
 
 use crate::exit_codes;
 

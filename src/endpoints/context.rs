@@ -1,4 +1,4 @@
-//! The one template context of endpoint paths, bodies, headers and captures (README: "Template
+//! The one template context of endpoint paths, bodies, headers and captures (docs/config.md: "Template
 //! context"), built from a booking and what the call knows; `run`, `probe`, `validate` and the
 //! rehearsal before a run all build it here, so whatever one accepts the others accept.
 

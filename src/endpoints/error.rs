@@ -64,7 +64,7 @@ pub(crate) enum EndpointProblem {
     Unrendered { key: String, error: RenderError },
     /// A template names an attribute its call's context never holds (a typo, usually).
     #[error(
-        "{key}: `{attribute}` is not in the template context of {op} (README: \"Template context\")"
+        "{key}: `{attribute}` is not in the template context of {op} (docs/config.md: \"Template context\")"
     )]
     UnknownAttribute {
         key: String,

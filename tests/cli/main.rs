@@ -10,6 +10,7 @@ mod common;
 mod container;
 mod datagen;
 mod dialects;
+mod docs;
 mod faults;
 mod hostile;
 mod inputs;
