@@ -263,7 +263,40 @@ pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path
     }
     out.push_str(&format!("\nevidence bundle: {}\n", bundle.display()));
     out.push_str(&one_line(evidence));
+    if let Some(why) = why_not_passed(evidence) {
+        out.push_str(&format!("\n{why}"));
+    }
     out
+}
+
+/// Why the verdict is not PASSED, in one line, so the table above is never left to contradict
+/// it (every row "yes" and still FAILED).
+pub(crate) fn why_not_passed(evidence: &Evidence) -> Option<String> {
+    let short: Vec<String> = evidence
+        .requirements
+        .iter()
+        .filter(|r| !r.met)
+        .map(|r| format!("{} {}/{}", r.operation.as_str(), r.succeeded, r.required))
+        .collect();
+    let incomplete = evidence.flows.iter().filter(|f| f.reason.is_some()).count();
+    match evidence.verdict {
+        Verdict::Passed => None,
+        Verdict::Incomplete => Some(
+            "not passed: the run did not end on its own (interrupted), so it is incomplete".into(),
+        ),
+        Verdict::Failed if !short.is_empty() => Some(format!(
+            "not passed: {} not met ({})",
+            counted(short.len(), "requirement", "requirements"),
+            short.join(", ")
+        )),
+        Verdict::Failed if incomplete > 0 => Some(format!(
+            "not passed: every requirement is met, but {} did not complete",
+            counted(incomplete, "flow", "flows")
+        )),
+        Verdict::Failed => Some(
+            "not passed: every requirement is met, but a request broke a rule of the spec or a step failed (report.md lists the failures)".into(),
+        ),
+    }
 }
 
 /// How many items a list shows before it says how many it left out.

@@ -179,7 +179,14 @@ async fn with_command(
         ended.interrupted(),
     )
     .await?;
-    Ok(ended.exit_code(code))
+    let exit = ended.exit_code(code);
+    if exit != code {
+        crate::console::tell!(
+            "exit {exit}: `{}` failed by itself (its own exit code, passed on); the verdict above judges only the traffic it sent through the proxy",
+            Path::new(&args.command[0]).display()
+        );
+    }
+    Ok(exit)
 }
 
 /// The proxy in front of `base_url`, counting the requirements the partner must meet.
