@@ -148,8 +148,9 @@ pub struct ProxyArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Address your integration sends its requests to (port 0 picks a free port). With
-    /// COMMAND, the default is a free loopback port.
-    #[arg(long, default_value = DEFAULT_LISTEN)]
+    /// COMMAND, the default is a free loopback port. `--addr` is the same flag, as on `serve`
+    /// and `webhook listen`.
+    #[arg(long, visible_alias = "addr", default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
     /// Where the evidence bundle goes [default: reports/<run-id>].
     #[arg(long, value_name = "DIR")]
@@ -231,8 +232,8 @@ pub struct WebhookSendArgs {
 /// Options of `ppcert webhook listen`.
 #[derive(Debug, Args, Clone)]
 pub struct WebhookListenArgs {
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:3000")]
+    /// Address to listen on (port 0 picks a free port); `--listen` is the same flag.
+    #[arg(long, visible_alias = "listen", default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
     /// Signature scheme: provider-docs (Koala-Signature), standard-webhooks, github.
     #[arg(long, default_value = "provider-docs", value_parser = scheme_parser())]
@@ -436,7 +437,8 @@ pub struct GenerateArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free port); other than loopback only with --public.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// `--listen` is the same flag, as on `proxy`.
+    #[arg(long, visible_alias = "listen", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
     /// Bearer token the sandbox accepts [default: a fresh random token, printed at start].
     #[arg(long, env = "PPCERT_SANDBOX_TOKEN", hide_env_values = true)]

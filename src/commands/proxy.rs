@@ -99,13 +99,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         super::target::sandbox_dialect(config.staging.dialect_name()),
     )
     .await?;
-    let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
-    let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
-    let journal = super::bundle::open_journal(&dir, &run, false)?;
-    // Nothing per exchange in memory: a session may forward requests for hours.
-    let recording = Recording::spilling(journal);
-    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
-    let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
+    // Listening first: a proxy that cannot listen leaves no bundle directory or journal behind.
     let listen = super::proxy_command::listen_address(&args);
     let socket = tokio::net::TcpListener::bind(listen)
         .await
@@ -113,6 +107,13 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let addr = socket
         .local_addr()
         .map_err(|e| Failure::usage(e.to_string()))?;
+    let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
+    let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
+    let journal = super::bundle::open_journal(&dir, &run, false)?;
+    // Nothing per exchange in memory: a session may forward requests for hours.
+    let recording = Recording::spilling(journal);
+    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
+    let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     if !args.command.is_empty() {
         let listening = (socket, addr, limits);
         return with_command(&args, listening, (&config, run, &dir), proxy, opened).await;
