@@ -125,9 +125,10 @@ impl Progress {
             (None, Some(error)) => format!("no answer: {}", printable(error)),
             (None, None) => "no answer".into(),
         };
+        // Named by flow instance and step, so concurrent flows' lines can be told apart.
         let line = format!(
-            "{} {} → {answer} ({} ms)",
-            exchange.method, exchange.url, exchange.duration_ms
+            "{} › {}: {} {} → {answer} ({} ms)",
+            exchange.flow, exchange.step, exchange.method, exchange.url, exchange.duration_ms
         );
         match &self.multi {
             Some(multi) => {
@@ -261,11 +262,12 @@ pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path
     if let Some(notice) = &evidence.run.notice {
         out.push_str(&format!("\n{} {notice}\n", mode.paint("note:", "33")));
     }
+    // Before the bundle's path: the one-line summary stays the last line, for scripts.
+    if let Some(why) = why_not_passed(evidence) {
+        out.push_str(&format!("\n{why}\n"));
+    }
     out.push_str(&format!("\nevidence bundle: {}\n", bundle.display()));
     out.push_str(&one_line(evidence));
-    if let Some(why) = why_not_passed(evidence) {
-        out.push_str(&format!("\n{why}"));
-    }
     out
 }
 
