@@ -11,6 +11,7 @@ mod container;
 mod datagen;
 mod dialects;
 mod faults;
+mod flows;
 mod hostile;
 mod inputs;
 mod listener_stops;
