@@ -485,6 +485,15 @@ pub struct ServeArgs {
     /// the first answer without writing again.
     #[arg(long)]
     pub require_idempotency_key: bool,
+    /// List a new booking's contracts only MS milliseconds after its subscription is answered
+    /// (read-after-write lag); until then the contracts read lists none, and neither the
+    /// subscription's nor an update's answer names them.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub contracts_delay_ms: Option<u64>,
+    /// Require If-Match on PATCH /subscriptions/{bn} with the ETag the contracts read carries
+    /// (428 without it, 412 when stale; the ETag changes with every update).
+    #[arg(long)]
+    pub require_if_match: bool,
     /// Issue tokens that live SECS seconds at POST /oauth/token (OAuth 2.0 client credentials:
     /// --client-id, with the sandbox's token as the client secret); the API then accepts only
     /// those, and answers an expired one 401 with WWW-Authenticate: Bearer error="invalid_token".

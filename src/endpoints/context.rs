@@ -21,6 +21,9 @@ pub(crate) struct Known<'a> {
     pub product_type: Option<&'a str>,
     /// One per logical write (see [`idempotency_key`]).
     pub idempotency_key: Option<String>,
+    /// The values earlier calls of the flow captured, by name (`captured.NAME`); a context
+    /// always holds `captured`, empty when nothing was, so `captured.x is defined` works.
+    pub captured: Option<Value>,
 }
 
 pub(crate) fn booking_context(booking: &Booking) -> Value {
@@ -65,6 +68,7 @@ pub(crate) fn call_context(booking: &Booking, known: &Known<'_>) -> Value {
     if let Some(key) = &known.idempotency_key {
         context["idempotency_key"] = json!(key);
     }
+    context["captured"] = known.captured.clone().unwrap_or_else(|| json!({}));
     context
 }
 

@@ -12,6 +12,7 @@ mod datagen;
 mod dialects;
 mod docs;
 mod faults;
+mod flows;
 mod hostile;
 mod inputs;
 mod listener_stops;
