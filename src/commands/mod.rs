@@ -5,6 +5,7 @@ pub(crate) mod bundle;
 pub(crate) mod check_token;
 pub(crate) mod dialects;
 pub(crate) mod dossier;
+pub(crate) mod dossier_run;
 pub(crate) mod generate;
 pub(crate) mod guard;
 pub(crate) mod listening;
