@@ -168,6 +168,7 @@ fn write(
     sources: &[(PathBuf, Source)],
     added: &[Read],
 ) -> std::io::Result<()> {
+    let reports = crate::dossier::render::reports(dossier)?;
     std::fs::create_dir_all(dir)?;
     for ((_, source), read) in sources.iter().zip(added) {
         keep_member(source, &dir.join(&read.file))?;
@@ -175,7 +176,9 @@ fn write(
     let mut text = serde_json::to_string_pretty(dossier).map_err(std::io::Error::other)?;
     text.push('\n');
     crate::report::write_atomic(&dir.join(FILE_NAME), text.as_bytes())?;
-    crate::dossier::render::write_reports(dir, dossier)?;
+    for (name, text) in reports {
+        crate::report::write_atomic(&dir.join(name), text.as_bytes())?;
+    }
     let stale = dir.join(ATTESTATION);
     if stale.exists() {
         std::fs::remove_file(&stale)?;

@@ -1,7 +1,5 @@
 //! The dossier's reports (HTML, Markdown, JUnit), rendered from `dossier.json` alone.
 
-use std::path::Path;
-
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
@@ -15,6 +13,8 @@ const LISTED: usize = 12;
 #[derive(Serialize)]
 struct View<'a> {
     d: &'a Dossier,
+    /// `d.notice` is left out of dossier.json when there is none: here it is always defined.
+    notice: Option<&'a str>,
     verdict: &'static str,
     held_to: &'static str,
     requirements: Vec<RequirementView>,
@@ -60,6 +60,7 @@ fn view(dossier: &Dossier) -> View<'_> {
         .collect();
     View {
         d: dossier,
+        notice: dossier.notice.as_deref(),
         verdict: dossier.verdict.word(),
         held_to: HELD_TO,
         requirements,
@@ -100,11 +101,13 @@ fn environment() -> Environment<'static> {
     env
 }
 
-/// Writes the dossier's three reports into `dir`.
-pub(crate) fn write_reports(dir: &Path, dossier: &Dossier) -> std::io::Result<()> {
+/// The dossier's three reports: each file's name and text. Rendered before anything is
+/// written, so a dossier is never left half updated by a template.
+pub(crate) fn reports(dossier: &Dossier) -> std::io::Result<Vec<(&'static str, String)>> {
     let env = environment();
     let view = view(dossier);
     let value = minijinja::Value::from(minijinja::value::Serde(&view));
+    let mut out = Vec::new();
     for (format, template) in [
         (Format::Html, "dossier.html.j2"),
         (Format::Md, "dossier.md.j2"),
@@ -114,9 +117,9 @@ pub(crate) fn write_reports(dir: &Path, dossier: &Dossier) -> std::io::Result<()
             .get_template(template)
             .and_then(|t| t.render(&value))
             .map_err(|e| std::io::Error::other(format!("{template}: {e:#}")))?;
-        crate::report::write_atomic(&dir.join(format.file_name()), text.as_bytes())?;
+        out.push((format.file_name(), text));
     }
-    Ok(())
+    Ok(out)
 }
 
 #[cfg(test)]
