@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
-use super::{Dossier, DossierRequirement, DossierTarget};
+use super::model::{Dossier, DossierRequirement, DossierTarget};
 use crate::attest::bundle::Source;
 use crate::attest::dsse::Envelope;
 use crate::attest::verify::Signed;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::{
+use super::model::{
     Dossier, DossierRequirement, DossierTarget, HELD_TO, Member, Proof, SANDBOX_NOTICE, SCHEMA,
     SCHEMA_VERSION,
 };

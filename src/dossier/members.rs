@@ -7,7 +7,7 @@ use std::path::Path;
 use ed25519_dalek::VerifyingKey;
 
 use super::ledger::Read;
-use super::{MEMBER_PREFIX, MEMBER_SUFFIX};
+use super::model::{MEMBER_PREFIX, MEMBER_SUFFIX};
 use crate::attest::bundle::Source;
 use crate::attest::verify::{Signed, check};
 use crate::evidence::RunInfo;

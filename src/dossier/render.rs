@@ -3,7 +3,7 @@
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
-use super::{Dossier, HELD_TO};
+use super::model::{Dossier, HELD_TO};
 use crate::models::Operation;
 use crate::report::Format;
 

@@ -8,7 +8,8 @@ use ed25519_dalek::VerifyingKey;
 use serde_json::Value;
 
 use super::ledger::{self, Read};
-use super::{Dossier, FILE_NAME, is_member_file, members};
+use super::members;
+use super::model::{Dossier, FILE_NAME, is_member_file};
 use crate::attest::bundle::{Source, has_file};
 use crate::attest::verify::Signed;
 use crate::report::manifest::{self, ATTESTATION};
