@@ -92,6 +92,26 @@ pub enum Command {
     /// Pack a bundle and its attestation into one .tar.gz to hand to the provider
     /// (`ppcert verify FILE.tar.gz` checks it without unpacking).
     Package(PackageArgs),
+    /// Gather verified bundles (runs and proxy sessions) of one partner and target into a
+    /// dossier: one ledger where each operation counts once, each requirement naming the
+    /// bundles that proved it; `verify`, `sign` and `package` work on it. Exit 0 when the
+    /// dossier meets every requirement, 1 when not (or a bundle does not verify), 2 when a
+    /// bundle belongs to another partner, target or environment.
+    Dossier(DossierArgs),
+}
+
+/// Options of `ppcert dossier`.
+#[derive(Debug, Args, Clone)]
+pub struct DossierArgs {
+    /// Bundle directories or packages to add.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
+    /// The dossier's directory: made when it does not exist, added to when it does.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The signer's public key (KEY.pub): every bundle added must carry a valid signature by it.
+    #[arg(long, value_name = "KEY.pub")]
+    pub key: Option<PathBuf>,
 }
 
 /// Where to send requests, and with which token.
@@ -158,6 +178,9 @@ pub struct ProxyArgs {
     /// Stop, and write the bundle, as soon as every requirement is met.
     #[arg(long)]
     pub until_met: bool,
+    /// Add the session's bundle to the dossier DIR when it ends (a new DIR starts one).
+    #[arg(long, value_name = "DIR")]
+    pub dossier: Option<PathBuf>,
     /// Answer a request that breaks a rule locally with a 400 instead of forwarding it (always
     /// on against production).
     #[arg(long)]
@@ -293,6 +316,10 @@ pub struct RunArgs {
     /// Continue an interrupted run from DIR/journal.jsonl.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// Send only what the dossier DIR still lacks (the fewest flows that make it; nothing
+    /// when it lacks nothing), then add this run's bundle to it; a new DIR starts a dossier.
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    pub dossier: Option<PathBuf>,
     /// Reports to write besides evidence.json, the journal and the manifest (always written):
     /// html, md, junit, json [default: all].
     #[arg(long, value_delimiter = ',', value_parser = crate::report::Format::parse, value_name = "LIST")]

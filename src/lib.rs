@@ -14,6 +14,7 @@ pub(crate) mod console;
 pub mod datagen;
 pub mod dialect;
 pub mod digest;
+pub(crate) mod dossier;
 pub(crate) mod endpoints;
 pub mod engine;
 pub(crate) mod env;

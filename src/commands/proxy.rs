@@ -87,6 +87,9 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
 
 pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
+    if let Some(dossier) = &args.dossier {
+        super::dossier::open(dossier)?; // a dossier that does not verify is refused before the session
+    }
     super::listening::check_exposure(
         args.listen,
         args.listen_limits.public,
@@ -116,7 +119,8 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     if !args.command.is_empty() {
         let listening = (socket, addr, limits);
-        return with_command(&args, listening, (&config, run, &dir), proxy, opened).await;
+        let code = with_command(&args, listening, (&config, run, &dir), proxy, opened).await?;
+        return join_dossier(&args, &dir, code);
     }
     // Listening for Ctrl-C before the address is printed: a client (or a script) that stops
     // the proxy as soon as it reads it must still get a bundle.
@@ -127,7 +131,16 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     if let Err(e) = serve(socket, proxy.clone(), (args.until_met, interrupted), limits).await {
         crate::console::tell!("error: the proxy stopped: {e}");
     }
-    finish(&config, run, &proxy, &dir, opened.sandbox, false).await
+    let code = finish(&config, run, &proxy, &dir, opened.sandbox, false).await?;
+    join_dossier(&args, &dir, code)
+}
+
+/// With `--dossier`, the session's bundle joins the dossier.
+fn join_dossier(args: &ProxyArgs, dir: &Path, code: u8) -> Result<u8, Failure> {
+    match &args.dossier {
+        Some(dossier) => super::dossier_run::join(dossier, dir, code, None),
+        None => Ok(code),
+    }
 }
 
 /// `proxy -- COMMAND`: the session lasts as long as COMMAND; its failure is the exit code.

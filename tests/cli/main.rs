@@ -11,6 +11,7 @@ mod container;
 mod datagen;
 mod dialects;
 mod docs;
+mod dossier;
 mod faults;
 mod flows;
 mod hostile;
