@@ -11,6 +11,7 @@ pub mod cli;
 mod commands;
 pub mod config;
 pub(crate) mod console;
+pub(crate) mod drift;
 pub mod datagen;
 pub mod dialect;
 pub mod digest;
@@ -21,6 +22,7 @@ pub(crate) mod environment;
 pub(crate) mod error;
 pub(crate) mod evidence;
 pub(crate) mod exit_codes;
+pub(crate) mod har;
 pub(crate) mod journal;
 /// The API models, shared with the sandbox crate.
 pub use ppcert_models as models;

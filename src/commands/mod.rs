@@ -4,6 +4,8 @@ pub(crate) mod attest;
 pub(crate) mod bundle;
 pub(crate) mod check_token;
 pub(crate) mod dialects;
+pub(crate) mod diff;
+pub(crate) mod export;
 pub(crate) mod generate;
 pub(crate) mod guard;
 pub(crate) mod listening;
@@ -64,5 +66,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Keygen(args) => attest::keygen(args),
         Command::Sign(args) => attest::sign(args),
         Command::Package(args) => attest::package(args),
+        Command::Diff(args) => diff::diff(args),
+        Command::Export(args) => export::export(args),
     }
 }
