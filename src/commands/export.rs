@@ -39,8 +39,11 @@ pub(crate) fn export(args: ExportArgs) -> Result<u8, Failure> {
         }
         None => {
             let mut out = std::io::stdout().lock();
-            crate::har::write(lines, &mut out)
-                .map_err(|e| Failure::usage(format!("stdout: {e}")))?
+            match crate::har::write(lines, &mut out) {
+                // A reader that stopped early (`| head`) wanted no more.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+                other => other.map_err(|e| Failure::usage(format!("stdout: {e}")))?,
+            }
         }
     };
     let _ = written;

@@ -1,6 +1,7 @@
 //! Command implementations: the only place that wires modules together.
 
 pub(crate) mod attest;
+pub(crate) mod baseline;
 pub(crate) mod bundle;
 pub(crate) mod check_token;
 pub(crate) mod dialects;

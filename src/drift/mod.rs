@@ -21,8 +21,8 @@ pub(crate) use profile::Profile;
 /// Why a bundle could not be compared: it could not be read, or it does not verify.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum LoadError {
-    #[error("{path}: {why}")]
-    Unreadable { path: String, why: String },
+    #[error("{0}")]
+    Unreadable(String),
     #[error("{path}: does not verify, so it cannot be compared ({}); `ppcert verify {path}` says more", problems.join("; "))]
     NotVerified { path: String, problems: Vec<String> },
 }
@@ -31,11 +31,9 @@ pub(crate) enum LoadError {
 /// (without a key: the signature, when there is one, must hold together with the files).
 pub(crate) fn load(path: &Path) -> Result<Profile, LoadError> {
     let name = path.display().to_string();
-    let unreadable = |why: String| LoadError::Unreadable {
-        path: name.clone(),
-        why,
-    };
-    let source = Source::open(path).map_err(|e| unreadable(e.to_string()))?;
+    let unreadable = |why: String| LoadError::Unreadable(format!("{name}: {why}"));
+    // The error of opening names the path already.
+    let source = Source::open(path).map_err(|e| LoadError::Unreadable(e.to_string()))?;
     let checked = check(&source, None, true);
     if !checked.problems.is_empty() {
         return Err(LoadError::NotVerified {

@@ -55,6 +55,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => None,
     };
     let (config, previous) = configure(&args)?;
+    let baseline = super::baseline::load(args.baseline.as_deref())?;
     let receiver = match &config.webhooks {
         Some(wanted) => Some(RunReceiver::start(wanted).await?),
         None => None,
@@ -78,7 +79,8 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     let ended = execute(session.shared.clone(), plan).await;
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
-    let code = end::conclude(&config, session, ended, (receiver, sandbox), &mode).await;
+    let listeners = (receiver, sandbox);
+    let code = end::conclude(&config, session, ended, listeners, (&mode, baseline.as_ref())).await;
     if code == crate::exit_codes::INTERRUPTED {
         crate::console::tell!("{}", resume_command(&args, &config, &dir));
     }
