@@ -78,7 +78,12 @@ fn entry(exchange: &Exchange) -> Value {
         "headersSize": -1,
         "bodySize": -1,
     });
-    if let Some(body) = exchange.request.body.as_ref().filter(|b| b.json() != "null") {
+    if let Some(body) = exchange
+        .request
+        .body
+        .as_ref()
+        .filter(|b| b.json() != "null")
+    {
         let text = text(body);
         request["bodySize"] = json!(text.len());
         request["postData"] = json!({"mimeType": mime(request_headers), "text": text});

@@ -44,7 +44,9 @@ pub(crate) fn exit_code(code: u8, evidence: &Evidence) -> u8 {
 /// Tells the drift after the run's summary: on stdout, or on stderr when stdout holds the
 /// `--json` summary alone.
 pub(crate) fn tell(evidence: &Evidence, json: bool) {
-    let Some(drift) = &evidence.baseline else { return };
+    let Some(drift) = &evidence.baseline else {
+        return;
+    };
     let mut text = format!("since the baseline {}:\n", drift.base.bundle);
     drift::text::findings(&mut text, drift);
     if json {

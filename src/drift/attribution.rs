@@ -25,7 +25,9 @@ impl Side {
         match self {
             Side::Neither => "neither side changed",
             Side::Staging => "the staging changed (ppcert's own run sees it too)",
-            Side::Client => "the partner's client changed (only its traffic through the proxy shows it)",
+            Side::Client => {
+                "the partner's client changed (only its traffic through the proxy shows it)"
+            }
             Side::Both => "both changed: the staging, and the partner's client",
         }
     }
@@ -140,7 +142,10 @@ mod tests {
 
     #[test]
     fn what_both_see_is_the_staging_what_only_the_proxy_sees_the_client() {
-        let both = attribute(pair(&[("quote", "$.a")]), pair(&[("quote in step x", "$.a")]));
+        let both = attribute(
+            pair(&[("quote", "$.a")]),
+            pair(&[("quote in step x", "$.a")]),
+        );
         assert_eq!(both.changed, Side::Staging);
         assert!(both.client.is_empty());
         let client = attribute(pair(&[]), pair(&[("update", "$.b")]));

@@ -76,7 +76,10 @@ pub(crate) fn compare(base: &Profile, new: &Profile) -> Drift {
     for key in new.operations.keys() {
         if !base.operations.contains_key(key) {
             let message = format!("{}: sent now, not before", key.label());
-            found.push(false, finding(FindingKind::OperationNew, &key.label(), message));
+            found.push(
+                false,
+                finding(FindingKind::OperationNew, &key.label(), message),
+            );
         }
     }
     sets(base, new, &mut found);
@@ -119,16 +122,32 @@ fn verdict(before: Verdict, after: Verdict, found: &mut Findings) {
 fn ledger(base: &Profile, new: &Profile, found: &mut Findings) {
     for before in &base.requirements {
         let name = before.operation.as_str();
-        let Some(after) = new.requirements.iter().find(|r| r.operation == before.operation) else {
+        let Some(after) = new
+            .requirements
+            .iter()
+            .find(|r| r.operation == before.operation)
+        else {
             let message = format!("ledger: {name} was required before, not now");
-            found.push(false, finding(FindingKind::RequirementChanged, "ledger", message));
+            found.push(
+                false,
+                finding(FindingKind::RequirementChanged, "ledger", message),
+            );
             continue;
         };
         let counts = |r: &crate::evidence::RequirementResult| {
-            format!("{}/{} {}", r.succeeded, r.required, if r.met { "met" } else { "not met" })
+            format!(
+                "{}/{} {}",
+                r.succeeded,
+                r.required,
+                if r.met { "met" } else { "not met" }
+            )
         };
         let f = |kind, message| {
-            before_after(finding(kind, "ledger", message), counts(before), counts(after))
+            before_after(
+                finding(kind, "ledger", message),
+                counts(before),
+                counts(after),
+            )
         };
         if before.met && !after.met {
             let message = format!(
@@ -137,7 +156,13 @@ fn ledger(base: &Profile, new: &Profile, found: &mut Findings) {
             );
             found.push(true, f(FindingKind::RequirementNoLongerMet, message));
         } else if !before.met && after.met {
-            found.push(false, f(FindingKind::RequirementNowMet, format!("ledger: {name} now met")));
+            found.push(
+                false,
+                f(
+                    FindingKind::RequirementNowMet,
+                    format!("ledger: {name} now met"),
+                ),
+            );
         } else if before.required != after.required {
             let message = format!(
                 "ledger: {name} requires {} now, {} before",
@@ -147,9 +172,19 @@ fn ledger(base: &Profile, new: &Profile, found: &mut Findings) {
         }
     }
     for after in &new.requirements {
-        if !base.requirements.iter().any(|r| r.operation == after.operation) {
-            let message = format!("ledger: {} is required now, not before", after.operation.as_str());
-            found.push(false, finding(FindingKind::RequirementChanged, "ledger", message));
+        if !base
+            .requirements
+            .iter()
+            .any(|r| r.operation == after.operation)
+        {
+            let message = format!(
+                "ledger: {} is required now, not before",
+                after.operation.as_str()
+            );
+            found.push(
+                false,
+                finding(FindingKind::RequirementChanged, "ledger", message),
+            );
         }
     }
 }
@@ -227,7 +262,10 @@ fn latency(label: &str, before: &OpProfile, after: &OpProfile, found: &mut Findi
             let message = format!("{label}: latency {name} {was} ms before, {is} ms now");
             let mut f = finding(FindingKind::LatencyShift, label, message);
             f.path = Some(name.into());
-            found.push(false, before_after(f, format!("{was} ms"), format!("{is} ms")));
+            found.push(
+                false,
+                before_after(f, format!("{was} ms"), format!("{is} ms")),
+            );
         }
     }
 }
@@ -235,11 +273,17 @@ fn latency(label: &str, before: &OpProfile, after: &OpProfile, found: &mut Findi
 fn sets(base: &Profile, new: &Profile, found: &mut Findings) {
     for warning in new.warnings.difference(&base.warnings) {
         let message = format!("warning now: {warning}");
-        found.push(false, finding(FindingKind::WarningAdded, "warnings", message));
+        found.push(
+            false,
+            finding(FindingKind::WarningAdded, "warnings", message),
+        );
     }
     for warning in base.warnings.difference(&new.warnings) {
         let message = format!("warning gone: {warning}");
-        found.push(false, finding(FindingKind::WarningGone, "warnings", message));
+        found.push(
+            false,
+            finding(FindingKind::WarningGone, "warnings", message),
+        );
     }
     if base.claim_statuses != new.claim_statuses && !base.claim_statuses.is_empty() {
         let message = format!(

@@ -49,10 +49,15 @@ pub(crate) fn fields(
     let read: BTreeSet<&str> = (before.reads.values())
         .flat_map(|r| r.paths.iter().map(String::as_str))
         .collect();
+    let mut named = BTreeSet::new();
     if before.succeeded > 0 && after.succeeded > 0 {
-        shapes(label, (&before.shape, &after.shape), &read, &mut found);
+        named = shapes(label, (&before.shape, &after.shape), &read, &mut found);
     }
     for (name, was) in &before.reads {
+        // A value whose field is already named missing or retyped is not named twice.
+        if was.paths.iter().any(|p| named.contains(p.as_str())) {
+            continue;
+        }
         let now = after.reads.get(name);
         if was.found > 0 && now.is_some_and(|r| r.found == 0 && r.missing > 0) {
             let from = was.paths.iter().next().cloned();
@@ -69,24 +74,37 @@ pub(crate) fn fields(
     }
 }
 
-fn shapes(
+/// Reports the fields that differ; the read fields it named.
+fn shapes<'a>(
     label: &str,
-    (before, after): (&Shape, &Shape),
+    (before, after): (&'a Shape, &Shape),
     read: &BTreeSet<&str>,
     found: &mut impl FnMut(bool, Finding),
-) {
+) -> BTreeSet<&'a str> {
+    let mut named = BTreeSet::new();
     for (path, was) in before {
+        if read.contains(path.as_str())
+            && after.get(path).is_none_or(|now| shape::retyped(was, now))
+        {
+            named.insert(path.as_str());
+        }
         let is_read = read.contains(path.as_str());
         match after.get(path) {
             None if is_read => {
                 let message = format!(
                     "{label}: field {path}, which ppcert reads, is missing from the answers now"
                 );
-                found(true, field(FindingKind::ReadFieldMissing, label, path, message));
+                found(
+                    true,
+                    field(FindingKind::ReadFieldMissing, label, path, message),
+                );
             }
             None if topmost(path, before, after) => {
                 let message = format!("{label}: field {path} is no longer in the answers");
-                found(false, field(FindingKind::FieldRemoved, label, path, message));
+                found(
+                    false,
+                    field(FindingKind::FieldRemoved, label, path, message),
+                );
             }
             Some(now) if shape::retyped(was, now) => {
                 let (kind, regression, reads) = if is_read {
@@ -115,6 +133,7 @@ fn shapes(
             found(false, f);
         }
     }
+    named
 }
 
 #[cfg(test)]
@@ -142,29 +161,57 @@ mod tests {
 
     #[test]
     fn a_read_field_renamed_is_a_regression_an_unread_one_retyped_a_change() {
-        let before = profile(&[json!({"data": {"id": "a", "price": {"amount": 1.5}}})], &["$.data.id"]);
-        let renamed = profile(&[json!({"data": {"quoteId": "b", "price": {"amount": 2}}})], &[]);
+        let before = profile(
+            &[json!({"data": {"id": "a", "price": {"amount": 1.5}}})],
+            &["$.data.id"],
+        );
+        let renamed = profile(
+            &[json!({"data": {"quoteId": "b", "price": {"amount": 2}}})],
+            &[],
+        );
         assert_eq!(
             run(&before, &renamed),
             vec![
-                (true, FindingKind::ReadFieldMissing, Some("$.data.id".into())),
-                (false, FindingKind::FieldAdded, Some("$.data.quoteId".into())),
+                (
+                    true,
+                    FindingKind::ReadFieldMissing,
+                    Some("$.data.id".into())
+                ),
+                (
+                    false,
+                    FindingKind::FieldAdded,
+                    Some("$.data.quoteId".into())
+                ),
             ]
         );
-        let retyped = profile(&[json!({"data": {"id": "c", "price": {"amount": "2.00"}}})], &[]);
+        let retyped = profile(
+            &[json!({"data": {"id": "c", "price": {"amount": "2.00"}}})],
+            &[],
+        );
         assert_eq!(
             run(&before, &retyped),
-            vec![(false, FindingKind::FieldRetyped, Some("$.data.price.amount".into()))]
+            vec![(
+                false,
+                FindingKind::FieldRetyped,
+                Some("$.data.price.amount".into())
+            )]
         );
     }
 
     #[test]
     fn only_the_top_of_a_subtree_that_went_is_named() {
-        let before = profile(&[json!({"data": {"id": "a", "extra": {"x": 1, "y": [1]}}})], &[]);
+        let before = profile(
+            &[json!({"data": {"id": "a", "extra": {"x": 1, "y": [1]}}})],
+            &[],
+        );
         let after = profile(&[json!({"data": {"id": "b"}})], &[]);
         assert_eq!(
             run(&before, &after),
-            vec![(false, FindingKind::FieldRemoved, Some("$.data.extra".into()))]
+            vec![(
+                false,
+                FindingKind::FieldRemoved,
+                Some("$.data.extra".into())
+            )]
         );
         assert!(run(&before, &before).is_empty());
     }

@@ -77,7 +77,10 @@ pub(crate) fn words(types: &BTreeSet<JsonType>) -> String {
 /// optional field takes whatever the data).
 pub(crate) fn retyped(before: &BTreeSet<JsonType>, after: &BTreeSet<JsonType>) -> bool {
     let solid = |set: &BTreeSet<JsonType>| -> BTreeSet<JsonType> {
-        set.iter().copied().filter(|t| *t != JsonType::Null).collect()
+        set.iter()
+            .copied()
+            .filter(|t| *t != JsonType::Null)
+            .collect()
     };
     let (before, after) = (solid(before), solid(after));
     !before.is_empty() && !after.is_empty() && before.is_disjoint(&after)
@@ -128,9 +131,15 @@ mod tests {
     #[test]
     fn arrays_are_generalised_and_values_dropped() {
         let mut one = Shape::new();
-        add(&mut one, &serde_json::json!({"data": {"id": "a1", "items": [{"n": 1}, {"n": 2}]}}));
+        add(
+            &mut one,
+            &serde_json::json!({"data": {"id": "a1", "items": [{"n": 1}, {"n": 2}]}}),
+        );
         let mut two = Shape::new();
-        add(&mut two, &serde_json::json!({"data": {"items": [{"n": 9}], "id": "zz"}}));
+        add(
+            &mut two,
+            &serde_json::json!({"data": {"items": [{"n": 9}], "id": "zz"}}),
+        );
         assert_eq!(one, two);
         assert!(one.contains_key("$.data.items[*].n"));
         assert_eq!(words(&one["$.data.id"]), "string");
@@ -148,13 +157,19 @@ mod tests {
 
     #[test]
     fn read_sources_become_shape_paths() {
-        assert_eq!(read_path("built-in: $.data.id").as_deref(), Some("$.data.id"));
+        assert_eq!(
+            read_path("built-in: $.data.id").as_deref(),
+            Some("$.data.id")
+        );
         assert_eq!(
             read_path("$['data'].items[0].id").as_deref(),
             Some("$.data.items[*].id")
         );
         assert_eq!(read_path("header: Location"), None);
-        assert_eq!(read_path("built-in: id of the first WITHDRAWAL contract"), None);
+        assert_eq!(
+            read_path("built-in: id of the first WITHDRAWAL contract"),
+            None
+        );
         assert_eq!(read_path("$..id"), None);
     }
 }

@@ -40,11 +40,11 @@ pub(crate) struct Finding {
     /// step update`, `claim (expected error)`).
     pub subject: String,
     /// The JSON path in the answer (`$.data.id`, arrays as `[*]`), when about a field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub before: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub after: Option<String>,
     /// The finding in a sentence.
     pub message: String,

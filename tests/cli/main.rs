@@ -10,6 +10,7 @@ mod common;
 mod container;
 mod datagen;
 mod dialects;
+mod drift;
 mod faults;
 mod hostile;
 mod inputs;

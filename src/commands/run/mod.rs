@@ -80,7 +80,14 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
     let listeners = (receiver, sandbox);
-    let code = end::conclude(&config, session, ended, listeners, (&mode, baseline.as_ref())).await;
+    let code = end::conclude(
+        &config,
+        session,
+        ended,
+        listeners,
+        (&mode, baseline.as_ref()),
+    )
+    .await;
     if code == crate::exit_codes::INTERRUPTED {
         crate::console::tell!("{}", resume_command(&args, &config, &dir));
     }
