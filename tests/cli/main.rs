@@ -11,6 +11,7 @@ mod container;
 mod datagen;
 mod dialects;
 mod drift;
+mod drift_more;
 mod faults;
 mod hostile;
 mod inputs;
