@@ -30,7 +30,11 @@ pub(crate) fn diff() {
             .output()
             .unwrap();
         let wall = started.elapsed().as_secs_f64();
-        assert_eq!(output.status.code(), Some(0), "two seeds of one sandbox diff clean");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "two seeds of one sandbox diff clean"
+        );
         println!("  diff: {wall:.3} s");
         walls.push(wall);
     }

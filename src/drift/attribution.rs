@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::Compared;
+use super::compare::Compared;
 use crate::evidence::baseline::Finding;
 
 /// Which side changed.
@@ -109,7 +109,6 @@ pub(crate) fn render(attribution: &Attribution) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::Verdict;
     use crate::evidence::baseline::{BundleRef, Drift, FindingKind};
 
     fn pair(findings: &[(&str, &str)]) -> Compared {
@@ -117,7 +116,7 @@ mod tests {
             bundle: "b".into(),
             run_id: "r".into(),
             scenario: "s".into(),
-            verdict: Verdict::Passed,
+            verdict: "passed".into(),
             source: "run".into(),
         };
         let changes = (findings.iter())

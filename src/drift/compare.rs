@@ -5,7 +5,15 @@ use std::collections::BTreeSet;
 
 use super::profile::{OpKey, OpProfile, Profile};
 use crate::evidence::Verdict;
-use crate::evidence::baseline::{Drift, Finding, FindingKind};
+use crate::evidence::baseline::{BundleRef, Drift, Finding, FindingKind};
+
+/// What `ppcert diff --json` prints for one pair: the drift and which bundle is the new one.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Compared {
+    #[serde(flatten)]
+    pub drift: Drift,
+    pub new: BundleRef,
+}
 
 /// A latency shift is reported when a percentile grew by more than this share of its base...
 pub(crate) const LATENCY_GROWTH_PERCENT: u64 = 50;
@@ -49,7 +57,7 @@ fn before_after(mut finding: Finding, before: String, after: String) -> Finding 
 /// How NEW differs from BASE.
 pub(crate) fn compare(base: &Profile, new: &Profile) -> Drift {
     let mut found = Findings::default();
-    verdict(base.bundle.verdict, new.bundle.verdict, &mut found);
+    verdict(base.verdict, new.verdict, &mut found);
     ledger(base, new, &mut found);
     for (key, before) in &base.operations {
         match new.operations.get(key) {

@@ -14,8 +14,7 @@ use std::path::Path;
 
 use crate::attest::bundle::Source;
 use crate::attest::verify::check;
-use crate::evidence::baseline::{BundleRef, Drift};
-pub(crate) use compare::compare;
+pub(crate) use compare::{Compared, compare};
 pub(crate) use profile::Profile;
 
 /// Why a bundle could not be compared: it could not be read, or it does not verify.
@@ -47,14 +46,6 @@ pub(crate) fn load(path: &Path) -> Result<Profile, LoadError> {
         return Err(unreadable("no record to compare".into()));
     };
     Profile::read(&source, name.clone(), recorded, derived).map_err(|e| unreadable(e.to_string()))
-}
-
-/// What `ppcert diff --json` prints for one pair: the drift and which bundle is the new one.
-#[derive(Debug, serde::Serialize)]
-pub(crate) struct Compared {
-    #[serde(flatten)]
-    pub drift: Drift,
-    pub new: BundleRef,
 }
 
 /// Compares two bundles read from disk.

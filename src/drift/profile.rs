@@ -8,7 +8,7 @@ use std::io::BufRead;
 use super::shape::{self, Shape};
 use crate::attest::bundle::Source;
 use crate::evidence::baseline::BundleRef;
-use crate::evidence::{Evidence, PARTNER_TRAFFIC, RequirementResult};
+use crate::evidence::{Evidence, PARTNER_TRAFFIC, RequirementResult, Verdict};
 use crate::journal;
 use crate::models::Operation;
 use crate::record::Exchange;
@@ -121,6 +121,8 @@ pub(crate) fn mask_digits(text: &str) -> String {
 #[derive(Debug)]
 pub(crate) struct Profile {
     pub bundle: BundleRef,
+    /// The verdict the journal gives.
+    pub verdict: Verdict,
     pub requirements: Vec<RequirementResult>,
     pub operations: BTreeMap<OpKey, OpProfile>,
     pub warnings: BTreeSet<String>,
@@ -170,7 +172,7 @@ impl Profile {
             bundle: name,
             run_id: run.id.clone(),
             scenario: run.scenario.clone(),
-            verdict: derived.verdict,
+            verdict: derived.verdict.word().to_lowercase(),
             source: if run.scenario_source == PARTNER_TRAFFIC {
                 "proxy".into()
             } else {
@@ -179,6 +181,7 @@ impl Profile {
         };
         Ok(Profile {
             bundle,
+            verdict: derived.verdict,
             requirements: derived.requirements.clone(),
             operations,
             warnings: recorded.warnings.iter().map(|w| mask_digits(w)).collect(),

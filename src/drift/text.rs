@@ -11,7 +11,7 @@ fn bundle(b: &BundleRef) -> String {
         b.run_id,
         b.source,
         b.scenario,
-        b.verdict.word()
+        b.verdict.to_uppercase()
     )
 }
 

@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Verdict;
-
 /// How one bundle compares with an earlier one: regressions first, then other changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Drift {
@@ -27,7 +25,8 @@ pub(crate) struct BundleRef {
     pub bundle: String,
     pub run_id: String,
     pub scenario: String,
-    pub verdict: Verdict,
+    /// The verdict as `verdict` in its evidence.json: `passed`, `failed`, `incomplete`.
+    pub verdict: String,
     /// `run` (a scenario ppcert drove) or `proxy` (the partner's own client's traffic).
     pub source: String,
 }

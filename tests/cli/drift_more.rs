@@ -39,7 +39,7 @@ async fn run_pair_side(base: &str, dir: &Path, out: &str) {
 
 /// A proxy session in front of `upstream`, the partner's client being a `ppcert run` of
 /// `smoke` (the new version of the client sends `X-Client-Version: 2`).
-async fn proxy_pair_side(upstream: &str, dir: &Path, out: &str, new_client: bool) {
+async fn proxy_pair_side(upstream: &str, dir: &Path, out: &str, new_client: bool, extra: &[&str]) {
     let config = if new_client {
         std::fs::write(
             dir.join("client.toml"),
@@ -53,17 +53,9 @@ async fn proxy_pair_side(upstream: &str, dir: &Path, out: &str, new_client: bool
     let script = format!(
         r#""$PPCERT_BIN" run --base-url "$PPCERT_PROXY_URL" --scenario smoke --out {out}-client --backoff-ms 1 --no-progress {config}"#
     );
-    let args = [
-        "proxy",
-        "--base-url",
-        upstream,
-        "--out",
-        out,
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ];
+    let mut args = vec!["proxy", "--base-url", upstream, "--out", out];
+    args.extend_from_slice(extra);
+    args.extend(["--", "sh", "-c", &script]);
     let output = ppcert_command(dir, &args, Some(TOKEN))
         .env("PPCERT_BIN", env!("CARGO_BIN_EXE_ppcert"))
         .output()
@@ -120,9 +112,24 @@ async fn a_staging_change_is_seen_by_both_pairs_a_client_change_only_by_the_prox
     run_pair_side(&before, dir.path(), "run1").await;
     run_pair_side(&after, dir.path(), "run2").await;
     run_pair_side(&before, dir.path(), "run3").await;
-    proxy_pair_side(&before, dir.path(), "proxy1", false).await;
-    proxy_pair_side(&after, dir.path(), "proxy2", false).await;
-    proxy_pair_side(&before, dir.path(), "proxy3", true).await;
+    proxy_pair_side(&before, dir.path(), "proxy1", false, &[]).await;
+    let baseline = ["--baseline", "proxy1"];
+    proxy_pair_side(&after, dir.path(), "proxy2", false, &baseline).await;
+    proxy_pair_side(&before, dir.path(), "proxy3", true, &[]).await;
+
+    // `proxy --baseline` stored what changed in the session's evidence and its reports.
+    let session = read_json(&dir.path().join("proxy2/evidence.json"));
+    assert_eq!(session["baseline"]["base"]["source"], "proxy");
+    assert_eq!(
+        paths(&session["baseline"]["changes"]),
+        vec!["field_retyped $.data.price.amount"]
+    );
+    let md = std::fs::read_to_string(dir.path().join("proxy2/report.md")).unwrap();
+    assert!(md.contains("### Since the baseline"), "{md}");
+    assert_eq!(
+        ppcert(dir.path(), &["verify", "proxy2"], None).await.code,
+        0
+    );
 
     // The staging retyped the price: ppcert's own run sees it too.
     let staging = attribution(dir.path(), ["run1", "run2"], ["proxy1", "proxy2"]).await;
