@@ -32,6 +32,8 @@ struct ProxyConfig {
     flight_seller: bool,
     partner_name: String,
     strict: bool,
+    /// `--baseline`'s profile, read before the proxy listens.
+    baseline: Option<crate::drift::Profile>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -54,6 +56,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
         partner_name: crate::config::partner_name(args.partner_name.as_ref(), file),
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
+        baseline: super::baseline::load(args.baseline.as_deref())?,
         staging,
     })
 }
@@ -328,6 +331,7 @@ async fn finish(
         warnings.push(format!("{count} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})"));
     }
     let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, warnings);
+    super::baseline::attach(dir, &mut evidence, config.baseline.as_ref());
     let published = super::bundle::publish(
         dir,
         &mut evidence,
@@ -346,10 +350,11 @@ async fn finish(
         first_call: FirstCall::Answered,
         passed: evidence.verdict == evidence::Verdict::Passed,
     };
-    let code = run_exit_code(&outcome);
+    let code = super::baseline::exit_code(run_exit_code(&outcome), &evidence);
     if published.is_ok() {
         let mode = crate::output::OutputMode::decide(&Default::default());
         crate::console::say!("{}", crate::output::summary(&mode, &evidence, dir));
+        super::baseline::tell(&evidence, false);
     }
     Ok(code)
 }

@@ -70,7 +70,11 @@ impl Endpoints {
 
     /// Checks that every `captured.NAME` a call of the flow reads is captured by a call
     /// before it (built-in values included: an answer may carry them).
-    pub(crate) fn check_flow(&self, flow: &str, steps: &[FlowStep]) -> Result<(), CapturedTooEarly> {
+    pub(crate) fn check_flow(
+        &self,
+        flow: &str,
+        steps: &[FlowStep],
+    ) -> Result<(), CapturedTooEarly> {
         let mut captured: Vec<String> = Vec::new();
         for (index, step) in steps.iter().enumerate() {
             let refuse = |template: String, name: String| CapturedTooEarly {

@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use crate::models::Operation;
 pub(crate) use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture};
-pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
 pub(crate) use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
+pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
 pub(crate) use success::SuccessRule;
 pub(crate) use wait::{Wait, WaitError, WaitSpec};
 
@@ -155,7 +155,10 @@ fn compile_one(
         captures.insert(name.clone(), compiled);
     }
     let wait = match &custom.wait {
-        Some(spec) => Some(spec.check(&templates.captures).map_err(|e| fail(e.into()))?),
+        Some(spec) => Some(
+            spec.check(&templates.captures)
+                .map_err(|e| fail(e.into()))?,
+        ),
         None => None,
     };
     Ok(Endpoint {
@@ -273,7 +276,15 @@ impl Endpoints {
         let Some(wait) = &self.endpoints[&op].wait else {
             return Ok(());
         };
-        let fail = |reason: String| EndpointError::new(op, WaitError { key: "until", reason });
+        let fail = |reason: String| {
+            EndpointError::new(
+                op,
+                WaitError {
+                    key: "until",
+                    reason,
+                },
+            )
+        };
         let source = format!("{{{{ {} }}}}", wait.until);
         for name in wait.names(&self.captures) {
             if !template::names_resolve(&source, &name, context) {
@@ -282,7 +293,9 @@ impl Endpoints {
                 )));
             }
         }
-        wait.holds(&self.captures, context).map(|_| ()).map_err(fail)
+        wait.holds(&self.captures, context)
+            .map(|_| ())
+            .map_err(fail)
     }
 
     /// Every value some endpoint may capture, with a sample value: what `captured` may hold.

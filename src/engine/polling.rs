@@ -152,7 +152,8 @@ impl StepContext<'_> {
         names
             .into_iter()
             .filter_map(|name| {
-                let read = reading::read(endpoints, op, &name, context, answer, fallback_for(&name));
+                let read =
+                    reading::read(endpoints, op, &name, context, answer, fallback_for(&name));
                 let read = read.ok()?;
                 Some((name, read.value?, read.from))
             })

@@ -12,6 +12,8 @@ mod datagen;
 mod dialects;
 mod docs;
 mod dossier;
+mod drift;
+mod drift_more;
 mod faults;
 mod flows;
 mod hostile;

@@ -23,7 +23,7 @@ pub(super) async fn conclude(
     session: Session,
     (results, interrupted): Ended,
     (receiver, sandbox): (Option<RunReceiver>, Option<Sandbox>),
-    mode: &OutputMode,
+    (mode, baseline): (&OutputMode, Option<&crate::drift::Profile>),
 ) -> u8 {
     session.progress.finish();
     let gate = session.shared.gate.state();
@@ -41,6 +41,7 @@ pub(super) async fn conclude(
         let section = receiver.finish(sandbox.as_ref(), &evidence.exchanges).await;
         evidence.webhooks = Some(section);
     }
+    crate::commands::baseline::attach(dir, &mut evidence, baseline);
     let requirements = &config.scenario.scenario.requirements;
     let published = publish(
         dir,
@@ -69,12 +70,13 @@ pub(super) async fn conclude(
         passed: evidence.verdict == evidence::Verdict::Passed,
     };
     explain_first_call(outcome.first_call);
-    let code = run_exit_code(&outcome);
+    let code = crate::commands::baseline::exit_code(run_exit_code(&outcome), &evidence);
     if mode.json {
         crate::console::say!("{}", crate::output::summary_json(&evidence, dir, code));
     } else if published.is_ok() {
         crate::console::say!("{}", crate::output::summary(mode, &evidence, dir));
     }
+    crate::commands::baseline::tell(&evidence, mode.json);
     code
 }
 
