@@ -2,6 +2,7 @@
 //! from it alone; the requirement ledger counts exchanges as the provider's own ledger would.
 
 pub(crate) mod collect;
+mod confirmed;
 pub(crate) mod derive;
 mod ledger;
 mod model;

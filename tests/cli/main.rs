@@ -6,6 +6,7 @@ mod bundle;
 mod captures;
 mod ci;
 mod common;
+mod confirmed_claims;
 #[cfg(unix)]
 mod container;
 mod datagen;
