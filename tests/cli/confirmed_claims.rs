@@ -77,3 +77,22 @@ async fn claims_whose_status_never_shows_are_unconfirmed_and_fail_the_run() {
     let verify = ppcert(dir.path(), &["verify", "b"], None).await;
     assert_eq!(verify.code, 0, "verify agrees: {}", verify.stderr);
 }
+
+/// `probe` judges its claim as `run` does: a flagged claim is left for the user, not ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_does_not_call_a_flagged_claim_ready() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let dir = dir_with_config(NO_CLAIM_DATE);
+    let probe = ppcert(
+        dir.path(),
+        &["probe", "--base-url", &sandbox.base_url()],
+        Some(sandbox.token()),
+    )
+    .await;
+    assert_eq!(probe.code, 1, "{}\n{}", probe.stdout, probe.stderr);
+    let output = format!("{}{}", probe.stdout, probe.stderr);
+    assert!(
+        output.contains("MANUAL_VERIFICATION_NEEDED") && output.contains("claimDate"),
+        "{output}"
+    );
+}
