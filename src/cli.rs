@@ -527,6 +527,10 @@ pub struct ServeArgs {
     /// Refuse a claimDate that is not a plain date (YYYY-MM-DD), as the spec types it.
     #[arg(long)]
     pub claim_date_day_only: bool,
+    /// Decide claims after answering them: a claim's answer carries no status, and the
+    /// contracts read shows it MS milliseconds after the claim (0: at once).
+    #[arg(long, value_name = "MS")]
+    pub claims_decided_after_ms: Option<u64>,
     /// Unused quotes held at most; beyond it the oldest expire, as any unused quote does 72 h
     /// after it was made (by the sandbox's clock). Keeps a long-lived sandbox's memory bounded.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_MAX_OPEN_QUOTES, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000).map(|n| n as usize))]

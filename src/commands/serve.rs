@@ -67,6 +67,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             location_ids: args.location_ids,
         },
         claim_step: Duration::from_millis(args.claim_step_ms),
+        claims_decided_after: args.claims_decided_after_ms.map(Duration::from_millis),
         path_prefix: args.path_prefix.clone(),
         dialect: args.dialect,
         max_open_quotes: args.max_quotes,

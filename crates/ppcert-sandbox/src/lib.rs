@@ -162,6 +162,9 @@ pub struct SandboxOptions {
     pub max_bookings: usize,
     /// Deliver webhooks for contract and claim changes.
     pub webhooks: Option<WebhookOptions>,
+    /// Claims decided after their answer: it carries no status; the contracts read shows the
+    /// status once this long has passed (`Some(ZERO)`: at once).
+    pub claims_decided_after: Option<Duration>,
     /// Body size, timeouts, connections and the stop's grace period.
     pub limits: listener::Limits,
 }
@@ -189,6 +192,7 @@ impl Default for SandboxOptions {
             max_open_quotes: DEFAULT_MAX_OPEN_QUOTES,
             max_bookings: DEFAULT_MAX_BOOKINGS,
             webhooks: None,
+            claims_decided_after: None,
             limits: listener::Limits::default(),
         }
     }
@@ -259,6 +263,8 @@ impl Shared {
             production: self.options.production,
             claim_step: chrono::Duration::from_std(self.options.claim_step)
                 .unwrap_or(chrono::Duration::MAX),
+            claims_decided_after: (self.options.claims_decided_after)
+                .map(|after| chrono::Duration::from_std(after).unwrap_or(chrono::Duration::MAX)),
         }
     }
 }
