@@ -22,6 +22,7 @@ pub(crate) mod error;
 pub(crate) mod evidence;
 pub(crate) mod exit_codes;
 pub(crate) mod journal;
+pub(crate) mod money;
 /// The API models, shared with the sandbox crate.
 pub use ppcert_models as models;
 pub(crate) mod output;

@@ -257,7 +257,7 @@ impl Prober {
     ) -> Result<(), Stop> {
         for (path, value) in candidates {
             if let Ok((amount, _)) = tolerant::delta_amount(&value)
-                && Sign::of(amount) == expected
+                && Sign::of(crate::money::signum(amount)) == expected
             {
                 let proof = format!("{amount} has the sign of the price change ({expected})");
                 self.learn(Operation::Quote, "price_delta", &path, proof.clone())?;

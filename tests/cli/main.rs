@@ -33,6 +33,7 @@ mod run_webhooks;
 mod sandbox_webhooks;
 mod scale;
 mod serve;
+mod staging_data;
 mod staging_model;
 mod tls;
 mod tokens;

@@ -123,6 +123,9 @@ pub enum DeltaShape {
     String,
     /// `{"amount": 12.5, "currency": "EUR"}`
     Object,
+    /// `{"currencyCode": "EUR", "units": "12", "nanos": 500000000}` (`google.type.Money`);
+    /// prices are written so too.
+    UnitsNanos,
 }
 
 /// Everything `ppcert serve` and tests can set.
@@ -165,6 +168,8 @@ pub struct SandboxOptions {
     /// Claims decided after their answer: it carries no status; the contracts read shows the
     /// status once this long has passed (`Some(ZERO)`: at once).
     pub claims_decided_after: Option<Duration>,
+    /// Subscriptions whose booking number does not match this regex whole are refused (400).
+    pub booking_number_pattern: Option<String>,
     /// Body size, timeouts, connections and the stop's grace period.
     pub limits: listener::Limits,
 }
@@ -193,6 +198,7 @@ impl Default for SandboxOptions {
             max_bookings: DEFAULT_MAX_BOOKINGS,
             webhooks: None,
             claims_decided_after: None,
+            booking_number_pattern: None,
             limits: listener::Limits::default(),
         }
     }
