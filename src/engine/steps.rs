@@ -1,6 +1,7 @@
 //! The positive steps: what each sends, what it checks, and what it hands the next step.
 
 use super::step_error::{StepError, missing};
+use rust_decimal::Decimal;
 
 use serde_json::{Value, json};
 
@@ -21,7 +22,7 @@ pub(super) async fn quote_call(
     step: &str,
     body: Value,
     expected: Option<Sign>,
-) -> Result<(QuoteRef, Option<f64>), StepError> {
+) -> Result<(QuoteRef, Option<Decimal>), StepError> {
     let context = cx.context(None, None, None);
     let expect = cx.success(Operation::Quote);
     let spec = cx.spec(Operation::Quote, step, &context, Some(body), expect)?;
@@ -143,7 +144,7 @@ pub(super) async fn update(
         let expected = single.then_some(update.expected_delta);
         let (quote, delta) = quote_call(cx, &step, body, expected).await?;
         total_delta = delta
-            .map(|d| d + total_delta.unwrap_or(0.0))
+            .map(|d| d + total_delta.unwrap_or(Decimal::ZERO))
             .or(total_delta);
         quotes.push(quote);
     }
@@ -155,7 +156,7 @@ pub(super) async fn update(
     write_contract(cx, Operation::Update, &context, body).await?;
     cx.state.booking = Some(update.booking);
     cx.state.quotes = quotes;
-    cx.state.price_delta = total_delta;
+    cx.state.price_delta = total_delta.map(crate::money::to_f64);
     cx.state.mutation = Some(update.mutation);
     Ok(())
 }
@@ -273,11 +274,11 @@ pub(super) async fn report_flight_cancellation(cx: &mut StepContext<'_>) -> Resu
     cx.send_and_conclude(spec).await
 }
 
-fn delta_check(delta: &Result<(f64, &'static str), String>, expected: Sign) -> Check {
+fn delta_check(delta: &Result<(Decimal, &'static str), String>, expected: Sign) -> Check {
     match delta {
         Ok((value, shape)) => Check::new(
             "price_delta_sign",
-            Sign::of(*value) == expected,
+            Sign::of(crate::money::signum(*value)) == expected,
             format!("priceDelta {value} ({shape}), expected {expected}"),
         ),
         Err(e) => Check::fail("price_delta_sign", e.clone()),
