@@ -335,7 +335,10 @@ mod capture_tests {
             &error.problem,
             EndpointProblem::Capture(CaptureError::Unknown { name, op: Operation::Quote, .. }) if name == "contract_id"
         ));
-        assert!(error.to_string().contains("capture.contract_id"), "{error:?}");
+        assert!(
+            error.to_string().contains("capture.contract_id"),
+            "{error:?}"
+        );
         assert!(error.to_string().contains("id, reference, price_delta"));
         assert_eq!(error.key(), Some("contract_id"));
         let error = with_capture("quote", "my-etag", "$.id").unwrap_err();

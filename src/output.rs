@@ -107,10 +107,8 @@ impl Progress {
     fn exchange(&self, exchange: &crate::record::Exchange) {
         let counted = exchange.counts_as_success();
         // A counted kind's final attempt that did not succeed (the ledger's `failed`).
-        let failed = !counted
-            && !exchange.retried
-            && !exchange.poll
-            && exchange.expectation.is_acceptance();
+        let failed =
+            !counted && !exchange.retried && !exchange.poll && exchange.expectation.is_acceptance();
         let last_attempt = !exchange.retried;
         if counted && let Some(bar) = self.bars.get(&exchange.operation) {
             bar.inc(1);

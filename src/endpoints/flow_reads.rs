@@ -2,6 +2,8 @@
 //! captures each before the call that reads it: a template reading a value no earlier call
 //! of its flow captures would fail mid-run, after some writes; it is refused before any.
 
+use std::collections::BTreeMap;
+
 use super::{Endpoints, capture::capture_key, header_key, template};
 use crate::models::Operation;
 
@@ -30,8 +32,21 @@ pub(crate) struct FlowStep {
 }
 
 impl Endpoints {
-    /// Every (template key, NAME) pair where a template of `op` reads `captured.NAME`.
-    pub(crate) fn captured_reads(&self, op: Operation) -> Vec<(String, String)> {
+    /// Every (template key, NAME) pair where a template of `op` reads `captured.NAME`: found
+    /// once when the endpoints compile, not on every call.
+    pub(crate) fn captured_reads(&self, op: Operation) -> &[(String, String)] {
+        self.reads.get(&op).map_or(&[], Vec::as_slice)
+    }
+
+    /// [`Endpoints::captured_reads`] of every operation, read from the templates.
+    pub(super) fn find_captured_reads(&self) -> BTreeMap<Operation, Vec<(String, String)>> {
+        Operation::ALL
+            .iter()
+            .map(|op| (*op, self.reads_of(*op)))
+            .collect()
+    }
+
+    fn reads_of(&self, op: Operation) -> Vec<(String, String)> {
         let mut reads = Vec::new();
         let mut add = |key: String, names: Vec<String>| {
             reads.extend(names.into_iter().map(|name| (key.clone(), name)));
@@ -70,7 +85,11 @@ impl Endpoints {
 
     /// Checks that every `captured.NAME` a call of the flow reads is captured by a call
     /// before it (built-in values included: an answer may carry them).
-    pub(crate) fn check_flow(&self, flow: &str, steps: &[FlowStep]) -> Result<(), CapturedTooEarly> {
+    pub(crate) fn check_flow(
+        &self,
+        flow: &str,
+        steps: &[FlowStep],
+    ) -> Result<(), CapturedTooEarly> {
         let mut captured: Vec<String> = Vec::new();
         for (index, step) in steps.iter().enumerate() {
             let refuse = |template: String, name: String| CapturedTooEarly {
@@ -82,8 +101,8 @@ impl Endpoints {
             };
             for &op in &step.operations {
                 for (key, name) in self.captured_reads(op) {
-                    if !captured.contains(&name) {
-                        return Err(refuse(key, name));
+                    if !captured.contains(name) {
+                        return Err(refuse(key.clone(), name.clone()));
                     }
                 }
                 let own = self.may_capture(op);
@@ -96,5 +115,97 @@ impl Endpoints {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoints::{CaptureSpec, EndpointOverride, HeaderCapture, WaitSpec};
+
+    fn step(name: &str, operations: &[Operation]) -> FlowStep {
+        FlowStep {
+            name: name.into(),
+            operations: operations.to_vec(),
+        }
+    }
+
+    fn if_match(header: &str, wait_until: Option<&str>) -> Endpoints {
+        let etag = CaptureSpec::Header(HeaderCapture {
+            header: "ETag".into(),
+            pattern: None,
+        });
+        let read = EndpointOverride {
+            capture: BTreeMap::from([("etag".to_string(), etag)]),
+            wait: wait_until.map(|until| WaitSpec {
+                until: until.into(),
+                every: "100ms".into(),
+                timeout: "1s".into(),
+            }),
+            ..Default::default()
+        };
+        let update = EndpointOverride {
+            headers: BTreeMap::from([("If-Match".to_string(), header.to_string())]),
+            ..Default::default()
+        };
+        let overrides = BTreeMap::from([
+            ("read_contracts".to_string(), read),
+            ("update".to_string(), update),
+        ]);
+        crate::dialect::spec_with(&overrides).unwrap()
+    }
+
+    #[test]
+    fn a_value_must_be_captured_by_an_earlier_call_of_the_flow() {
+        use Operation::*;
+        let endpoints = if_match("{{ captured.etag }}", None);
+        let (quote, subscribe) = (step("quote", &[Quote]), step("subscribe", &[Subscription]));
+        let (read, update) = (
+            step("read_contracts", &[ReadContracts]),
+            step("update", &[Quote, Update]),
+        );
+        let error = endpoints
+            .check_flow("lifecycle", &[quote, subscribe, update, read])
+            .unwrap_err();
+        assert_eq!(error.template, "endpoints.update.headers.If-Match");
+        assert_eq!((error.name.as_str(), error.number), ("etag", 3));
+        assert!(error.to_string().contains("flow `lifecycle`"), "{error}");
+        let steps = [
+            step("quote", &[Quote]),
+            step("subscribe", &[Subscription]),
+            step("read_contracts", &[ReadContracts]),
+            step("update", &[Quote, Update]),
+            step("update", &[Quote, Update]),
+        ];
+        endpoints.check_flow("lifecycle", &steps).unwrap();
+    }
+
+    #[test]
+    fn a_guarded_read_and_a_wait_on_its_own_answer_need_nothing_earlier() {
+        use Operation::*;
+        let guarded = if_match("{{ captured.etag | default(\"*\") }}", None);
+        let steps = [step("update", &[Quote, Update])];
+        guarded.check_flow("f", &steps).unwrap();
+        let waiting = if_match(
+            "*",
+            Some("captured.etag is defined and captured.contract_id"),
+        );
+        let steps = [step("read_contracts", &[ReadContracts])];
+        waiting.check_flow("f", &steps).unwrap();
+        // A built-in value some earlier call may give counts as captured.
+        let by_id = if_match("{{ captured.id }}", None);
+        by_id
+            .check_flow("f", &[step("update", &[Quote, Update])])
+            .unwrap();
+        let error = by_id
+            .check_flow(
+                "f",
+                &[
+                    step("subscribe", &[Subscription]),
+                    step("update", &[Update]),
+                ],
+            )
+            .unwrap_err();
+        assert_eq!(error.name, "id");
     }
 }

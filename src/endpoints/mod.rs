@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use crate::models::Operation;
 pub(crate) use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture};
-pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
 pub(crate) use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
+pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
 pub(crate) use success::SuccessRule;
 pub(crate) use wait::{Wait, WaitError, WaitSpec};
 
@@ -71,6 +71,8 @@ pub(crate) struct Endpoints {
     bodies: Arc<Environment<'static>>,
     headers: Arc<Environment<'static>>,
     captures: Arc<Environment<'static>>,
+    /// Where each operation's templates read `captured.NAME` (see `flow_reads.rs`).
+    reads: Arc<BTreeMap<Operation, Vec<(String, String)>>>,
 }
 
 impl std::fmt::Debug for Endpoints {
@@ -155,7 +157,10 @@ fn compile_one(
         captures.insert(name.clone(), compiled);
     }
     let wait = match &custom.wait {
-        Some(spec) => Some(spec.check(&templates.captures).map_err(|e| fail(e.into()))?),
+        Some(spec) => Some(
+            spec.check(&templates.captures)
+                .map_err(|e| fail(e.into()))?,
+        ),
         None => None,
     };
     Ok(Endpoint {
@@ -196,13 +201,16 @@ impl Endpoints {
             let custom = definitions.get(op.as_str()).cloned().unwrap_or_default();
             endpoints.insert(op, compile_one(op, custom, &mut templates)?);
         }
-        Ok(Endpoints {
+        let mut compiled = Endpoints {
             endpoints,
             paths: Arc::new(templates.paths),
             bodies: Arc::new(templates.bodies),
             headers: Arc::new(templates.headers),
             captures: Arc::new(templates.captures),
-        })
+            reads: Arc::default(),
+        };
+        compiled.reads = Arc::new(compiled.find_captured_reads());
+        Ok(compiled)
     }
 
     /// Reads `name` from an answer with the configured capture; `None` when no capture is
@@ -273,7 +281,15 @@ impl Endpoints {
         let Some(wait) = &self.endpoints[&op].wait else {
             return Ok(());
         };
-        let fail = |reason: String| EndpointError::new(op, WaitError { key: "until", reason });
+        let fail = |reason: String| {
+            EndpointError::new(
+                op,
+                WaitError {
+                    key: "until",
+                    reason,
+                },
+            )
+        };
         let source = format!("{{{{ {} }}}}", wait.until);
         for name in wait.names(&self.captures) {
             if !template::names_resolve(&source, &name, context) {
@@ -282,7 +298,9 @@ impl Endpoints {
                 )));
             }
         }
-        wait.holds(&self.captures, context).map(|_| ()).map_err(fail)
+        wait.holds(&self.captures, context)
+            .map(|_| ())
+            .map_err(fail)
     }
 
     /// Every value some endpoint may capture, with a sample value: what `captured` may hold.

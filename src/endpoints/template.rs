@@ -124,10 +124,7 @@ pub(super) fn captured_reads(env: &Environment<'static>, name: &str) -> Vec<Stri
 
 /// The `captured.NAME` among `names` (dotted, as minijinja gives them) that `source` does
 /// not guard.
-pub(super) fn captured_in(
-    source: &str,
-    names: impl IntoIterator<Item = String>,
-) -> Vec<String> {
+pub(super) fn captured_in(source: &str, names: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut found: Vec<String> = names
         .into_iter()
         .filter(|dotted| !guarded(source, dotted))

@@ -75,7 +75,11 @@ impl WaitSpec {
 impl Wait {
     /// Whether the condition holds over `context`; an expression that cannot be evaluated
     /// (an undefined value used as a number, say) is an error naming the expression.
-    pub(crate) fn holds(&self, env: &Environment<'static>, context: &Value) -> Result<bool, String> {
+    pub(crate) fn holds(
+        &self,
+        env: &Environment<'static>,
+        context: &Value,
+    ) -> Result<bool, String> {
         let expression = env
             .compile_expression(&self.until)
             .map_err(|e| format!("wait.until `{}`: {e:#}", self.until))?;
@@ -119,8 +123,12 @@ pub(crate) fn duration(
             )));
         }
     };
-    bounds::check(&format!("wait.{key}"), ms, range)
-        .map_err(|e| fail(format!("{text} ({ms} ms) is out of bounds ({} to {} ms)", e.start, e.end)))?;
+    bounds::check(&format!("wait.{key}"), ms, range).map_err(|e| {
+        fail(format!(
+            "{text} ({ms} ms) is out of bounds ({} to {} ms)",
+            e.start, e.end
+        ))
+    })?;
     Ok(Duration::from_millis(ms))
 }
 
@@ -139,16 +147,42 @@ mod tests {
     #[test]
     fn durations_and_expressions_are_checked_naming_the_key() {
         let env = super::super::template::environment(false);
-        let wait = spec("captured.x is defined", "500ms", "20s").check(&env).unwrap();
+        let wait = spec("captured.x is defined", "500ms", "20s")
+            .check(&env)
+            .unwrap();
         assert_eq!(wait.every, Duration::from_millis(500));
         assert_eq!(wait.timeout, Duration::from_secs(20));
         for (bad, key, words) in [
-            (spec("captured.x is defined", "soon", "20s"), "every", "not a duration"),
-            (spec("captured.x is defined", "10ms", "20s"), "every", "out of bounds"),
-            (spec("captured.x is defined", "1s", "2h"), "timeout", "not a duration"),
-            (spec("captured.x is defined", "1s", "11m"), "timeout", "out of bounds"),
-            (spec("captured.x is defined", "30s", "20s"), "every", "longer than timeout"),
-            (spec("captured.x is", "1s", "20s"), "until", "not an expression"),
+            (
+                spec("captured.x is defined", "soon", "20s"),
+                "every",
+                "not a duration",
+            ),
+            (
+                spec("captured.x is defined", "10ms", "20s"),
+                "every",
+                "out of bounds",
+            ),
+            (
+                spec("captured.x is defined", "1s", "2h"),
+                "timeout",
+                "not a duration",
+            ),
+            (
+                spec("captured.x is defined", "1s", "11m"),
+                "timeout",
+                "out of bounds",
+            ),
+            (
+                spec("captured.x is defined", "30s", "20s"),
+                "every",
+                "longer than timeout",
+            ),
+            (
+                spec("captured.x is", "1s", "20s"),
+                "until",
+                "not an expression",
+            ),
             (spec(" ", "1s", "20s"), "until", "empty"),
         ] {
             let error = bad.check(&env).unwrap_err();
@@ -160,7 +194,9 @@ mod tests {
     #[test]
     fn a_condition_is_evaluated_over_the_context() {
         let env = super::super::template::environment(false);
-        let wait = spec("captured.etag is defined", "1s", "2s").check(&env).unwrap();
+        let wait = spec("captured.etag is defined", "1s", "2s")
+            .check(&env)
+            .unwrap();
         let absent = serde_json::json!({"captured": {}});
         let present = serde_json::json!({"captured": {"etag": "\"v1\""}});
         assert!(!wait.holds(&env, &absent).unwrap());

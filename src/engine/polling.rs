@@ -126,15 +126,19 @@ impl StepContext<'_> {
     /// The values the answer gives: every name its operation may capture (`builtin`), or only
     /// the user's own captures; what cannot be read is left out.
     fn answer_values(&self, pending: &Pending, builtin: bool) -> Vec<(String, Value, String)> {
-        let Some(body) = pending.success_body() else {
-            return Vec::new();
-        };
         let op = pending.spec.operation;
         let endpoints = &self.shared.endpoints;
         let names = if builtin {
             endpoints.may_capture(op)
         } else {
             endpoints.named_captures(op)
+        };
+        // Most calls have no capture of the user's own: their answer is not parsed again.
+        let Some(body) = (!names.is_empty())
+            .then(|| pending.success_body())
+            .flatten()
+        else {
+            return Vec::new();
         };
         let empty = Default::default();
         let headers = (pending.attempt.response.as_ref()).map_or(&empty, |r| &r.headers);
@@ -152,7 +156,8 @@ impl StepContext<'_> {
         names
             .into_iter()
             .filter_map(|name| {
-                let read = reading::read(endpoints, op, &name, context, answer, fallback_for(&name));
+                let read =
+                    reading::read(endpoints, op, &name, context, answer, fallback_for(&name));
                 let read = read.ok()?;
                 Some((name, read.value?, read.from))
             })

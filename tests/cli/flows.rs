@@ -80,12 +80,19 @@ async fn a_config_written_from_the_docs_certifies_a_lagging_staging_with_if_matc
     }
     // The contracts appeared late: the first reads polled, and no poll was counted.
     let polls = exchanges.iter().filter(|x| x["poll"] == true).count();
-    assert!(polls > 0, "the contracts are listed 300 ms late: some read polled");
+    assert!(
+        polls > 0,
+        "the contracts are listed 300 ms late: some read polled"
+    );
     let reads = sandbox_counts(&sandbox)["read_contracts"];
     let counted_reads = (exchanges.iter())
         .filter(|x| x["operation"] == "read_contracts" && x["poll"] != true)
         .count() as u64;
-    assert_eq!(reads, counted_reads + polls as u64, "no request beyond the polls");
+    assert_eq!(
+        reads,
+        counted_reads + polls as u64,
+        "no request beyond the polls"
+    );
     assert_eq!(counted_reads, 10, "two counted reads per lifecycle flow");
 }
 
@@ -120,7 +127,11 @@ async fn a_template_reading_a_value_no_earlier_step_captures_is_exit_2_with_noth
         "flow `lifecycle`",
         "step 3, `update`",
     ] {
-        assert!(finished.stderr.contains(words), "{words}: {}", finished.stderr);
+        assert!(
+            finished.stderr.contains(words),
+            "{words}: {}",
+            finished.stderr
+        );
     }
     assert_eq!(sandbox.requests_received(), 0);
     // A name no endpoint captures at all is a typo: refused by `validate`, naming the line.
@@ -130,22 +141,44 @@ async fn a_template_reading_a_value_no_earlier_step_captures_is_exit_2_with_noth
     let checked = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
     assert_eq!(checked.code, 2, "{}", checked.stdout);
     let said = format!("{}{}", checked.stdout, checked.stderr);
-    assert!(said.contains("ppcert.toml:4") && said.contains("captured.etga"), "{said}");
+    assert!(
+        said.contains("ppcert.toml:4") && said.contains("captured.etga"),
+        "{said}"
+    );
 }
 
 #[tokio::test]
 async fn a_bad_wait_is_refused_naming_file_line_and_key() {
     for (wait, line, words) in [
-        ("until = \"captured.contract_id is defined\"\nevery = \"soon\"\ntimeout = \"20s\"\n", 4, "wait.every"),
-        ("until = \"captured.contract_id is defined\"\nevery = \"1s\"\ntimeout = \"2h\"\n", 5, "wait.timeout"),
-        ("until = \"captured.contract_id ==\"\nevery = \"1s\"\ntimeout = \"20s\"\n", 3, "wait.until"),
-        ("until = \"captured.nothing is true\"\nevery = \"1s\"\ntimeout = \"20s\"\n", 3, "captured.nothing"),
+        (
+            "until = \"captured.contract_id is defined\"\nevery = \"soon\"\ntimeout = \"20s\"\n",
+            4,
+            "wait.every",
+        ),
+        (
+            "until = \"captured.contract_id is defined\"\nevery = \"1s\"\ntimeout = \"2h\"\n",
+            5,
+            "wait.timeout",
+        ),
+        (
+            "until = \"captured.contract_id ==\"\nevery = \"1s\"\ntimeout = \"20s\"\n",
+            3,
+            "wait.until",
+        ),
+        (
+            "until = \"captured.nothing is true\"\nevery = \"1s\"\ntimeout = \"20s\"\n",
+            3,
+            "captured.nothing",
+        ),
     ] {
         let dir = dir_with_config(&format!("\n[endpoints.read_contracts.wait]\n{wait}"));
         let checked = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
         let said = format!("{}{}", checked.stdout, checked.stderr);
         assert_eq!(checked.code, 2, "{said}");
-        assert!(said.contains(&format!("ppcert.toml:{line}")) && said.contains(words), "{wait}: {said}");
+        assert!(
+            said.contains(&format!("ppcert.toml:{line}")) && said.contains(words),
+            "{wait}: {said}"
+        );
     }
 }
 
@@ -154,7 +187,10 @@ async fn a_bad_wait_is_refused_naming_file_line_and_key() {
 async fn never_lists(reads: Arc<AtomicU64>) -> String {
     let quote = post(|| async {
         let id = format!("q{}", rand_suffix());
-        (StatusCode::CREATED, axum::Json(json!({"data": {"id": id, "reference": format!("R-{id}")}})))
+        (
+            StatusCode::CREATED,
+            axum::Json(json!({"data": {"id": id, "reference": format!("R-{id}")}})),
+        )
     });
     let subscribe = post(|| async { (StatusCode::CREATED, axum::Json(json!({"data": {}}))) });
     let contracts = get(move || {
@@ -196,7 +232,9 @@ async fn a_wait_never_met_fails_naming_the_condition_and_the_last_answer_polls_u
     let (finished, evidence) = run.evidence_in(dir.path()).await;
     assert_eq!(finished.code, 1, "{}\n{}", finished.stdout, finished.stderr);
     assert!(
-        finished.stdout.contains("`captured.contract_id is defined` still false after 1 s")
+        finished
+            .stdout
+            .contains("`captured.contract_id is defined` still false after 1 s")
             && finished.stdout.contains("last answer HTTP 200"),
         "{}",
         finished.stdout
@@ -214,5 +252,9 @@ async fn a_wait_never_met_fails_naming_the_condition_and_the_last_answer_polls_u
     let requirement = &evidence["requirements"][0];
     assert_eq!(requirement["operation"], "read_contracts");
     assert_eq!(requirement["succeeded"], 1, "{requirement}");
-    assert_eq!(requirement["failed"].as_u64().unwrap_or(0), 0, "{requirement}");
+    assert_eq!(
+        requirement["failed"].as_u64().unwrap_or(0),
+        0,
+        "{requirement}"
+    );
 }

@@ -9,10 +9,10 @@ pub use ppcert_models as models;
 
 mod dialect;
 mod faults;
-mod living;
 mod handlers;
 mod idempotency;
 pub mod listener;
+mod living;
 mod oauth;
 mod shape;
 mod store;

@@ -12,14 +12,17 @@ use super::store::Store;
 use super::validate::ApiFailure;
 
 /// The booking's contracts are not listed yet: its subscription is younger than the delay.
-pub(crate) fn contracts_hidden(shared: &Shared, store: &Store, bn: &str, now: DateTime<Utc>) -> bool {
+pub(crate) fn contracts_hidden(
+    shared: &Shared,
+    store: &Store,
+    bn: &str,
+    now: DateTime<Utc>,
+) -> bool {
     let Some(delay) = shared.options.contracts_delay else {
         return false;
     };
     let delay = chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX);
-    store
-        .subscribed_at(bn)
-        .is_some_and(|at| now < at + delay)
+    store.subscribed_at(bn).is_some_and(|at| now < at + delay)
 }
 
 /// A subscription or update answer names no contract while the contracts are not listed.
@@ -41,13 +44,20 @@ pub(crate) fn check_if_match(
         return Ok(());
     }
     let current = store.etag(bn).unwrap_or_default();
-    match headers.get(header::IF_MATCH).map(|v| v.to_str().unwrap_or("")) {
+    match headers
+        .get(header::IF_MATCH)
+        .map(|v| v.to_str().unwrap_or(""))
+    {
         None => Err(ApiFailure::new(
             StatusCode::PRECONDITION_REQUIRED,
             "PRECONDITION_REQUIRED",
             "an update needs If-Match with the ETag of the booking's contracts read",
         )),
-        Some(given) if given.split(',').any(|tag| tag.trim() == current || tag.trim() == "*") => {
+        Some(given)
+            if given
+                .split(',')
+                .any(|tag| tag.trim() == current || tag.trim() == "*") =>
+        {
             Ok(())
         }
         Some(given) => Err(ApiFailure::new(

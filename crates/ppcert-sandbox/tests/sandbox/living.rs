@@ -36,14 +36,18 @@ async fn contracts_appear_only_after_the_delay_and_the_subscription_names_none()
         "{}",
         subscribed.body
     );
-    let early = api.send("GET", "/subscriptions/BK-LAG1/contracts", None).await;
+    let early = api
+        .send("GET", "/subscriptions/BK-LAG1/contracts", None)
+        .await;
     assert_eq!(early.status, 200, "{}", early.body);
     assert_eq!(listed(&early), 0, "not listed yet: {}", early.body);
     // Asked again until listed, within a bound far beyond the delay: it does appear.
     let mut later = early;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        later = api.send("GET", "/subscriptions/BK-LAG1/contracts", None).await;
+        later = api
+            .send("GET", "/subscriptions/BK-LAG1/contracts", None)
+            .await;
         if listed(&later) > 0 {
             break;
         }
@@ -84,18 +88,26 @@ async fn an_update_needs_the_current_etag_428_without_412_when_stale() {
     .await;
     let api = Api::new(&sandbox);
     let (_, _) = subscribe(&api, "BK-TAG1").await;
-    let read = api.send("GET", "/subscriptions/BK-TAG1/contracts", None).await;
+    let read = api
+        .send("GET", "/subscriptions/BK-TAG1/contracts", None)
+        .await;
     let first = etag(&read);
     let (quote, _) = api.quote(1, 420.0).await;
     let missing = patch(&api, "BK-TAG1", &quote, None).await;
     assert_eq!(missing.status, 428, "{}", missing.body);
-    assert!(missing.body.to_string().contains("If-Match"), "{}", missing.body);
+    assert!(
+        missing.body.to_string().contains("If-Match"),
+        "{}",
+        missing.body
+    );
     let wrong = patch(&api, "BK-TAG1", &quote, Some("\"nope\"")).await;
     assert_eq!(wrong.status, 412, "{}", wrong.body);
     let updated = patch(&api, "BK-TAG1", &quote, Some(&first)).await;
     assert!(updated.status < 300, "{}", updated.body);
     // The update changed the booking: its ETag changed, and the old one is stale.
-    let again = api.send("GET", "/subscriptions/BK-TAG1/contracts", None).await;
+    let again = api
+        .send("GET", "/subscriptions/BK-TAG1/contracts", None)
+        .await;
     assert_ne!(etag(&again), first);
     let (quote, _) = api.quote(1, 440.0).await;
     let stale = patch(&api, "BK-TAG1", &quote, Some(&first)).await;
@@ -110,7 +122,9 @@ async fn without_the_options_no_etag_is_sent_or_needed() {
     let api = Api::new(&sandbox);
     let (_, subscribed) = subscribe(&api, "BK-TAG2").await;
     assert!(subscribed.body["data"]["contracts"][0]["id"].is_string());
-    let read = api.send("GET", "/subscriptions/BK-TAG2/contracts", None).await;
+    let read = api
+        .send("GET", "/subscriptions/BK-TAG2/contracts", None)
+        .await;
     assert!(read.headers.get("etag").is_none());
     let (quote, _) = api.quote(1, 420.0).await;
     assert!(patch(&api, "BK-TAG2", &quote, None).await.status < 300);
