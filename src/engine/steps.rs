@@ -5,7 +5,7 @@ use super::step_error::{StepError, missing};
 use serde_json::{Value, json};
 
 use super::caller::Pending;
-use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll, lists_contracts};
+use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};
 use super::reading::{Need, as_text};
 use super::state::QuoteRef;
 use super::step_context::StepContext;
@@ -232,10 +232,8 @@ async fn read_until_listed(cx: &mut StepContext<'_>) -> Result<Pending, StepErro
         fail_on_timeout: false,
     };
     let pending = cx
-        .send_polling(spec, poll, |_, pending| {
-            Ok(pending
-                .success_body()
-                .is_some_and(|body| lists_contracts(&body, &unknown)))
+        .send_polling(spec, poll, |cx, pending| {
+            Ok(cx.lists_contracts(pending, &unknown))
         })
         .await;
     Ok(pending)
