@@ -174,7 +174,7 @@ fn check_captured(
                     .display()
                     .to_string(),
                 scenario: scenario.scenario.name.clone(),
-                error,
+                error: Box::new(error),
             })?;
     }
     Ok(())

@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use super::caller::Pending;
-use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll, lists_contracts};
+use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};
 use super::reading::{Need, as_text};
 use super::state::QuoteRef;
 use super::step_context::StepContext;
@@ -233,10 +233,8 @@ async fn read_until_listed(cx: &mut StepContext<'_>) -> Result<Pending, StepErro
         fail_on_timeout: false,
     };
     let pending = cx
-        .send_polling(spec, poll, |_, pending| {
-            Ok(pending
-                .success_body()
-                .is_some_and(|body| lists_contracts(&body, &unknown)))
+        .send_polling(spec, poll, |cx, pending| {
+            Ok(cx.lists_contracts(pending, &unknown))
         })
         .await;
     Ok(pending)
