@@ -24,6 +24,13 @@ pub(crate) const FLIGHT_PLANS: RangeInclusive<u32> = 1..=5;
 /// Flow instances in one run (repeats × scale): beyond this a run is a mistake, not a soak.
 pub(crate) const FLOW_INSTANCES: RangeInclusive<u64> = 1..=1_000_000;
 
+/// Bytes of files a package (`ppcert verify FILE.tar.gz`) may hold; it is read into memory.
+pub(crate) const PACKAGE_FILE_BYTES: u64 = 512 << 20;
+/// Bytes a package may decompress to, headers and padding included.
+pub(crate) const PACKAGE_UNPACKED_BYTES: u64 = PACKAGE_FILE_BYTES + (16 << 20);
+/// Entries in a package: a bundle holds about ten files.
+pub(crate) const PACKAGE_MEMBERS: usize = 10_000;
+
 /// A value outside its bounds: the key it was set by, the value and the bounds. Every bounded
 /// value is an integer, so one wide integer holds any of them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -18,6 +18,7 @@ mod listeners;
 mod openapi;
 mod outcomes;
 mod package;
+mod package_shape;
 mod probe;
 mod proxy;
 mod proxy_checks;
