@@ -257,11 +257,12 @@ impl ApiClient {
             headers.insert(name, value.parse().expect("static header"));
             recorded.insert(name.to_string(), value.to_string());
         }
+        // Recorded only when sent: a token no header can carry is never `Bearer <redacted>`.
         if let Ok(mut value) = bearer.parse::<reqwest::header::HeaderValue>() {
             value.set_sensitive(true);
             headers.insert(reqwest::header::AUTHORIZATION, value);
+            recorded.insert("authorization".into(), REDACTED_BEARER.into());
         }
-        recorded.insert("authorization".into(), REDACTED_BEARER.into());
         for (name, value) in &request.headers {
             if let (Ok(name), Ok(value)) = (
                 reqwest::header::HeaderName::from_bytes(name.as_bytes()),
