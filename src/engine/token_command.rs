@@ -147,7 +147,7 @@ pub(super) fn token_answer(answer: &Value) -> Option<(Secret, Option<Duration>)>
     let token = answer["access_token"]
         .as_str()
         .or_else(|| answer["token"].as_str())
-        .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))?;
+        .filter(|t| !t.is_empty())?;
     // Whatever number is sent (1e20, "inf", NaN), the lifetime is clamped, never a panic.
     let lifetime = match &answer["expires_in"] {
         Value::Number(n) => n.as_f64().and_then(lifetime),

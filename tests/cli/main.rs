@@ -35,6 +35,7 @@ mod scale;
 mod serve;
 mod staging_model;
 mod tls;
+mod token_hostile;
 mod tokens;
 mod webhook_interop;
 mod webhook_send;
