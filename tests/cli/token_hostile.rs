@@ -265,3 +265,28 @@ async fn a_token_commands_stderr_reaches_the_console_escaped() {
         checked.stderr
     );
 }
+
+#[tokio::test]
+async fn a_token_url_with_credentials_in_it_is_refused_without_quoting_them() {
+    let sandbox = sandbox().await;
+    for (url, named) in [
+        (
+            "https://partner:hunter2-pw@idp.example/token",
+            "user name or password",
+        ),
+        (
+            "https://idp.example/token?api_key=hunter2-pw",
+            "query parameter `api_key`",
+        ),
+        (
+            "http://127.0.0.1:9/token?client_secret=hunter2-pw",
+            "`client_secret`",
+        ),
+    ] {
+        let checked = check_token(&sandbox, url).await;
+        assert_eq!(checked.code, 2, "{url}: {}", checked.stderr);
+        assert!(checked.stderr.contains(named), "{url}: {}", checked.stderr);
+        assert!(!checked.stderr.contains("hunter2"), "{}", checked.stderr);
+    }
+    assert_eq!(sandbox.requests_received(), 0);
+}
