@@ -134,10 +134,13 @@ pub(crate) fn http_client(
     let mut builder = reqwest::Client::builder();
     if let Some(path) = cacert {
         let path = || path.to_path_buf();
-        let pem = std::fs::read(path()).map_err(|error| ClientError::CacertUnreadable {
-            path: path(),
-            error,
-        })?;
+        let pem =
+            crate::bounds::read_capped(&path(), crate::bounds::CA_FILE_BYTES).map_err(|error| {
+                ClientError::CacertUnreadable {
+                    path: path(),
+                    error,
+                }
+            })?;
         let certificate =
             reqwest::Certificate::from_pem(&pem).map_err(|error| ClientError::CacertNotPem {
                 path: path(),

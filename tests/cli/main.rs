@@ -12,6 +12,7 @@ mod datagen;
 mod dialects;
 mod faults;
 mod hostile;
+mod input_bounds;
 mod inputs;
 mod listener_stops;
 mod listeners;
