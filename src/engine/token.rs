@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub(crate) use super::token_error::TokenError;
-use super::token_rules::RENEWAL_FLOOR;
+use super::token_rules::{Fetched, RENEWAL_FLOOR, call_record};
 use crate::config::TokenSource;
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;
@@ -23,7 +23,6 @@ pub(crate) struct Lease {
     pub generation: u64,
 }
 
-use crate::record::TokenOutcome;
 pub(crate) use crate::record::TokenRequest as TokenCall;
 
 struct Issued {
@@ -51,9 +50,6 @@ pub(crate) struct Tokens {
 
 /// How long after a failed renewal before expiry the next is tried.
 const RENEWAL_PAUSE: Duration = Duration::from_secs(5);
-
-/// What a source gave: the token and how long it lives, when said.
-pub(super) type Fetched = (Secret, Option<Duration>);
 
 impl Tokens {
     /// A fixed token (the embedded sandbox's): nothing to renew.
@@ -300,25 +296,6 @@ async fn fetch(
     };
     record(calls, call_record(at, clock, request, &result));
     result.and_then(|fetched| sendable(source, fetched))
-}
-
-/// What is recorded of one call to a token source.
-pub(super) fn call_record(
-    at: Timestamp,
-    clock: Instant,
-    request: String,
-    result: &Result<Fetched, TokenError>,
-) -> TokenCall {
-    TokenCall {
-        at,
-        request,
-        outcome: match result {
-            Ok(_) => TokenOutcome::Ok,
-            Err(_) => TokenOutcome::Failed,
-        },
-        duration_ms: clock.elapsed().as_millis() as u64,
-        token_fingerprint: result.as_ref().ok().map(|(t, _)| t.fingerprint()),
-    }
 }
 
 /// A token a header can carry, or the error naming why not: never a request sent without

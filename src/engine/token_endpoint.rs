@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::token::{Fetched, TokenCall};
 use super::token_error::TokenError;
-use super::token_rules::{FETCH_ATTEMPTS, fetch_wait};
+use super::token_rules::{FETCH_ATTEMPTS, Fetched, call_record, fetch_wait};
 use crate::config::{ClientAuth, ClientCredentials};
+use crate::record::TokenRequest as TokenCall;
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;
 
@@ -30,7 +30,7 @@ pub(super) async fn fetch(
         let (at, clock) = (Timestamp::now(), Instant::now());
         let result = client_credentials(c, http, timeout).await;
         let request = format!("POST {}", c.token_url);
-        record(super::token::call_record(at, clock, request, &result));
+        record(call_record(at, clock, request, &result));
         let wait = match &result {
             Err(TokenError::EndpointRefused {
                 status,

@@ -2,7 +2,15 @@
 //! range whatever number the source sent (1e20, "inf", NaN and negatives never panic), a
 //! floor between renewals, and only characters an Authorization header can carry.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use super::token_error::TokenError;
+use crate::record::{TokenOutcome, TokenRequest as TokenCall};
+use crate::secret::Secret;
+use crate::timestamp::Timestamp;
+
+/// What a source gave: the token and how long it lives, when said.
+pub(crate) type Fetched = (Secret, Option<Duration>);
 
 /// The shortest lifetime taken as said; a shorter one (or 0) is read as this.
 pub(crate) const MIN_LIFETIME: Duration = Duration::from_secs(1);
@@ -45,6 +53,25 @@ pub(crate) fn fetch_wait(attempt: u32, announced: Option<Duration>) -> Duration 
     announced
         .unwrap_or(Duration::from_secs(1 << attempt.min(5)))
         .min(MAX_FETCH_WAIT)
+}
+
+/// What is recorded of one call to a token source.
+pub(crate) fn call_record(
+    at: Timestamp,
+    clock: Instant,
+    request: String,
+    result: &Result<Fetched, TokenError>,
+) -> TokenCall {
+    TokenCall {
+        at,
+        request,
+        outcome: match result {
+            Ok(_) => TokenOutcome::Ok,
+            Err(_) => TokenOutcome::Failed,
+        },
+        duration_ms: clock.elapsed().as_millis() as u64,
+        token_fingerprint: result.as_ref().ok().map(|(t, _)| t.fingerprint()),
+    }
 }
 
 #[cfg(test)]

@@ -290,3 +290,30 @@ async fn a_token_url_with_credentials_in_it_is_refused_without_quoting_them() {
     }
     assert_eq!(sandbox.requests_received(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tiny_lifetimes_are_not_fetched_before_nearly_every_call() {
+    let sandbox = sandbox().await;
+    let token = sandbox.token().to_string();
+    let (url, calls) =
+        endpoint(move |_, _| json_answer(json!({"access_token": token, "expires_in": 0.01}))).await;
+    let dir = dir_with_config(&format!(
+        "[auth]\ntoken_url = \"{url}\"\nclient_id = \"ppcert\"\nclient_secret_env = \"{SECRET_VAR}\"\n"
+    ));
+    let base = sandbox.base_url();
+    let output = ppcert_command(dir.path(), &run_args(&base, "b", &[]), None)
+        .env(SECRET_VAR, SECRET)
+        .output()
+        .await
+        .unwrap();
+    let ran = finished(output);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let exchanges = evidence["exchanges"].as_array().unwrap().len();
+    let fetched = calls.load(Ordering::SeqCst);
+    // Renewals before expiry keep 10 s apart: a run of a few seconds needs one or two.
+    assert!(
+        fetched * 4 < exchanges,
+        "{fetched} token fetches for {exchanges} exchanges"
+    );
+}
