@@ -67,16 +67,8 @@ async fn a_journal_line_past_its_bound_is_refused_naming_the_line() {
 #[tokio::test]
 async fn a_currency_iso_4217_does_not_know_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let smoke = ppcert::scenario::BUILTIN
-        .iter()
-        .find(|(name, _)| *name == "smoke")
-        .unwrap()
-        .1;
-    let mine = if smoke.contains("[data]") {
-        smoke.replacen("[data]", "[data]\ncurrency = \"XXXX\"", 1)
-    } else {
-        format!("{smoke}\n[data]\ncurrency = \"XXXX\"\n")
-    };
+    let smoke = include_str!("../../scenarios/smoke.toml");
+    let mine = format!("{smoke}\n[data]\ncurrency = \"XXXX\"\n");
     std::fs::write(dir.path().join("mine.toml"), mine).unwrap();
     let validated = ppcert(dir.path(), &["validate", "mine.toml"], None).await;
     assert_eq!(validated.code, 2, "{}", validated.stdout);
