@@ -30,6 +30,87 @@ pub(crate) const WAIT_TIMEOUT_MS: RangeInclusive<u64> = 100..=600_000;
 /// Flow instances in one run (repeats × scale): beyond this a run is a mistake, not a soak.
 pub(crate) const FLOW_INSTANCES: RangeInclusive<u64> = 1..=1_000_000;
 
+/// Bytes of files a package (`ppcert verify FILE.tar.gz`) may hold; it is read into memory.
+pub(crate) const PACKAGE_FILE_BYTES: u64 = 512 << 20;
+/// Bytes a package may decompress to, headers and padding included.
+pub(crate) const PACKAGE_UNPACKED_BYTES: u64 = PACKAGE_FILE_BYTES + (16 << 20);
+/// Entries in a package: a bundle holds about ten files.
+pub(crate) const PACKAGE_MEMBERS: usize = 10_000;
+
+/// A text file a user hands ppcert: `ppcert.toml`, a scenario or dialect file, `validate`'s.
+pub(crate) const TEXT_FILE_BYTES: u64 = 1 << 20;
+/// A key file (`--key`, `--sign-key`): an Ed25519 PEM is a few hundred bytes.
+pub(crate) const KEY_FILE_BYTES: u64 = 64 << 10;
+/// A CA bundle (`--cacert`).
+pub(crate) const CA_FILE_BYTES: u64 = 4 << 20;
+/// One line of a journal (one exchange, its bodies included), read by `--resume` and `verify`.
+pub(crate) const JOURNAL_LINE_BYTES: usize = 64 << 20;
+
+/// A file's bytes, refused without reading past `max` (a pipe or `/dev/zero` included).
+pub(crate) fn read_capped(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(max + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than {}, ppcert's bound for this file",
+            shown_size(max)
+        )));
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`], as UTF-8 text.
+pub(crate) fn read_text_capped(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+    String::from_utf8(read_capped(path, max)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+fn shown_size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{} MiB", b >> 20),
+        b => format!("{} KiB", b >> 10),
+    }
+}
+
+/// The lines of `reader` (split at `\n`, which is dropped), each refused past `max` bytes
+/// without reading further: a line with no end cannot take the memory it claims.
+pub(crate) struct CappedLines<R> {
+    reader: R,
+    max: usize,
+}
+
+impl<R: std::io::BufRead> CappedLines<R> {
+    pub(crate) fn new(reader: R, max: usize) -> Self {
+        CappedLines { reader, max }
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for CappedLines<R> {
+    type Item = std::io::Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use std::io::{BufRead as _, Read as _};
+        let mut line = Vec::new();
+        let limit = self.max as u64 + 1;
+        match (&mut self.reader).take(limit).read_until(b'\n', &mut line) {
+            Ok(0) => None,
+            Err(e) => Some(Err(e)),
+            Ok(_) if line.last() == Some(&b'\n') => {
+                line.pop();
+                Some(Ok(line))
+            }
+            Ok(n) if n as u64 == limit => Some(Err(std::io::Error::other(format!(
+                "a line longer than {}, ppcert's bound for a journal line",
+                shown_size(self.max as u64)
+            )))),
+            Ok(_) => Some(Ok(line)),
+        }
+    }
+}
+
 /// A value outside its bounds: the key it was set by, the value and the bounds. Every bounded
 /// value is an integer, so one wide integer holds any of them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,5 +155,18 @@ mod tests {
         );
         assert!(check("run.concurrency", 0, &CONCURRENCY).is_err());
         assert!(check("data.flight_plans", 6, &FLIGHT_PLANS).is_err());
+    }
+
+    #[test]
+    fn lines_and_files_are_refused_past_their_bound_without_reading_on() {
+        let lines: Vec<_> = CappedLines::new(&b"ab\ncd\nlast"[..], 4)
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(lines, [b"ab".to_vec(), b"cd".to_vec(), b"last".to_vec()]);
+        let mut long = CappedLines::new(&b"abcdef\nx\n"[..], 4);
+        let refused = long.next().unwrap().unwrap_err().to_string();
+        assert!(refused.contains("longer than"), "{refused}");
+        let zero = read_capped(std::path::Path::new("/dev/zero"), 1024);
+        assert!(zero.unwrap_err().to_string().contains("larger than 1 KiB"));
     }
 }

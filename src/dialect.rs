@@ -99,7 +99,9 @@ pub(crate) fn resolve(name_or_path: &str) -> Result<Dialect, FileError> {
             ),
         });
     }
-    let text = std::fs::read_to_string(name_or_path).map_err(|e| FileError {
+    let path = std::path::Path::new(name_or_path);
+    let bounded = crate::bounds::read_text_capped(path, crate::bounds::TEXT_FILE_BYTES);
+    let text = bounded.map_err(|e| FileError {
         file: name_or_path.to_string(),
         line: None,
         message: format!("cannot read: {e}"),

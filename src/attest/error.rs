@@ -92,8 +92,12 @@ impl From<BundleError> for Failure {
 pub(crate) enum ArchiveError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    #[error("more than {gib} GiB of files: not a bundle")]
-    TooLarge { gib: u64 },
+    #[error("more than {mib} MiB of files: not a bundle (ppcert's bound on a package)")]
+    TooLarge { mib: u64 },
+    #[error("more than {bound} entries: not a bundle (ppcert's bound on a package)")]
+    TooManyMembers { bound: usize },
+    #[error("{0}")]
+    Shape(#[from] super::shape::ShapeError),
 }
 
 /// An `attestation.intoto.json` that is not ppcert's signed statement.

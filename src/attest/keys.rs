@@ -87,10 +87,12 @@ fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeyError> {
 }
 
 fn read_pem(path: &Path, what: &'static str) -> Result<String, KeyError> {
-    std::fs::read_to_string(path).map_err(|error| KeyError::Read {
-        path: path.to_path_buf(),
-        what,
-        error,
+    crate::bounds::read_text_capped(path, crate::bounds::KEY_FILE_BYTES).map_err(|error| {
+        KeyError::Read {
+            path: path.to_path_buf(),
+            what,
+            error,
+        }
     })
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod dsse;
 mod error;
 pub(crate) mod keys;
 pub(crate) mod package;
+mod shape;
 mod statement;
 pub(crate) mod verify;
 

@@ -1,16 +1,16 @@
 //! `ppcert package`: one `.tar.gz` of a bundle and its attestation, every file under one
 //! directory named after the bundle; and reading one back into memory to verify it, refusing
-//! what a careless `tar x` would let escape (`..`, absolute paths, links, duplicates).
+//! what a careless `tar x` would let escape (`..`, absolute paths, links, duplicates), and
+//! anything `tar` would read that the check did not (see `shape.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::Path;
 
+use super::shape::{self, Bounded};
 use super::{ArchiveError, BundleError};
+use crate::bounds::{PACKAGE_FILE_BYTES, PACKAGE_MEMBERS};
 use crate::report::manifest::{Entry, Kind, Problem};
-
-/// A package is read whole into memory: more than this is not a bundle.
-const MAX_BYTES: u64 = 4 << 30;
 
 /// Writes `files` (names in the bundle) of `dir` into `out`, under `top/`. Reproducible: fixed
 /// times, modes and owners, files in name order.
@@ -95,6 +95,9 @@ pub(crate) struct Loaded {
 struct Reading {
     loaded: Loaded,
     tops: std::collections::BTreeSet<String>,
+    /// Every name taken so far: a duplicate is found in constant time, not by a scan.
+    names: HashSet<String>,
+    members: usize,
     total: u64,
 }
 
@@ -107,6 +110,12 @@ impl Reading {
 
     /// Takes one entry: its place and kind checked, its bytes kept when it is a file.
     fn take<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), ArchiveError> {
+        self.members += 1;
+        if self.members > PACKAGE_MEMBERS {
+            return Err(ArchiveError::TooManyMembers {
+                bound: PACKAGE_MEMBERS,
+            });
+        }
         let raw = entry.path_bytes().into_owned();
         let shown = String::from_utf8_lossy(&raw).into_owned();
         let kind = match entry.header().entry_type() {
@@ -133,7 +142,7 @@ impl Reading {
             }
             return Ok(());
         };
-        if self.loaded.entries.iter().any(|e| e.name == name) {
+        if !self.names.insert(name.clone()) {
             self.refuse(&shown, "a second entry of that name");
             return Ok(());
         }
@@ -143,10 +152,11 @@ impl Reading {
             kind,
         });
         if kind == Kind::File {
-            self.total += entry.size();
-            if self.total > MAX_BYTES {
+            // Refused on the size its header declares, before a byte of it is inflated.
+            self.total = self.total.saturating_add(entry.size());
+            if self.total > PACKAGE_FILE_BYTES {
                 return Err(ArchiveError::TooLarge {
-                    gib: MAX_BYTES >> 30,
+                    mib: PACKAGE_FILE_BYTES >> 20,
                 });
             }
             let mut bytes = Vec::with_capacity(entry.size() as usize);
@@ -163,7 +173,7 @@ pub(crate) fn read(path: &Path) -> Result<Loaded, BundleError> {
         path: path.to_path_buf(),
         error,
     })?;
-    read_from(path, file)
+    read_from(path, std::io::BufReader::new(file))
 }
 
 /// Reads a package from `bytes` (one kept inside a dossier); `path` names it in errors.
@@ -171,8 +181,9 @@ pub(crate) fn read_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded, BundleErro
     read_from(path, bytes)
 }
 
-fn read_from(path: &Path, input: impl Read) -> Result<Loaded, BundleError> {
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(input));
+fn read_from<B: std::io::BufRead>(path: &Path, input: B) -> Result<Loaded, BundleError> {
+    let gz = flate2::bufread::GzDecoder::new(input);
+    let mut archive = tar::Archive::new(Bounded::new(gz));
     let bad = |error: ArchiveError| BundleError::NotTarGz {
         path: path.to_path_buf(),
         error,
@@ -184,6 +195,8 @@ fn read_from(path: &Path, input: impl Read) -> Result<Loaded, BundleError> {
             problems: Vec::new(),
         },
         tops: Default::default(),
+        names: HashSet::new(),
+        members: 0,
         total: 0,
     };
     for entry in archive.entries().map_err(|e| bad(e.into()))? {
@@ -191,6 +204,9 @@ fn read_from(path: &Path, input: impl Read) -> Result<Loaded, BundleError> {
             .take(entry.map_err(|e| bad(e.into()))?)
             .map_err(bad)?;
     }
+    // What tar would read past what was checked: a second gzip member, bytes after the gzip
+    // stream, entries after the end-of-archive blocks.
+    shape::nothing_after(archive.into_inner()).map_err(|e| bad(e.into()))?;
     let mut loaded = reading.loaded;
     if reading.tops.len() > 1 {
         loaded.problems.push(problem(format!(

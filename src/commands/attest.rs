@@ -150,6 +150,17 @@ pub(crate) fn package(args: PackageArgs) -> Result<u8, Failure> {
         );
     }
     files.sort();
+    let size: u64 = (files.iter())
+        .filter_map(|name| dir.join(name).metadata().ok())
+        .map(|meta| meta.len())
+        .sum();
+    if size > crate::bounds::PACKAGE_FILE_BYTES {
+        return Err(Failure::usage(format!(
+            "{}: {size} bytes of files, more than a package may hold ({} MiB, the bound ppcert verify reads): hand over the directory instead",
+            dir.display(),
+            crate::bounds::PACKAGE_FILE_BYTES >> 20
+        )));
+    }
     pack::write(dir, &top, &files, &out)
         .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", out.display())))?;
     crate::console::say!("{}", out.display());

@@ -237,7 +237,7 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
 
 /// The upstream client as [`Proxy::new`] builds it, also trusting `--cacert`'s root.
 fn trusting(path: &Path, timeout: Duration) -> Result<reqwest::Client, Failure> {
-    let pem = std::fs::read(path)
+    let pem = crate::bounds::read_capped(path, crate::bounds::CA_FILE_BYTES)
         .map_err(|e| Failure::usage(format!("--cacert {}: cannot read: {e}", path.display())))?;
     let root = reqwest::Certificate::from_pem(&pem).map_err(|e| {
         Failure::usage(format!(

@@ -26,10 +26,12 @@ enum Invalid {
 /// Scenario files have flows; anything else is read as a `ppcert.toml`.
 fn check_file(path: &Path) -> Result<String, Invalid> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| Invalid::Unreadable {
-        shown: shown.clone(),
-        source,
-    })?;
+    let text = crate::bounds::read_text_capped(path, crate::bounds::TEXT_FILE_BYTES).map_err(
+        |source| Invalid::Unreadable {
+            shown: shown.clone(),
+            source,
+        },
+    )?;
     let is_scenario = text
         .parse::<toml::Table>()
         .map(|t| t.contains_key("flows"))
@@ -128,7 +130,7 @@ fn describe(loaded: &LoadedScenario) -> String {
 pub(crate) fn scenarios() -> Result<u8, Failure> {
     let mut seen = Vec::new();
     for file in local_scenarios() {
-        match std::fs::read_to_string(&file)
+        match crate::bounds::read_text_capped(&file, crate::bounds::TEXT_FILE_BYTES)
             .map_err(|e| e.to_string())
             .and_then(|t| {
                 scenario::parse(&file.display().to_string(), &t).map_err(|e| e.to_string())

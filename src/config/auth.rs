@@ -124,11 +124,38 @@ fn client_secret(auth: &AuthSection) -> Result<Secret, ConfigError> {
     }
 }
 
+/// What in `url` is a credential, if anything is: its user information, or a query parameter
+/// whose name says key, secret, token, password, signature or auth.
+fn credentials_in(url: &url::Url) -> Option<String> {
+    if !url.username().is_empty() || url.password().is_some() {
+        return Some("a user name or password before `@`".into());
+    }
+    const SECRET_WORDS: [&str; 8] = [
+        "key",
+        "secret",
+        "token",
+        "pass",
+        "pwd",
+        "sig",
+        "auth",
+        "credential",
+    ];
+    url.query_pairs().find_map(|(name, _)| {
+        let lower = name.to_lowercase();
+        (SECRET_WORDS.iter().any(|w| lower.contains(w)))
+            .then(|| format!("the query parameter `{}`", crate::console::printable(&name)))
+    })
+}
+
 fn client_credentials(auth: &AuthSection, url: &str) -> Result<ClientCredentials, ConfigError> {
     let token_url = url::Url::parse(url).map_err(|error| AuthError::TokenUrl {
         url: url.to_string(),
         error,
     })?;
+    // Before anything quotes the URL: credentials in it would reach the evidence and journal.
+    if let Some(key) = credentials_in(&token_url) {
+        return Err(AuthError::CredentialsInTokenUrl { key }.into());
+    }
     let loopback = crate::environment::is_loopback(&token_url);
     if token_url.scheme() != "https" && !(token_url.scheme() == "http" && loopback) {
         let url = url.to_string();

@@ -112,6 +112,11 @@ pub(crate) enum AuthError {
         "auth.token_url `{url}`: the client secret travels there: https:// only (http:// for loopback)"
     )]
     InsecureTokenUrl { url: String },
+    /// Never quotes the URL: it holds a credential.
+    #[error(
+        "auth.token_url holds a credential ({key}): it would be written to evidence.json and journal.jsonl; give the secret with client_secret_env or client_secret_file"
+    )]
+    CredentialsInTokenUrl { key: String },
     #[error("auth: token_url needs client_id")]
     NoClientId,
     #[error("auth: a token command and token_url are two token sources; keep one")]

@@ -134,10 +134,13 @@ pub(crate) fn http_client(
     let mut builder = reqwest::Client::builder();
     if let Some(path) = cacert {
         let path = || path.to_path_buf();
-        let pem = std::fs::read(path()).map_err(|error| ClientError::CacertUnreadable {
-            path: path(),
-            error,
-        })?;
+        let pem =
+            crate::bounds::read_capped(&path(), crate::bounds::CA_FILE_BYTES).map_err(|error| {
+                ClientError::CacertUnreadable {
+                    path: path(),
+                    error,
+                }
+            })?;
         let certificate =
             reqwest::Certificate::from_pem(&pem).map_err(|error| ClientError::CacertNotPem {
                 path: path(),
@@ -257,11 +260,12 @@ impl ApiClient {
             headers.insert(name, value.parse().expect("static header"));
             recorded.insert(name.to_string(), value.to_string());
         }
+        // Recorded only when sent: a token no header can carry is never `Bearer <redacted>`.
         if let Ok(mut value) = bearer.parse::<reqwest::header::HeaderValue>() {
             value.set_sensitive(true);
             headers.insert(reqwest::header::AUTHORIZATION, value);
+            recorded.insert("authorization".into(), REDACTED_BEARER.into());
         }
-        recorded.insert("authorization".into(), REDACTED_BEARER.into());
         for (name, value) in &request.headers {
             if let (Ok(name), Ok(value)) = (
                 reqwest::header::HeaderName::from_bytes(name.as_bytes()),

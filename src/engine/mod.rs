@@ -27,6 +27,7 @@ pub(crate) mod token;
 mod token_command;
 mod token_endpoint;
 mod token_error;
+pub(crate) mod token_rules;
 pub(crate) mod tolerant;
 mod waits;
 

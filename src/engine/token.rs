@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub(crate) use super::token_error::TokenError;
+use super::token_rules::{Fetched, RENEWAL_FLOOR, call_record};
 use crate::config::TokenSource;
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;
@@ -22,7 +23,6 @@ pub(crate) struct Lease {
     pub generation: u64,
 }
 
-use crate::record::TokenOutcome;
 pub(crate) use crate::record::TokenRequest as TokenCall;
 
 struct Issued {
@@ -30,6 +30,8 @@ struct Issued {
     generation: u64,
     expires: Option<Instant>,
     lifetime: Option<Duration>,
+    /// When it was fetched: renewals before expiry keep [`RENEWAL_FLOOR`] apart.
+    fetched: Instant,
 }
 
 pub(crate) struct Tokens {
@@ -49,9 +51,6 @@ pub(crate) struct Tokens {
 /// How long after a failed renewal before expiry the next is tried.
 const RENEWAL_PAUSE: Duration = Duration::from_secs(5);
 
-/// What a source gave: the token and how long it lives, when said.
-type Fetched = (Secret, Option<Duration>);
-
 impl Tokens {
     /// A fixed token (the embedded sandbox's): nothing to renew.
     pub(crate) fn fixed(token: Secret) -> Arc<Tokens> {
@@ -68,6 +67,8 @@ impl Tokens {
         let mut known = vec![token.clone()];
         if let TokenSource::ClientCredentials(c, _) = &source {
             known.push(c.client_secret.clone());
+            // The Basic header's base64 of `id:secret`, which an endpoint may echo whole.
+            known.push(super::token_endpoint::basic_credentials(c));
         }
         Tokens {
             current: RwLock::new(Issued {
@@ -75,6 +76,7 @@ impl Tokens {
                 generation: 0,
                 expires: lifetime.map(|l| Instant::now() + l),
                 lifetime,
+                fetched: Instant::now(),
             }),
             source,
             http,
@@ -111,7 +113,8 @@ impl Tokens {
             let margin = issued.lifetime.map(renewal_margin).unwrap_or_default();
             let expiring = issued
                 .expires
-                .is_some_and(|at| Instant::now() + margin >= at);
+                .is_some_and(|at| Instant::now() + margin >= at)
+                && issued.fetched.elapsed() >= RENEWAL_FLOOR;
             (issued.generation, expiring)
         };
         let resting = (self.last_failure.lock().unwrap_or_else(|e| e.into_inner()))
@@ -162,6 +165,7 @@ impl Tokens {
             let mut issued = self.current.write().unwrap_or_else(|e| e.into_inner());
             issued.expires = lifetime.map(|l| Instant::now() + l);
             issued.lifetime = lifetime;
+            issued.fetched = Instant::now();
             return Ok(Lease {
                 token: issued.token.clone(),
                 generation: issued.generation,
@@ -177,6 +181,7 @@ impl Tokens {
             generation: generation + 1,
             expires: lifetime.map(|l| Instant::now() + l),
             lifetime,
+            fetched: Instant::now(),
         };
         Ok(Lease {
             token: issued.token.clone(),
@@ -277,29 +282,32 @@ async fn fetch(
         TokenSource::Static { token, file: None } => {
             ("PPCERT_TOKEN".into(), Ok((token.clone(), None)))
         }
-        TokenSource::ClientCredentials(credentials, timeout) => (
-            format!("POST {}", credentials.token_url),
-            super::token_endpoint::client_credentials(credentials, http, *timeout).await,
-        ),
+        TokenSource::ClientCredentials(credentials, timeout) => {
+            return super::token_endpoint::fetch(credentials, http, *timeout, |call| {
+                record(calls, call)
+            })
+            .await
+            .and_then(|fetched| sendable(source, fetched));
+        }
         TokenSource::Command(argv, timeout) => (
             format!("command {}", argv[0]),
             super::token_command::run(argv, *timeout).await,
         ),
     };
-    record(
-        calls,
-        TokenCall {
-            at,
-            request,
-            outcome: match &result {
-                Ok(_) => TokenOutcome::Ok,
-                Err(_) => TokenOutcome::Failed,
-            },
-            duration_ms: clock.elapsed().as_millis() as u64,
-            token_fingerprint: result.as_ref().ok().map(|(t, _)| t.fingerprint()),
-        },
-    );
-    result
+    record(calls, call_record(at, clock, request, &result));
+    result.and_then(|fetched| sendable(source, fetched))
+}
+
+/// A token a header can carry, or the error naming why not: never a request sent without
+/// the Authorization its record claims.
+fn sendable(source: &TokenSource, fetched: Fetched) -> Result<Fetched, TokenError> {
+    match super::token_rules::unsendable(fetched.0.expose()) {
+        None => Ok(fetched),
+        Some(why) => Err(TokenError::Unsendable {
+            origin: source.describe(),
+            why,
+        }),
+    }
 }
 
 #[cfg(test)]

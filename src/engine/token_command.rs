@@ -9,10 +9,13 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
 use super::token_error::TokenError;
+use super::token_rules::lifetime;
 use crate::secret::Secret;
 
 /// A command prints a token, not a file's worth of output.
-const MAX_OUTPUT: u64 = 64 * 1024;
+pub(crate) const MAX_OUTPUT: u64 = 64 * 1024;
+/// How long the pipes are read after the command ended, when something it started holds them.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 pub(super) async fn run(
     argv: &[String],
@@ -20,32 +23,63 @@ pub(super) async fn run(
 ) -> Result<(Secret, Option<Duration>), TokenError> {
     let name = &argv[0];
     let named = || name.clone();
-    let mut child = tokio::process::Command::new(name)
+    let mut command = tokio::process::Command::new(name);
+    command
         .args(&argv[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    // Its own group, so that one signal at the timeout ends all it started too.
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
         .spawn()
         .map_err(|error| TokenError::CommandNotStarted {
             name: named(),
             error,
         })?;
+    let group = child.id();
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
-    // Both pipes are drained at once, past the cap too: a command that writes much to one
-    // must not block on it while its token waits in the other.
-    let read = async {
-        let (out, err) = tokio::join!(capped(stdout.as_mut()), capped(stderr.as_mut()));
-        let status = child.wait().await;
-        (out, err, status)
-    };
-    let (out, err, status) =
-        tokio::time::timeout(timeout, read)
-            .await
-            .map_err(|_| TokenError::CommandTimedOut {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let waited = tokio::time::timeout(timeout, async {
+        // Both pipes are drained at once, past the cap too: a command that writes much to one
+        // must not block on it while its token waits in the other.
+        let reading = async {
+            tokio::join!(
+                capped(stdout.as_mut(), &mut out),
+                capped(stderr.as_mut(), &mut err)
+            )
+        };
+        tokio::pin!(reading);
+        let exited = tokio::select! {
+            _ = &mut reading => None,
+            status = child.wait() => Some(status),
+        };
+        match exited {
+            None => (child.wait().await, true),
+            // It ended, but something it started may hold the pipes open: what they carried
+            // so far is taken after a short grace, not when that ends.
+            Some(status) => {
+                let drained = tokio::time::timeout(PIPE_GRACE, &mut reading).await;
+                (status, drained.is_ok())
+            }
+        }
+    })
+    .await;
+    let (status, drained) = match waited {
+        Ok(done) => done,
+        Err(_) => {
+            end_group(group);
+            return Err(TokenError::CommandTimedOut {
                 name: named(),
                 secs: timeout.as_secs(),
-            })?;
+            });
+        }
+    };
+    if !drained {
+        end_group(group);
+    }
     let out = String::from_utf8_lossy(&out).trim().to_string();
     let parsed = parse(&out);
     // Whatever it printed as a token stays out of the message, even when it failed.
@@ -64,21 +98,39 @@ pub(super) async fn run(
             exit: status
                 .code()
                 .map_or("a signal".to_string(), |c| format!("exit {c}")),
-            stderr: tail(&stderr).to_string(),
+            // Escaped: a command's words must not repaint the console or forge a line on it.
+            stderr: crate::console::printable(tail(&stderr)),
         });
     }
     parsed.ok_or_else(|| TokenError::CommandPrintedNoToken { name: named() })
 }
 
-/// What a pipe carried, at most [`MAX_OUTPUT`] of it; the rest is read and dropped.
-async fn capped(pipe: Option<&mut (impl tokio::io::AsyncRead + Unpin)>) -> Vec<u8> {
-    let mut kept = Vec::new();
+/// What a pipe carried, at most [`MAX_OUTPUT`] of it, into `kept`; the rest is read and
+/// dropped.
+async fn capped(pipe: Option<&mut (impl tokio::io::AsyncRead + Unpin)>, kept: &mut Vec<u8>) {
     if let Some(pipe) = pipe {
-        let _ = pipe.take(MAX_OUTPUT).read_to_end(&mut kept).await;
+        let _ = pipe.take(MAX_OUTPUT).read_to_end(kept).await;
         let _ = tokio::io::copy(pipe, &mut tokio::io::sink()).await;
     }
-    kept
 }
+
+/// Ends every process of the command's group (it was started as the group's leader).
+#[cfg(unix)]
+fn end_group(group: Option<u32>) {
+    if let Some(pid) = group
+        .and_then(|pid| i32::try_from(pid).ok())
+        .filter(|p| *p > 0)
+    {
+        // SAFETY: kill(2) takes plain integers; a negative pid names the group the command
+        // leads, which no other process of ours is in.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn end_group(_group: Option<u32>) {}
 
 fn parse(out: &str) -> Option<(Secret, Option<Duration>)> {
     if out.starts_with('{') {
@@ -95,14 +147,11 @@ pub(super) fn token_answer(answer: &Value) -> Option<(Secret, Option<Duration>)>
     let token = answer["access_token"]
         .as_str()
         .or_else(|| answer["token"].as_str())
-        .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))?;
+        .filter(|t| !t.is_empty())?;
+    // Whatever number is sent (1e20, "inf", NaN), the lifetime is clamped, never a panic.
     let lifetime = match &answer["expires_in"] {
-        Value::Number(n) => n.as_f64().filter(|s| *s > 0.0).map(Duration::from_secs_f64),
-        Value::String(s) => s
-            .parse::<f64>()
-            .ok()
-            .filter(|s| *s > 0.0)
-            .map(Duration::from_secs_f64),
+        Value::Number(n) => n.as_f64().and_then(lifetime),
+        Value::String(s) => s.trim().parse::<f64>().ok().and_then(lifetime),
         _ => None,
     }
     .or_else(|| {
@@ -110,9 +159,8 @@ pub(super) fn token_answer(answer: &Value) -> Option<(Secret, Option<Duration>)>
             .as_str()
             .or_else(|| answer["expires_at"].as_str())?;
         let at = chrono::DateTime::parse_from_rfc3339(at).ok()?;
-        (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
-            .to_std()
-            .ok()
+        let left = (at.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_milliseconds();
+        lifetime(left as f64 / 1000.0)
     });
     Some((Secret::new(token), lifetime))
 }

@@ -1,14 +1,81 @@
-//! The token endpoint of OAuth 2.0 client credentials (RFC 6749 §4.4): one POST per token,
-//! the client secret scrubbed from whatever the endpoint or the transport says back.
+//! The token endpoint of OAuth 2.0 client credentials (RFC 6749 §4.4): one POST per token
+//! (again after a 429 or 5xx, a few times), its answer read up to a bound, the client secret
+//! and the Basic header scrubbed from whatever the endpoint or the transport says back.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::Value;
 
 use super::token_error::TokenError;
+use super::token_rules::{FETCH_ATTEMPTS, Fetched, call_record, fetch_wait};
 use crate::config::{ClientAuth, ClientCredentials};
+use crate::record::TokenRequest as TokenCall;
 use crate::secret::Secret;
+use crate::timestamp::Timestamp;
+
+/// A token answer is a small JSON object: more than this is refused unread.
+pub(crate) const MAX_ANSWER: u64 = 64 * 1024;
+
+/// A token from the endpoint, asked again after a 429 or a 5xx (its `Retry-After` honoured,
+/// bounded) as any request is; every attempt is passed to `record`.
+pub(super) async fn fetch(
+    c: &ClientCredentials,
+    http: &reqwest::Client,
+    timeout: Duration,
+    mut record: impl FnMut(TokenCall),
+) -> Result<Fetched, TokenError> {
+    let mut attempt = 0;
+    loop {
+        let (at, clock) = (Timestamp::now(), Instant::now());
+        let result = client_credentials(c, http, timeout).await;
+        let request = format!("POST {}", c.token_url);
+        record(call_record(at, clock, request, &result));
+        let wait = match &result {
+            Err(TokenError::EndpointRefused {
+                status,
+                retry_after,
+                ..
+            }) if *status == 429 || *status >= 500 => fetch_wait(attempt, *retry_after),
+            _ => return result,
+        };
+        attempt += 1;
+        if attempt >= FETCH_ATTEMPTS {
+            return result;
+        }
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// The `Basic` credentials (RFC 6749 §2.3.1: id and secret form-encoded, then base64): a
+/// secret, since it decodes to the client secret.
+pub(super) fn basic_credentials(c: &ClientCredentials) -> Secret {
+    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let pair = format!(
+        "{}:{}",
+        encode(&c.client_id),
+        encode(c.client_secret.expose())
+    );
+    Secret::new(base64::engine::general_purpose::STANDARD.encode(pair))
+}
+
+/// The answer's body, refused past [`MAX_ANSWER`] without reading the rest.
+async fn bounded_body(
+    mut response: reqwest::Response,
+    url: &str,
+) -> Result<Option<Value>, TokenError> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        if (body.len() + chunk.len()) as u64 > MAX_ANSWER {
+            return Err(TokenError::AnswerTooLarge {
+                url: url.to_string(),
+                kib: MAX_ANSWER / 1024,
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(serde_json::from_slice(&body).ok())
+}
 
 /// RFC 6749 §4.4: `grant_type=client_credentials`, the client authenticated by HTTP Basic
 /// (id and secret form-encoded first, §2.3.1) or by form fields.
@@ -17,7 +84,6 @@ pub(super) async fn client_credentials(
     http: &reqwest::Client,
     timeout: Duration,
 ) -> Result<(Secret, Option<Duration>), TokenError> {
-    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
     let mut form = vec![("grant_type", "client_credentials".to_string())];
     if let Some(scope) = &c.scope {
         form.push(("scope", scope.clone()));
@@ -28,12 +94,8 @@ pub(super) async fn client_credentials(
     let mut request = http.post(c.token_url.clone()).timeout(timeout);
     match c.client_auth {
         ClientAuth::Basic => {
-            let pair = format!(
-                "{}:{}",
-                encode(&c.client_id),
-                encode(c.client_secret.expose())
-            );
-            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+            let basic = basic_credentials(c);
+            let basic = basic.expose();
             let mut value = reqwest::header::HeaderValue::from_str(&format!("Basic {basic}"))
                 .map_err(|_| TokenError::UnsendableCredentials)?;
             value.set_sensitive(true);
@@ -61,7 +123,13 @@ pub(super) async fn client_credentials(
             error: c.client_secret.scrub(&e.to_string()),
         })?;
     let status = response.status().as_u16();
-    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    let retry_after = (response.headers().get(reqwest::header::RETRY_AFTER))
+        .and_then(|v| v.to_str().ok())
+        .and_then(super::waits::parse_retry_after);
+    let scrubbed_url = c.client_secret.scrub(c.token_url.as_str());
+    let answer = bounded_body(response, &scrubbed_url)
+        .await?
+        .unwrap_or(Value::Null);
     if !(200..300).contains(&status) {
         // RFC 6749 §5.2: the server's own words, never the rest of its answer.
         let words = [&answer["error"], &answer["error_description"]]
@@ -74,10 +142,13 @@ pub(super) async fn client_credentials(
         } else {
             words
         };
+        // Scrubbed of the secret and the Basic header it may echo, escaped for the console.
+        let words = basic_credentials(c).scrub(&c.client_secret.scrub(&words));
         return Err(TokenError::EndpointRefused {
-            url: c.client_secret.scrub(c.token_url.as_str()),
+            url: scrubbed_url,
             status,
-            words: c.client_secret.scrub(&words),
+            words: crate::console::printable(&words),
+            retry_after,
         });
     }
     super::token_command::token_answer(&answer).ok_or_else(|| TokenError::NoAccessToken {

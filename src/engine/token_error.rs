@@ -35,7 +35,14 @@ pub(crate) enum TokenError {
         url: String,
         status: u16,
         words: String,
+        /// What a 429 or 503 announced (`Retry-After`), for the next attempt.
+        retry_after: Option<std::time::Duration>,
     },
+    #[error("token endpoint {url} answered more than {kib} KiB: not a token answer")]
+    AnswerTooLarge { url: String, kib: u64 },
+    /// A token an Authorization header cannot carry: refused rather than sent without one.
+    #[error("{origin} gave a token that cannot be sent in an Authorization header: {why}")]
+    Unsendable { origin: String, why: &'static str },
     #[error("token endpoint {url} answered {status} without an access_token")]
     NoAccessToken { url: String, status: u16 },
     /// After a rejection, the same token back is no renewal.

@@ -140,7 +140,8 @@ fn read(
     diff: &mut Differences,
 ) -> Result<Read, DeriveError> {
     let mut read = Read::default();
-    for (index, line) in journal.split(b'\n').enumerate() {
+    let lines = crate::bounds::CappedLines::new(journal, crate::bounds::JOURNAL_LINE_BYTES);
+    for (index, line) in lines.enumerate() {
         let number = index + 1;
         let unreadable = |error: String| DeriveError::Unreadable {
             line: number,

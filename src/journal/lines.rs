@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::order::{Order, Seen};
+use crate::bounds::JOURNAL_LINE_BYTES;
 use crate::record::{Exchange, StepEvent};
 use crate::timestamp::Timestamp;
 
@@ -106,9 +107,9 @@ pub(crate) fn each_line(
     lenient: bool,
     mut each: impl FnMut(Line) -> std::io::Result<bool>,
 ) -> std::io::Result<()> {
-    use std::io::BufRead;
     let file = File::open(path)?;
-    for (number, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
+    let lines = crate::bounds::CappedLines::new(std::io::BufReader::new(file), JOURNAL_LINE_BYTES);
+    for (number, line) in lines.enumerate() {
         let line = line?;
         if !kind_of(&line).is_some_and(|kind| tags.contains(&kind.as_ref())) {
             continue;
@@ -216,6 +217,16 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Line)>, ReadError
     let mut order = Order::default();
     for (i, raw) in lines.iter().enumerate() {
         let torn = i + 1 == lines.len();
+        if raw.len() > JOURNAL_LINE_BYTES {
+            return Err(ReadError::NotAJournalLine {
+                path: path.to_path_buf(),
+                line: i + 1,
+                error: format!(
+                    "longer than {} MiB, ppcert's bound for a journal line",
+                    JOURNAL_LINE_BYTES >> 20
+                ),
+            });
+        }
         let parsed_line = std::str::from_utf8(raw)
             .map_err(|e| e.to_string())
             .and_then(|text| {

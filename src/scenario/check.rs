@@ -36,6 +36,8 @@ pub(crate) enum ProfileError {
     Inconsistent,
     #[error(transparent)]
     OutOfBounds(#[from] OutOfBounds),
+    #[error("data.currency = \"{0}\" is not an active ISO 4217 currency code (e.g. EUR, USD, JPY)")]
+    Currency(String),
     #[error("data.product_types[{index}]: unknown product type `{name}`")]
     UnknownProductType { index: usize, name: String },
 }
@@ -103,6 +105,10 @@ fn check_profile(p: &DataProfile) -> Result<(), ProfileError> {
     ];
     for (key, value, range) in within {
         bounds::check(key, value, range)?;
+    }
+    if !crate::models::money::is_currency(&p.currency) {
+        let shown = crate::console::printable(&p.currency);
+        return Err(ProfileError::Currency(shown));
     }
     for (index, t) in p.product_types.iter().enumerate() {
         if t != WITHDRAWAL && t != CHANGE_FOR_ANY_REASON {

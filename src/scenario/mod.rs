@@ -187,7 +187,7 @@ pub(crate) fn resolve(name_or_path: &str, dir: &Path) -> Result<LoadedScenario, 
 /// A user's file as shown in messages, and its text; unreadable is an error naming it.
 pub(crate) fn read_text(path: &Path) -> Result<(String, String), FileError> {
     let shown = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    match crate::bounds::read_text_capped(path, crate::bounds::TEXT_FILE_BYTES) {
         Ok(text) => Ok((shown, text)),
         Err(e) => Err(FileError {
             file: shown,
