@@ -37,6 +37,17 @@ pub(crate) async fn certify(
     (sandbox, finished, evidence, dir)
 }
 
+/// Each of the 5 claims read the contracts for its status, as exchanges of its claim step.
+fn assert_claim_steps_read_contracts(evidence: &Value) {
+    let reads = evidence["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["step"] == "claim" && e["operation"] == "read_contracts")
+        .count();
+    assert!(reads >= 5, "{reads} confirmation reads");
+}
+
 /// A claim body without `claimDate`: the staging flags every such claim (within 24 h).
 const NO_CLAIM_DATE: &str = "[endpoints.claim]\nbody = '{\"data\": {}}'\n";
 
@@ -76,13 +87,7 @@ async fn claims_whose_status_never_shows_are_unconfirmed_and_fail_the_run() {
     let output = format!("{}{}", finished.stdout, finished.stderr);
     assert!(output.contains("unconfirmed"), "{output}");
     // Confirmation reads are recorded exchanges of the claim step; nothing else is written.
-    let reads = evidence["exchanges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["step"] == "claim" && e["operation"] == "read_contracts")
-        .count();
-    assert!(reads >= 5, "{reads} confirmation reads");
+    assert_claim_steps_read_contracts(&evidence);
     assert_eq!(sandbox.counts()[&Operation::Claim], 5);
     let verify = ppcert(dir.path(), &["verify", "b"], None).await;
     assert_eq!(verify.code, 0, "verify agrees: {}", verify.stderr);
@@ -123,13 +128,7 @@ async fn claims_decided_later_are_confirmed_by_reading_the_contracts() {
         (&claims["succeeded"], &claims["met"]),
         (&Value::from(5), &Value::from(true))
     );
-    let confirming = evidence["exchanges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["step"] == "claim" && e["operation"] == "read_contracts")
-        .count();
-    assert!(confirming >= 5, "{confirming} confirmation reads");
+    assert_claim_steps_read_contracts(&evidence);
     ledger_equals(&evidence, &sandbox);
 }
 
