@@ -128,3 +128,23 @@ async fn money_in_units_and_nanos_is_read_exactly() {
     }
     assert!(compared >= 5, "{compared} deltas compared");
 }
+
+/// The three behaviours at once (claims decided later, the staging's booking numbers, money in
+/// parts), with the one line of configuration the docs give: certified, counts the staging's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staging_with_every_behaviour_on_is_certified_from_the_docs() {
+    let options = SandboxOptions {
+        claims_decided_after: Some(std::time::Duration::from_millis(800)),
+        booking_number_pattern: Some(PATTERN.into()),
+        layout: Layout {
+            price_delta: DeltaShape::UnitsNanos,
+            ..Layout::default()
+        },
+        ..fast_options()
+    };
+    let config = format!("[data]\nbooking_number_pattern = \"{PATTERN}\"\n");
+    let (sandbox, finished, evidence, _dir) = certify(options, &config, &[]).await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    assert!(every_requirement_met(&evidence));
+    ledger_equals(&evidence, &sandbox);
+}
