@@ -20,6 +20,9 @@ use crate::record::{Check, ValueRead};
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;
 
+/// Where bookings' contracts were read, kept for at most this many bookings.
+const MAX_READ_URLS: usize = 65_536;
+
 /// A claim the provider accepted, by booking.
 struct Watched {
     contract: String,
@@ -71,8 +74,14 @@ impl ClaimWatch {
                 found.map(|(_, from)| (status, from))
             }
             Operation::ReadContracts => {
-                (self.read_at.lock().unwrap_or_else(|e| e.into_inner()))
-                    .insert(booking.clone(), forwarded.url.clone());
+                let mut read_at = self.read_at.lock().unwrap_or_else(|e| e.into_inner());
+                // A long session must not grow this without bound: the configured path is
+                // the fallback for a booking forgotten here.
+                if read_at.len() >= MAX_READ_URLS {
+                    read_at.clear();
+                }
+                read_at.insert(booking.clone(), forwarded.url.clone());
+                drop(read_at);
                 let Some(watched) = claims.get_mut(&booking) else {
                     return;
                 };
