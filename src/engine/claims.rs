@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use chrono::{SecondsFormat, Utc};
 use serde_json::json;
 
-use super::confirm_claim::{confirm_by_reading, status_check};
-use super::reading::{Need, as_text, claimed_contract_status};
+use super::confirm_claim::{confirm_by_reading, read_claimed_status, status_check};
+use super::reading::{Need, as_text};
 use super::step_context::StepContext;
 use super::steps::read_contracts_call;
 use crate::environment::Environment;
@@ -104,18 +104,8 @@ pub(super) async fn await_claim_status(
     loop {
         let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
         pending.payload();
-        let mut context = cx.context(None, Some(&contract), None);
-        context["product_type"] = json!(product_type);
-        let status = cx
-            .read_value(
-                &mut pending,
-                "claim_status",
-                &context,
-                Need::Required,
-                |body| claimed_contract_status(body, product_type.as_str(), &contract),
-            )
-            .as_ref()
-            .and_then(as_text);
+        let target_of = (product_type, contract.as_str());
+        let status = read_claimed_status(cx, &mut pending, target_of, Need::Required);
         cx.conclude(pending)?;
         let status = ClaimStatus::from(status.unwrap_or_default());
         cx.state.claim_status = Some(status.clone());

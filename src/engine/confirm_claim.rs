@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::caller::Pending;
 use super::reading::{Need, as_text, claimed_contract_status};
 use super::step_context::StepContext;
 use super::step_error::StepError;
@@ -56,6 +57,21 @@ pub(crate) fn flagged_reason(request: Option<&Value>, environment: Environment) 
     }
 }
 
+/// The claimed contract's claim status in a contracts answer (its capture, else the built-in
+/// reading), recorded as the exchange's read.
+pub(super) fn read_claimed_status(
+    cx: &StepContext<'_>,
+    pending: &mut Pending,
+    (product_type, contract): (ProductType, &str),
+    need: Need,
+) -> Option<String> {
+    let mut context = cx.context(None, Some(contract), None);
+    context["product_type"] = json!(product_type);
+    let fallback = |body: &Value| claimed_contract_status(body, product_type.as_str(), contract);
+    let read = cx.read_value(pending, "claim_status", &context, need, fallback);
+    read.as_ref().and_then(as_text)
+}
+
 /// Reads the booking's contracts until the claimed contract shows a status, at most
 /// [`CLAIM_CONFIRM_TIMEOUT`]; each read is a recorded exchange of the claim step.
 pub(super) async fn confirm_by_reading(
@@ -70,19 +86,9 @@ pub(super) async fn confirm_by_reading(
         let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
         pending.payload();
         reads += 1;
-        let mut context = cx.context(None, Some(contract), None);
-        context["product_type"] = json!(product_type);
-        let status = cx
-            .read_value(
-                &mut pending,
-                "claim_status",
-                &context,
-                Need::Optional,
-                |body| claimed_contract_status(body, product_type.as_str(), contract),
-            )
-            .as_ref()
-            .and_then(as_text)
-            .map(ClaimStatus::from);
+        let status =
+            read_claimed_status(cx, &mut pending, (product_type, contract), Need::Optional)
+                .map(ClaimStatus::from);
         if let Some(status) = &status {
             pending
                 .checks

@@ -10,9 +10,8 @@ use std::time::Instant;
 
 use axum::http::{HeaderMap, HeaderValue};
 
-use super::Proxy;
 use super::exchange::{Forwarded, recorded_headers, response_record};
-use super::routes::Recognised;
+use super::routes::{Recognised, Routes};
 use crate::engine::confirm_claim::flagged_reason;
 use crate::engine::reading::{as_text, builtin, claimed_contract_status};
 use crate::environment::Environment;
@@ -20,6 +19,9 @@ use crate::models::{CHANGE_FOR_ANY_REASON, ClaimStatus, Operation, WITHDRAWAL};
 use crate::record::{Check, ValueRead};
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;
+
+/// Where bookings' contracts were read, kept for at most this many bookings.
+const MAX_READ_URLS: usize = 65_536;
 
 /// A claim the provider accepted, by booking.
 struct Watched {
@@ -72,8 +74,14 @@ impl ClaimWatch {
                 found.map(|(_, from)| (status, from))
             }
             Operation::ReadContracts => {
-                (self.read_at.lock().unwrap_or_else(|e| e.into_inner()))
-                    .insert(booking.clone(), forwarded.url.clone());
+                let mut read_at = self.read_at.lock().unwrap_or_else(|e| e.into_inner());
+                // A long session must not grow this without bound: the configured path is
+                // the fallback for a booking forgotten here.
+                if read_at.len() >= MAX_READ_URLS {
+                    read_at.clear();
+                }
+                read_at.insert(booking.clone(), forwarded.url.clone());
+                drop(read_at);
                 let Some(watched) = claims.get_mut(&booking) else {
                     return;
                 };
@@ -108,7 +116,7 @@ impl ClaimWatch {
     }
 
     /// The claims whose status nothing showed: booking, contract and the partner's token.
-    fn unread(&self) -> Vec<(String, Secret)> {
+    pub(crate) fn unread(&self) -> Vec<(String, Secret)> {
         let claims = self.claims.lock().unwrap_or_else(|e| e.into_inner());
         let mut unread: Vec<(String, Secret)> = claims
             .iter()
@@ -120,48 +128,41 @@ impl ClaimWatch {
     }
 }
 
-impl Proxy {
-    /// At the session's end: one read of the contracts of each booking whose claim's status
-    /// the partner's traffic never showed, recorded like the partner's own exchanges.
-    pub(crate) async fn confirm_claims(&self) {
-        for (booking, token) in self.claims.unread() {
-            let url = self.contracts_url(&booking);
-            let Some(url) = url else {
-                crate::console::tell!(
-                    "cannot confirm the claim of booking {}: the contracts path needs values the proxy does not know",
-                    crate::console::printable(&booking)
-                );
-                continue;
-            };
-            self.confirming_read(&booking, url, &token).await;
-        }
-    }
-
+impl ClaimWatch {
     /// Where `booking`'s contracts are read: where the partner last read them, else the
-    /// configured path.
-    fn contracts_url(&self, booking: &str) -> Option<String> {
-        let known = (self
-            .claims
-            .read_at
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()))
-        .get(booking)
-        .cloned();
+    /// configured path under `upstream`.
+    pub(crate) fn contracts_url(
+        &self,
+        booking: &str,
+        upstream: &str,
+        routes: &Routes,
+    ) -> Option<String> {
+        let known = (self.read_at.lock().unwrap_or_else(|e| e.into_inner()))
+            .get(booking)
+            .cloned();
         known.or_else(|| {
             let values = [("booking.number", booking), ("product_type", WITHDRAWAL)];
-            let path = self.routes.fill(Operation::ReadContracts, &values)?;
-            Some(format!("{}{path}", self.upstream))
+            let path = routes.fill(Operation::ReadContracts, &values)?;
+            Some(format!("{upstream}{path}"))
         })
     }
 
-    async fn confirming_read(&self, booking: &str, url: String, token: &Secret) {
+    /// ppcert's own read of `booking`'s contracts at `url` with the partner's `token`, read
+    /// for the claim's status: the exchange to record.
+    pub(crate) async fn confirming_read(
+        &self,
+        client: &reqwest::Client,
+        (booking, url): (&str, String),
+        token: &Secret,
+        (success, environment): (crate::endpoints::SuccessRule, Environment),
+    ) -> Forwarded {
         let mut headers = HeaderMap::new();
         if let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", token.expose())) {
             headers.insert("authorization", value);
         }
         headers.insert("accept", HeaderValue::from_static("application/json"));
         let (started, started_at) = (Instant::now(), Timestamp::now());
-        let sent = self.client.get(&url).headers(headers.clone()).send().await;
+        let sent = client.get(&url).headers(headers.clone()).send().await;
         let (response, error) = match sent {
             Ok(answer) => {
                 let status = answer.status().as_u16();
@@ -196,12 +197,10 @@ impl Proxy {
                 "ppcert's own read at the end of the session: the partner's traffic never \
                  showed this claim's status",
             )],
-            success: self.routes.success(Operation::ReadContracts),
+            success,
             reads: Vec::new(),
         };
-        let environment = self.rules.environment();
-        self.claims
-            .observe(&recognised, &mut forwarded, token, environment);
-        self.record(forwarded, token);
+        self.observe(&recognised, &mut forwarded, token, environment);
+        forwarded
     }
 }

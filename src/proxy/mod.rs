@@ -192,6 +192,30 @@ impl Proxy {
     }
 }
 
+impl Proxy {
+    /// At the session's end: one read of the contracts of each booking whose claim's status
+    /// the partner's traffic never showed, recorded like the partner's own exchanges.
+    pub(crate) async fn confirm_claims(&self) {
+        let rule = (
+            self.routes.success(Operation::ReadContracts),
+            self.rules.environment(),
+        );
+        for (booking, token) in self.claims.unread() {
+            let Some(url) = (self.claims).contracts_url(&booking, &self.upstream, &self.routes)
+            else {
+                crate::console::tell!(
+                    "cannot confirm the claim of booking {}: the contracts path needs values the proxy does not know",
+                    crate::console::printable(&booking)
+                );
+                continue;
+            };
+            let read =
+                (self.claims).confirming_read(&self.client, (&booking, url), &token, rule.clone());
+            self.record(read.await, &token);
+        }
+    }
+}
+
 /// The live line of one exchange on stderr, with the checks it failed.
 /// One exchange on the console. The URL, the booking number and the checks' details hold the
 /// partner's and the upstream's text: escaped, so none of it can forge a console line.

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use ppcert::models::Operation;
-use ppcert::sandbox::SandboxOptions;
+use ppcert::sandbox::{Sandbox, SandboxOptions};
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -21,17 +21,39 @@ fn claim_requirement(evidence: &Value) -> &Value {
         .expect("a claim requirement")
 }
 
+/// A certification run against a fresh sandbox with `options`, configured by `config`.
+pub(crate) async fn certify(
+    options: SandboxOptions,
+    config: &str,
+    extra: &[&str],
+) -> (Sandbox, Finished, Value, tempfile::TempDir) {
+    let sandbox = sandbox_with(options).await;
+    let (finished, evidence, dir) = Run::against(&sandbox)
+        .args(&["--backoff-ms", "1"])
+        .args(extra)
+        .config(config)
+        .evidence()
+        .await;
+    (sandbox, finished, evidence, dir)
+}
+
+/// Each of the 5 claims read the contracts for its status, as exchanges of its claim step.
+fn assert_claim_steps_read_contracts(evidence: &Value) {
+    let reads = evidence["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["step"] == "claim" && e["operation"] == "read_contracts")
+        .count();
+    assert!(reads >= 5, "{reads} confirmation reads");
+}
+
 /// A claim body without `claimDate`: the staging flags every such claim (within 24 h).
 const NO_CLAIM_DATE: &str = "[endpoints.claim]\nbody = '{\"data\": {}}'\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_whose_claims_the_staging_flagged_fails_naming_the_claim_date_rule() {
-    let sandbox = sandbox_with(fast_options()).await;
-    let (finished, evidence, dir) = Run::against(&sandbox)
-        .args(&["--backoff-ms", "1"])
-        .config(NO_CLAIM_DATE)
-        .evidence()
-        .await;
+    let (sandbox, finished, evidence, dir) = certify(fast_options(), NO_CLAIM_DATE, &[]).await;
     assert_eq!(finished.code, 1, "{}\n{}", finished.stdout, finished.stderr);
     assert_eq!(evidence["verdict"], "failed");
     let claims = claim_requirement(&evidence);
@@ -51,14 +73,9 @@ async fn a_run_whose_claims_the_staging_flagged_fails_naming_the_claim_date_rule
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_whose_status_never_shows_are_unconfirmed_and_fail_the_run() {
-    let sandbox = sandbox_with(fast_options()).await;
     let config = "[endpoints.claim.capture]\nclaim_status = \"$.nowhere\"\n\n\
                   [endpoints.read_contracts.capture]\nclaim_status = \"$.nowhere\"\n";
-    let (finished, evidence, dir) = Run::against(&sandbox)
-        .args(&["--backoff-ms", "1"])
-        .config(config)
-        .evidence()
-        .await;
+    let (sandbox, finished, evidence, dir) = certify(fast_options(), config, &[]).await;
     assert_eq!(finished.code, 1, "{}\n{}", finished.stdout, finished.stderr);
     assert_eq!(evidence["verdict"], "failed");
     let claims = claim_requirement(&evidence);
@@ -70,13 +87,7 @@ async fn claims_whose_status_never_shows_are_unconfirmed_and_fail_the_run() {
     let output = format!("{}{}", finished.stdout, finished.stderr);
     assert!(output.contains("unconfirmed"), "{output}");
     // Confirmation reads are recorded exchanges of the claim step; nothing else is written.
-    let reads = evidence["exchanges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["step"] == "claim" && e["operation"] == "read_contracts")
-        .count();
-    assert!(reads >= 5, "{reads} confirmation reads");
+    assert_claim_steps_read_contracts(&evidence);
     assert_eq!(sandbox.counts()[&Operation::Claim], 5);
     let verify = ppcert(dir.path(), &["verify", "b"], None).await;
     assert_eq!(verify.code, 0, "verify agrees: {}", verify.stderr);
@@ -106,28 +117,18 @@ async fn probe_does_not_call_a_flagged_claim_ready() {
 /// until the status shows, and those reads are exchanges of the claim step.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_decided_later_are_confirmed_by_reading_the_contracts() {
-    let sandbox = sandbox_with(SandboxOptions {
+    let options = SandboxOptions {
         claims_decided_after: Some(Duration::from_millis(1500)),
         ..fast_options()
-    })
-    .await;
-    let (finished, evidence, _dir) = Run::against(&sandbox)
-        .args(&["--backoff-ms", "1"])
-        .evidence()
-        .await;
+    };
+    let (sandbox, finished, evidence, _dir) = certify(options, "", &[]).await;
     assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
     let claims = claim_requirement(&evidence);
     assert_eq!(
         (&claims["succeeded"], &claims["met"]),
         (&Value::from(5), &Value::from(true))
     );
-    let confirming = evidence["exchanges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["step"] == "claim" && e["operation"] == "read_contracts")
-        .count();
-    assert!(confirming >= 5, "{confirming} confirmation reads");
+    assert_claim_steps_read_contracts(&evidence);
     ledger_equals(&evidence, &sandbox);
 }
 

@@ -6,6 +6,7 @@ use ppcert::sandbox::{DeltaShape, Layout, SandboxOptions};
 use serde_json::Value;
 
 use crate::common::*;
+use crate::confirmed_claims::certify;
 
 const PATTERN: &str = "[A-Z]{2}[0-9]{8}";
 
@@ -32,12 +33,8 @@ async fn booking_numbers_follow_the_pattern_and_the_seed() {
     let whole = regex::Regex::new(&format!("^{PATTERN}$")).unwrap();
     let mut drawn = Vec::new();
     for _ in 0..2 {
-        let sandbox = sandbox_with(options()).await;
-        let (finished, evidence, _dir) = Run::against(&sandbox)
-            .args(&["--backoff-ms", "1", "--seed", "42"])
-            .config(&config)
-            .evidence()
-            .await;
+        let (_sandbox, finished, evidence, _dir) =
+            certify(options(), &config, &["--seed", "42"]).await;
         assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
         let numbers = booking_numbers(&evidence);
         assert_eq!(numbers.len(), 13, "one per flow instance: {numbers:?}");
@@ -86,18 +83,14 @@ async fn a_broken_or_too_narrow_pattern_is_exit_2_naming_file_and_key() {
 /// its sign checked, with no capture configured.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn money_in_units_and_nanos_is_read_exactly() {
-    let sandbox = sandbox_with(SandboxOptions {
+    let options = SandboxOptions {
         layout: Layout {
             price_delta: DeltaShape::UnitsNanos,
             ..Layout::default()
         },
         ..fast_options()
-    })
-    .await;
-    let (finished, evidence, _dir) = Run::against(&sandbox)
-        .args(&["--backoff-ms", "1"])
-        .evidence()
-        .await;
+    };
+    let (_sandbox, finished, evidence, _dir) = certify(options, "", &[]).await;
     assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
     let exchanges = evidence["exchanges"].as_array().unwrap();
     let mut compared = 0;
@@ -134,4 +127,24 @@ async fn money_in_units_and_nanos_is_read_exactly() {
         }
     }
     assert!(compared >= 5, "{compared} deltas compared");
+}
+
+/// The three behaviours at once (claims decided later, the staging's booking numbers, money in
+/// parts), with the one line of configuration the docs give: certified, counts the staging's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staging_with_every_behaviour_on_is_certified_from_the_docs() {
+    let options = SandboxOptions {
+        claims_decided_after: Some(std::time::Duration::from_millis(800)),
+        booking_number_pattern: Some(PATTERN.into()),
+        layout: Layout {
+            price_delta: DeltaShape::UnitsNanos,
+            ..Layout::default()
+        },
+        ..fast_options()
+    };
+    let config = format!("[data]\nbooking_number_pattern = \"{PATTERN}\"\n");
+    let (sandbox, finished, evidence, _dir) = certify(options, &config, &[]).await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    assert!(every_requirement_met(&evidence));
+    ledger_equals(&evidence, &sandbox);
 }
