@@ -4,6 +4,7 @@
 //! checks `ppcert verify` makes of all of it.
 
 pub(crate) mod bundle;
+mod crosscheck;
 pub(crate) mod dsse;
 mod error;
 pub(crate) mod keys;

@@ -8,11 +8,13 @@ mod ci;
 mod common;
 #[cfg(unix)]
 mod container;
+mod crosscheck;
 mod datagen;
 mod dialects;
 mod faults;
 mod hostile;
 mod inputs;
+mod listener_floods;
 mod listener_stops;
 mod listeners;
 mod openapi;
