@@ -5,8 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use crate::evidence::Evidence;
+use super::bundle::Source;
+use crate::engine::{reading, tolerant};
+use crate::journal::{self, Line};
+use crate::models::{Operation, ProductType};
 use crate::record::Exchange;
 
 /// Answer headers whose values are the provider's own request or correlation ids.
@@ -26,7 +30,7 @@ const CLAIM_READ: &str = "claim_id";
 /// sorted, each value once.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Issued {
-    /// The bookings the provider accepted a call for (ppcert generated the numbers; the
+    /// The bookings the provider accepted a call for (the partner generated the numbers; the
     /// provider's records hold them once accepted).
     pub booking_numbers: BTreeSet<String>,
     pub quotes: BTreeSet<QuoteIds>,
@@ -49,24 +53,23 @@ pub(crate) struct QuoteIds {
 }
 
 impl Issued {
-    /// Gathered from `derived`, a record computed again from its journal: its bookings and
-    /// every exchange (read one at a time, wherever they are).
-    pub(crate) fn of(derived: &Evidence) -> Issued {
+    /// Gathered from the journal of the bundle in `source`, every exchange whole (the record
+    /// computed again keeps them slim). A line that does not parse is passed over: `verify`
+    /// names it, and the signer and the verifier pass it over alike.
+    pub(crate) fn read(source: &Source) -> Issued {
+        use std::io::BufRead;
         let mut issued = Issued::default();
-        for booking in &derived.bookings {
-            issued.booking_numbers.insert(booking.booking_number.clone());
-            issued.contract_ids.extend(booking.contract_id.iter().cloned());
-            issued.quotes.extend(booking.quotes.iter().map(|q| QuoteIds {
-                id: q.id.clone(),
-                reference: q.reference.clone(),
-            }));
+        let Ok(journal) = source.reader(journal::FILE_NAME) else {
+            return issued;
+        };
+        for line in journal.split(b'\n').map_while(Result::ok) {
+            let Ok(text) = std::str::from_utf8(&line) else {
+                continue;
+            };
+            if let Ok(Line::Exchange(exchange)) = journal::parse_line(text) {
+                issued.exchange(&exchange);
+            }
         }
-        // The journal parsed when the record was derived; a line unread now is passed over as
-        // both the signer and the verifier pass it over.
-        let _ = derived.for_each_exchange(|exchange| {
-            issued.exchange(exchange);
-            Ok(())
-        });
         issued
     }
 
@@ -89,6 +92,16 @@ impl Issued {
         }
         self.booking_numbers
             .extend(exchange.booking_number.iter().cloned());
+        self.answer(exchange.operation, &response.body.to_value());
+        let read = |name: &str| {
+            let found = exchange.reads.iter().find(|read| read.name == name);
+            found.and_then(|read| read.value.clone())
+        };
+        if let (Operation::Quote, Some(id), Some(reference)) =
+            (exchange.operation, read("id"), read("reference"))
+        {
+            self.quotes.insert(QuoteIds { id, reference });
+        }
         for read in &exchange.reads {
             let Some(value) = &read.value else { continue };
             match read.name.as_str() {
@@ -96,6 +109,28 @@ impl Issued {
                 CLAIM_READ => self.claim_ids.insert(value.clone()),
                 _ => continue,
             };
+        }
+    }
+
+    /// The ids an accepted answer of `op` holds, read as `run` reads them when no capture is
+    /// configured (a configured capture's value is among the exchange's reads).
+    fn answer(&mut self, op: Operation, body: &Value) {
+        let field = |name| tolerant::field(body, name).and_then(|(v, _)| reading::as_text(&v));
+        match op {
+            Operation::Quote => {
+                if let (Some(id), Some(reference)) = (field("id"), field("reference")) {
+                    self.quotes.insert(QuoteIds { id, reference });
+                }
+            }
+            Operation::Claim => self.claim_ids.extend(field("id")),
+            Operation::Subscription | Operation::Update | Operation::ReadContracts => {
+                for product in ProductType::ALL {
+                    let (contracts, _) = tolerant::contracts(body, product.as_str());
+                    let ids = contracts.into_iter().filter_map(tolerant::contract_id);
+                    self.contract_ids.extend(ids.map(|(id, _)| id));
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -14,5 +14,5 @@ pub(crate) mod verify;
 
 pub(crate) use error::{ArchiveError, AttestationError, BundleError, KeyError};
 pub(crate) use statement::{
-    PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, subjects,
+    Issued, PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, subjects,
 };

@@ -218,7 +218,11 @@ fn read_attestation(source: &Source) -> Result<(Envelope, Statement), Attestatio
 
 /// Where the statement disagrees with the bundle: its subjects with the files, its predicate
 /// with the one computed again from the journal.
-fn disagreements(statement: &Statement, checked: &Checked, journal_sha256: &str) -> Vec<String> {
+fn disagreements(
+    statement: &Statement,
+    (source, checked): (&Source, &Checked),
+    journal_sha256: &str,
+) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(manifest_sha256) = &checked.manifest_sha256 {
         let expected = super::subjects(&checked.listed, manifest_sha256);
@@ -227,9 +231,9 @@ fn disagreements(statement: &Statement, checked: &Checked, journal_sha256: &str)
     if let (Some(derived), Some(recorded)) = (&checked.derived, &checked.recorded) {
         let signed_at = statement.predicate.signed_at;
         let mut expected = Predicate::of(derived, &recorded.tool, journal_sha256, signed_at);
-        if statement.predicate.issued.is_none() {
-            // Signed before ppcert listed the provider's identifiers: nothing to compare.
-            expected.issued = None;
+        // Signed before ppcert listed the provider's identifiers: nothing to compare.
+        if statement.predicate.issued.is_some() {
+            expected.issued = Some(super::Issued::read(source));
         }
         if statement.predicate != expected {
             out.push(format!(
@@ -258,7 +262,7 @@ fn attested(
             return Signed::Broken;
         }
     };
-    let disagreements = disagreements(&statement, checked, journal_sha256);
+    let disagreements = disagreements(&statement, (source, checked), journal_sha256);
     let consistent = disagreements.is_empty();
     disagreements.into_iter().for_each(&mut broken);
     let signed_at = statement.predicate.signed_at;
