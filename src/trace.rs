@@ -43,6 +43,15 @@ pub(crate) fn fresh() -> String {
     TraceId::random().attempt()
 }
 
+/// Adds a fresh `traceparent` to `headers` when they have none, so every call can be found in
+/// the provider's logs.
+pub(crate) fn fill(headers: &mut axum::http::HeaderMap) {
+    if !headers.contains_key(HEADER) {
+        let value = axum::http::HeaderValue::from_str(&fresh()).expect("hex is a header value");
+        headers.insert(HEADER, value);
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

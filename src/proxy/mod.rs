@@ -242,7 +242,8 @@ fn refusal(checks: &[crate::record::Check]) -> Response {
 
 async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request) -> Response {
     let (mut parts, body) = request.into_parts();
-    traced(&mut parts.headers);
+    // The partner's own `traceparent` is forwarded as it came; a request without gets one.
+    crate::trace::fill(&mut parts.headers);
     // The shared listener has read the body within its limit already.
     let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
         return (StatusCode::BAD_REQUEST, "ppcert proxy: body cut off").into_response();
@@ -329,17 +330,6 @@ fn relay(
         Err((status, why)) => {
             forwarded.error = Some(why.clone());
             (status, why).into_response()
-        }
-    }
-}
-
-/// A request without a `traceparent` gets one, so every upstream call can be found in the
-/// provider's logs; the partner's own is forwarded as it came.
-fn traced(headers: &mut HeaderMap) {
-    if !headers.contains_key(crate::trace::HEADER) {
-        let value = crate::trace::fresh();
-        if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
-            headers.insert(crate::trace::HEADER, value);
         }
     }
 }

@@ -118,3 +118,36 @@ async fn the_predicate_lists_the_stagings_certificate_and_request_ids() {
     let verified = crate::attest::verify_with(dir.path(), &dir.path().join("b"), &public).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
 }
+
+/// The proxy forwards the partner's own `traceparent` and gives one to a request without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_forwards_a_traceparent_and_adds_one_when_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr, _) = crate::listeners::start("proxy", dir.path(), &[]).await;
+    let client = reqwest::Client::new();
+    let own = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    for traceparent in [None, Some(own)] {
+        let mut request = client
+            .post(format!("http://{addr}/quotes"))
+            .json(&serde_json::json!({"bookingNumber": "TRACE-1"}));
+        if let Some(value) = traceparent {
+            request = request.header("traceparent", value);
+        }
+        request.send().await.unwrap();
+    }
+    interrupt(&child).await;
+    crate::listeners::ended(&mut child, "proxy").await;
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let sent: Vec<String> = evidence["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let value = &e["request"]["headers"]["traceparent"];
+            value.as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(valid_traceparent(&sent[0]) && sent[0] != own, "{sent:?}");
+    assert_eq!(sent[1], own);
+}

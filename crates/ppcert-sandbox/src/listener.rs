@@ -149,8 +149,8 @@ async fn connection(
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout);
     let (io, returned) = linger::Returned::new(tcp);
-    let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(router));
-    tokio::pin!(conn);
+    let mut conn =
+        Box::pin(builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(router)));
     let ended = tokio::select! {
         _ = conn.as_mut() => true,
         _ = closed.wait_for(|closed| *closed) => {
@@ -159,8 +159,10 @@ async fn connection(
         }
     };
     if !ended {
-        let _ = conn.await;
+        let _ = conn.as_mut().await;
     }
+    // The connection owns the socket until it is dropped: only then does it come back.
+    drop(conn);
     if let Ok(tcp) = returned.await {
         linger::linger(tcp).await;
     }

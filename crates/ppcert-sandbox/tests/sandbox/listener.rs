@@ -54,3 +54,36 @@ async fn beyond_the_connection_limit_a_client_waits_until_a_connection_ends() {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }
+
+/// A connection the server closes (`Connection: close`) ends, socket and slot: the client
+/// reads to the end, and the next connection gets the one slot. A connection kept open after
+/// HTTP was done with it (to close lingering) must still be closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_connection_frees_its_slot_and_its_socket() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
+    let limits = Limits {
+        max_connections: 1,
+        ..Limits::default()
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(listener, router, limits, async {
+        let _ = stopped.await;
+    }));
+    for _ in 0..3 {
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(30), tcp.read_to_end(&mut answer))
+            .await
+            .expect("the server closes the connection")
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
