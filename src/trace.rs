@@ -64,8 +64,9 @@ pub(crate) fn is_valid(value: &str) -> bool {
     let [version, trace, parent, flags] = fields.as_slice() else {
         return false;
     };
-    let lower_hex =
-        |s: &str, len: usize| s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let lower_hex = |s: &str, len: usize| {
+        s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
     let not_zero = |s: &str| s.bytes().any(|b| b != b'0');
     *version == "00"
         && lower_hex(version, 2)

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::bundle::Source;
 use crate::engine::{reading, tolerant};
 use crate::journal::{self, Line};
 use crate::models::{Operation, ProductType};
@@ -53,15 +52,11 @@ pub(crate) struct QuoteIds {
 }
 
 impl Issued {
-    /// Gathered from the journal of the bundle in `source`, every exchange whole (the record
-    /// computed again keeps them slim). A line that does not parse is passed over: `verify`
-    /// names it, and the signer and the verifier pass it over alike.
-    pub(crate) fn read(source: &Source) -> Issued {
-        use std::io::BufRead;
+    /// Gathered from a bundle's journal, every exchange whole (the record computed again
+    /// keeps them slim). A line that does not parse is passed over: `verify` names it, and the
+    /// signer and the verifier pass it over alike.
+    pub(crate) fn read(journal: impl std::io::BufRead) -> Issued {
         let mut issued = Issued::default();
-        let Ok(journal) = source.reader(journal::FILE_NAME) else {
-            return issued;
-        };
         for line in journal.split(b'\n').map_while(Result::ok) {
             let Ok(text) = std::str::from_utf8(&line) else {
                 continue;

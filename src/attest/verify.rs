@@ -216,6 +216,14 @@ fn read_attestation(source: &Source) -> Result<(Envelope, Statement), Attestatio
     Ok((envelope, statement))
 }
 
+/// The identifiers the provider issued, read from the journal of the bundle in `source` (none
+/// when it has no journal: that is a problem of its own).
+pub(crate) fn issued(source: &Source) -> super::Issued {
+    (source.reader(journal::FILE_NAME))
+        .map(super::Issued::read)
+        .unwrap_or_default()
+}
+
 /// Where the statement disagrees with the bundle: its subjects with the files, its predicate
 /// with the one computed again from the journal.
 fn disagreements(
@@ -233,7 +241,7 @@ fn disagreements(
         let mut expected = Predicate::of(derived, &recorded.tool, journal_sha256, signed_at);
         // Signed before ppcert listed the provider's identifiers: nothing to compare.
         if statement.predicate.issued.is_some() {
-            expected.issued = Some(super::Issued::read(source));
+            expected.issued = Some(issued(source));
         }
         if statement.predicate != expected {
             out.push(format!(

@@ -83,7 +83,7 @@ pub(crate) fn sign_dir(
         subject: attest::subjects(&checked.listed, manifest_sha256),
         predicate_type: attest::PREDICATE_TYPE.to_string(),
         predicate: Predicate {
-            issued: Some(attest::Issued::read(&source)),
+            issued: Some(crate::attest::verify::issued(&source)),
             ..Predicate::of(derived, &recorded.tool, &journal_sha256, now)
         },
     };

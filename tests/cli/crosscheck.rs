@@ -23,7 +23,11 @@ fn statement(bundle: &Path) -> serde_json::Value {
 /// The W3C format of version 00: `00-<32 hex>-<16 hex>-<2 hex>`, lowercase, ids not zero.
 fn valid_traceparent(value: &str) -> bool {
     let fields: Vec<&str> = value.split('-').collect();
-    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
     fields.len() == 4
         && fields[0] == "00"
         && hex(fields[1], 32)

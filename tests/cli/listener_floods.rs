@@ -50,7 +50,10 @@ async fn a_2_mib_body_gets_its_413_read_in_json() {
             );
             let error: serde_json::Value = serde_json::from_str(&body)
                 .unwrap_or_else(|e| panic!("{kind}: not JSON ({e}): {body}"));
-            assert_eq!(error["error"]["code"], "PAYLOAD_TOO_LARGE", "{kind}: {body}");
+            assert_eq!(
+                error["error"]["code"], "PAYLOAD_TOO_LARGE",
+                "{kind}: {body}"
+            );
             assert!(
                 error["error"]["message"]
                     .as_str()
@@ -116,7 +119,10 @@ async fn a_path_that_is_not_utf8_is_refused_in_json() {
         .map(|v| v.to_str().unwrap().to_string());
     let body = answer.text().await.unwrap();
     assert!((400..500).contains(&status), "{status} {body}");
-    assert!(kind.as_deref().is_some_and(|k| k.contains("json")), "{kind:?}: {body}");
+    assert!(
+        kind.as_deref().is_some_and(|k| k.contains("json")),
+        "{kind:?}: {body}"
+    );
     let error: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert!(error["error"]["code"].is_string(), "{body}");
 }

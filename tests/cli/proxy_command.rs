@@ -268,14 +268,19 @@ fn gone(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         // The state follows the command's name in parentheses: `Z` for a zombie.
-        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
     }
 }
 
 /// `proxy -- sh -c SCRIPT` in `dir`, once SCRIPT has written `gc.pid` (its background job's
 /// pid) and said `ready`; its stderr is collected.
 #[cfg(target_os = "linux")]
-async fn with_background_job(dir: &std::path::Path, script: &str) -> (tokio::process::Child, String) {
+async fn with_background_job(
+    dir: &std::path::Path,
+    script: &str,
+) -> (tokio::process::Child, String) {
     let args = ["proxy", "--out", "b", "--", "sh", "-c", script];
     let mut child = ppcert_command(dir, &args, None)
         .kill_on_drop(true)
@@ -313,7 +318,9 @@ async fn ctrl_c_ends_what_the_command_started_too() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     });
-    ended.await.expect("the background job ended with its group");
+    ended
+        .await
+        .expect("the background job ended with its group");
 }
 
 /// A suite that ignores Ctrl-C keeps the first one waiting out the grace period; a second

@@ -49,7 +49,12 @@ impl Returned {
 
     fn stream(self: Pin<&mut Self>) -> Pin<&mut TcpStream> {
         // Only `Drop` takes the stream: it is always there while the wrapper is in use.
-        Pin::new(self.get_mut().stream.as_mut().expect("the stream until drop"))
+        Pin::new(
+            self.get_mut()
+                .stream
+                .as_mut()
+                .expect("the stream until drop"),
+        )
     }
 }
 
