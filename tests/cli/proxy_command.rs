@@ -231,26 +231,7 @@ async fn stop_command_when_met_ends_a_suite_that_would_run_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_the_command_and_still_writes_the_bundle() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "proxy",
-        "--out",
-        "b",
-        "--",
-        "sh",
-        "-c",
-        "echo ready; exec sleep 600",
-    ];
-    let mut child = ppcert_command(dir.path(), &args, None)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    // COMMAND's first line: the proxy is up and listening for Ctrl-C.
-    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
-        .await
-        .expect("COMMAND starts");
-    assert_eq!(first.unwrap().as_deref(), Some("ready"));
-    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    let mut child = running_script(dir.path(), "echo ready; exec sleep 600").await;
     interrupt(&child).await;
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
@@ -274,13 +255,9 @@ fn gone(pid: &str) -> bool {
     }
 }
 
-/// `proxy -- sh -c SCRIPT` in `dir`, once SCRIPT has written `gc.pid` (its background job's
-/// pid) and said `ready`; its stderr is collected.
-#[cfg(target_os = "linux")]
-async fn with_background_job(
-    dir: &std::path::Path,
-    script: &str,
-) -> (tokio::process::Child, String) {
+/// `proxy -- sh -c SCRIPT` in `dir`, once SCRIPT's first line, `ready`, says the proxy is up
+/// and listening for Ctrl-C; its stderr is left to read.
+async fn running_script(dir: &std::path::Path, script: &str) -> tokio::process::Child {
     let args = ["proxy", "--out", "b", "--", "sh", "-c", script];
     let mut child = ppcert_command(dir, &args, None)
         .kill_on_drop(true)
@@ -292,6 +269,16 @@ async fn with_background_job(
         .expect("COMMAND starts");
     assert_eq!(first.unwrap().as_deref(), Some("ready"));
     tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    child
+}
+
+/// [`running_script`], SCRIPT having written `gc.pid` (its background job's pid) first.
+#[cfg(target_os = "linux")]
+async fn with_background_job(
+    dir: &std::path::Path,
+    script: &str,
+) -> (tokio::process::Child, String) {
+    let child = running_script(dir, script).await;
     let pid = std::fs::read_to_string(dir.join("gc.pid")).unwrap();
     let pid = pid.trim().to_string();
     assert!(!gone(&pid), "the background job runs");

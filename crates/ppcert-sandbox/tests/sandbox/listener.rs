@@ -19,8 +19,12 @@ async fn answer(tcp: &mut TcpStream, wait: Duration) -> Option<String> {
     (read > 0).then(|| String::from_utf8_lossy(&bytes[..read]).into_owned())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn beyond_the_connection_limit_a_client_waits_until_a_connection_ends() {
+/// A listener with one connection slot answering `GET /`: its address, its stop, its task.
+async fn one_slot() -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let router = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
@@ -32,6 +36,12 @@ async fn beyond_the_connection_limit_a_client_waits_until_a_connection_ends() {
     let server = tokio::spawn(serve(listener, router, limits, async {
         let _ = stopped.await;
     }));
+    (addr, stop, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beyond_the_connection_limit_a_client_waits_until_a_connection_ends() {
+    let (addr, stop, server) = one_slot().await;
 
     let mut first = TcpStream::connect(addr).await.unwrap();
     first.write_all(REQUEST).await.unwrap();
@@ -60,17 +70,7 @@ async fn beyond_the_connection_limit_a_client_waits_until_a_connection_ends() {
 /// HTTP was done with it (to close lingering) must still be closed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_connection_frees_its_slot_and_its_socket() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
-    let limits = Limits {
-        max_connections: 1,
-        ..Limits::default()
-    };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(listener, router, limits, async {
-        let _ = stopped.await;
-    }));
+    let (addr, stop, server) = one_slot().await;
     for _ in 0..3 {
         let mut tcp = TcpStream::connect(addr).await.unwrap();
         tcp.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
