@@ -39,6 +39,7 @@ pub use ppcert_sandbox as sandbox;
 pub mod scenario;
 pub(crate) mod secret;
 pub(crate) mod timestamp;
+pub(crate) mod trace;
 pub mod webhook;
 
 /// Runs one command to completion and returns the process exit code.

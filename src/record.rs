@@ -141,6 +141,10 @@ pub(crate) struct ResponseRecord {
     /// (an id past the cut is still an id); never written to the record.
     #[serde(skip)]
     pub full_json: Option<std::sync::Arc<Value>>,
+    /// The SHA-256 (hex) of the certificate the server presented, when the answer came over
+    /// TLS: what lets the provider tell its staging from another server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_certificate_sha256: Option<Box<str>>,
 }
 
 impl ResponseRecord {

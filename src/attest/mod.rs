@@ -4,6 +4,7 @@
 //! checks `ppcert verify` makes of all of it.
 
 pub(crate) mod bundle;
+mod crosscheck;
 pub(crate) mod dsse;
 mod error;
 pub(crate) mod keys;
@@ -14,5 +15,5 @@ pub(crate) mod verify;
 
 pub(crate) use error::{ArchiveError, AttestationError, BundleError, KeyError};
 pub(crate) use statement::{
-    PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, subjects,
+    Issued, PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, subjects,
 };

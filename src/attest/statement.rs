@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use super::crosscheck::Issued;
 use crate::evidence::{Evidence, Partner, RequirementResult, Tool, Verdict};
 use crate::report::manifest;
 use crate::timestamp::Timestamp;
@@ -45,6 +46,11 @@ pub(crate) struct Predicate {
     pub journal: Digest,
     /// The signer's clock when it signed: a claim, not a proof.
     pub signed_at: Timestamp,
+    /// The identifiers the provider issued and the certificate its server presented: what
+    /// the provider matches against its own logs (read from the journal, see
+    /// [`Issued::read`]). Absent from statements signed before ppcert recorded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued: Option<Issued>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,6 +110,7 @@ impl Predicate {
                 sha256: journal_sha256.to_string(),
             },
             signed_at,
+            issued: None,
         }
     }
 }

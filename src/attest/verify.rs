@@ -216,9 +216,21 @@ fn read_attestation(source: &Source) -> Result<(Envelope, Statement), Attestatio
     Ok((envelope, statement))
 }
 
+/// The identifiers the provider issued, read from the journal of the bundle in `source` (none
+/// when it has no journal: that is a problem of its own).
+pub(crate) fn issued(source: &Source) -> super::Issued {
+    (source.reader(journal::FILE_NAME))
+        .map(super::Issued::read)
+        .unwrap_or_default()
+}
+
 /// Where the statement disagrees with the bundle: its subjects with the files, its predicate
 /// with the one computed again from the journal.
-fn disagreements(statement: &Statement, checked: &Checked, journal_sha256: &str) -> Vec<String> {
+fn disagreements(
+    statement: &Statement,
+    (source, checked): (&Source, &Checked),
+    journal_sha256: &str,
+) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(manifest_sha256) = &checked.manifest_sha256 {
         let expected = super::subjects(&checked.listed, manifest_sha256);
@@ -226,7 +238,11 @@ fn disagreements(statement: &Statement, checked: &Checked, journal_sha256: &str)
     }
     if let (Some(derived), Some(recorded)) = (&checked.derived, &checked.recorded) {
         let signed_at = statement.predicate.signed_at;
-        let expected = Predicate::of(derived, &recorded.tool, journal_sha256, signed_at);
+        let mut expected = Predicate::of(derived, &recorded.tool, journal_sha256, signed_at);
+        // Signed before ppcert listed the provider's identifiers: nothing to compare.
+        if statement.predicate.issued.is_some() {
+            expected.issued = Some(issued(source));
+        }
         if statement.predicate != expected {
             out.push(format!(
                 "its predicate (verdict {:?}, ledger, run) is not what the journal gives (verdict {:?})",
@@ -254,7 +270,7 @@ fn attested(
             return Signed::Broken;
         }
     };
-    let disagreements = disagreements(&statement, checked, journal_sha256);
+    let disagreements = disagreements(&statement, (source, checked), journal_sha256);
     let consistent = disagreements.is_empty();
     disagreements.into_iter().for_each(&mut broken);
     let signed_at = statement.predicate.signed_at;

@@ -85,7 +85,10 @@ pub(crate) fn sign_dir(
         kind: attest::STATEMENT_TYPE.to_string(),
         subject: attest::subjects(&checked.listed, manifest_sha256),
         predicate_type: attest::PREDICATE_TYPE.to_string(),
-        predicate: Predicate::of(derived, &recorded.tool, &journal_sha256, now),
+        predicate: Predicate {
+            issued: Some(crate::attest::verify::issued(&source)),
+            ..Predicate::of(derived, &recorded.tool, &journal_sha256, now)
+        },
     };
     let payload = serde_json::to_vec(&statement).map_err(|e| Failure::usage(e.to_string()))?;
     let fingerprint = keys::fingerprint(&key.verifying_key());

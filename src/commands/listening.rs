@@ -96,12 +96,23 @@ pub(crate) fn first_ctrl_c(stopping: &'static str) -> impl std::future::Future<O
     }
 }
 
+/// The process group a second Ctrl-C kills before exiting (`proxy -- COMMAND`'s), 0 for none:
+/// exiting at once must not leave COMMAND's processes behind.
+#[cfg(unix)]
+static KILLED_ON_EXIT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Makes a second Ctrl-C kill process group `group` before it exits.
+#[cfg(unix)]
+pub(super) fn kill_on_second_ctrl_c(group: i32) {
+    KILLED_ON_EXIT.store(group, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Counts SIGINTs in the signal handler itself, registered before the first one: the second
 /// exits there and then. Listening for it only once the first had been handled (a new
 /// `ctrl_c()` in a task spawned after it) lost a second Ctrl-C that came before that task
 /// ran: a quick double press, or any on a loaded machine, left the user waiting out the grace.
 #[cfg(unix)]
-fn second_sigint_exits() {
+pub(super) fn second_sigint_exits() {
     use std::sync::Once;
     use std::sync::atomic::{AtomicBool, Ordering};
     static REGISTERED: Once = Once::new();
@@ -110,8 +121,13 @@ fn second_sigint_exits() {
         let action = || {
             if SEEN.swap(true, Ordering::SeqCst) {
                 const SAID: &[u8] = b"second Ctrl-C: exiting now\n";
-                // SAFETY: write(2) and _exit(2) are async-signal-safe; nothing else is called.
+                let group = KILLED_ON_EXIT.load(Ordering::SeqCst);
+                // SAFETY: kill(2), write(2) and _exit(2) are async-signal-safe; nothing else
+                // is called. `group` is a process group ppcert started, or 0 (none).
                 unsafe {
+                    if group > 0 {
+                        libc::kill(-group, libc::SIGKILL);
+                    }
                     libc::write(2, SAID.as_ptr().cast(), SAID.len());
                     libc::_exit(i32::from(exit_codes::INTERRUPTED));
                 }

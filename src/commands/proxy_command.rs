@@ -170,7 +170,12 @@ fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
     if std::io::stdin().is_terminal() {
         command.stdin(Stdio::null());
     }
-    command.spawn().map_err(|e| not_started(program, e))
+    let child = command.spawn().map_err(|e| not_started(program, e))?;
+    #[cfg(unix)]
+    if let Group(Some(group)) = Group::of(&child) {
+        super::listening::kill_on_second_ctrl_c(group);
+    }
+    Ok(child)
 }
 
 fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
@@ -201,14 +206,21 @@ async fn watch(
                 return Ended::Exited(status.ok());
             }
             _ = interrupts.received() => {
-                crate::console::tell!("interrupted: stopping COMMAND, then writing the bundle");
+                crate::console::tell!("interrupted: stopping COMMAND, then writing the bundle (Ctrl-C again to exit at once)");
+                // A second Ctrl-C meanwhile kills the group and exits in the signal handler
+                // (`listening::second_sigint_exits`).
+                let group = Group::of(child);
                 stop(child, Signal::Interrupt).await;
+                // A shell's background jobs ignore SIGINT: what outlived COMMAND goes too.
+                group.signal(Signal::Kill);
                 return Ended::Interrupted;
             }
             _ = proxy.met.notified(), if awaiting_met => {
                 if session.stop_when_met {
                     crate::console::tell!("every requirement is met: stopping COMMAND, then writing the bundle");
+                    let group = Group::of(child);
                     stop(child, Signal::Terminate).await;
+                    group.signal(Signal::Kill);
                     return Ended::StoppedWhenMet;
                 }
                 crate::console::tell!("every requirement is met; COMMAND runs to its end (--stop-command-when-met would end it now)");
@@ -230,6 +242,7 @@ impl Interrupts {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
+            super::listening::second_sigint_exits();
             let signals = signal(SignalKind::interrupt())
                 .and_then(|int| Ok((int, signal(SignalKind::terminate())?)));
             if let Err(e) = &signals {
@@ -270,37 +283,52 @@ enum Signal {
 
 /// Signals COMMAND's process group, waits up to [`GRACE`], then kills the group.
 async fn stop(child: &mut Child, signal: Signal) {
-    send(child, signal);
+    let group = Group::of(child);
+    group.signal(signal);
+    #[cfg(not(unix))]
+    let _ = child.start_kill();
     if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
         crate::console::tell!(
             "COMMAND did not end within {} s: killing it",
             GRACE.as_secs()
         );
-        send(child, Signal::Kill);
+        group.signal(Signal::Kill);
         let _ = child.wait().await;
     }
 }
 
-#[cfg(unix)]
-fn send(child: &mut Child, signal: Signal) {
-    let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) else {
-        return; // already ended and reaped
-    };
-    let number = match signal {
-        Signal::Interrupt => libc::SIGINT,
-        Signal::Terminate => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    };
-    // SAFETY: kill(2) takes plain integers; a negative pid names the process group COMMAND
-    // leads (it was started with process_group(0)), which no other process of ours is in.
-    unsafe {
-        libc::kill(-pid, number);
-    }
-}
+/// COMMAND's process group, named by its leader's pid (it was started with
+/// `process_group(0)`): the group outlives its leader, so what COMMAND started can still be
+/// reached once COMMAND itself has ended and been reaped.
+#[derive(Clone, Copy)]
+struct Group(Option<i32>);
 
-#[cfg(not(unix))]
-fn send(child: &mut Child, _signal: Signal) {
-    let _ = child.start_kill();
+impl Group {
+    fn of(child: &Child) -> Group {
+        Group(child.id().and_then(|pid| i32::try_from(pid).ok()))
+    }
+
+    #[cfg(unix)]
+    fn signal(self, signal: Signal) {
+        let Some(pid) = self.0 else {
+            return; // ended and reaped before it was named
+        };
+        let number = match signal {
+            Signal::Interrupt => libc::SIGINT,
+            Signal::Terminate => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        };
+        // SAFETY: kill(2) takes plain integers; a negative pid names the process group COMMAND
+        // leads, which no other process of ours is in. An empty group is ESRCH, harmless.
+        unsafe {
+            libc::kill(-pid, number);
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn signal(self, _signal: Signal) {
+        // Without process groups, COMMAND alone is killed when its handle drops.
+    }
 }
 
 /// A COMMAND that never started leaves no bundle behind: its journal holds nothing but the

@@ -12,19 +12,21 @@ use serde_json::Value;
 use super::cancel::Cancel;
 pub(crate) use super::client_error::ClientError;
 pub use super::response::MAX_KEPT_BODY;
+pub(crate) use super::response::{certificate_sha256, keep_body, tls_hint};
 use super::response::{describe, read_response};
-pub(crate) use super::response::{keep_body, tls_hint};
 pub use super::tls::install_crypto_provider;
 use super::token::{Lease, Tokens};
 pub(crate) use super::waits::announced_wait;
 use crate::record::{Body, Delivery, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED, REDACTED_BEARER};
 use crate::timestamp::Timestamp;
+use crate::trace::TraceId;
 
 /// Configured headers whose values the evidence shows; any other configured header (an API
 /// key, a gateway secret) is recorded as [`REDACTED`].
-const RECORDED_HEADERS: [&str; 6] = [
+const RECORDED_HEADERS: [&str; 7] = [
     "idempotency-key",
+    "traceparent",
     "x-idempotency-key",
     "x-request-id",
     "x-correlation-id",
@@ -152,6 +154,8 @@ pub(crate) fn http_client(
         .timeout(timeout)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
         .user_agent(concat!("ppcert/", env!("CARGO_PKG_VERSION")))
+        // The staging's certificate is recorded with each answer: the provider can match it.
+        .tls_info(true)
         // A redirect is the server's answer, not a place to send the write again (reqwest
         // would re-send a POST as a GET, and count a login page as a success).
         .redirect(reqwest::redirect::Policy::none())
@@ -189,10 +193,12 @@ impl ApiClient {
     pub(crate) async fn execute(&self, request: &Request, cancel: &Cancel) -> Vec<Attempt> {
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut renewed = false;
+        // One trace per call, so the provider sees a call's retries together.
+        let trace = TraceId::random();
         loop {
             let lease = self.tokens.lease().await;
             let attempt = self
-                .attempt(request, attempts.len() as u32 + 1, &lease)
+                .attempt(request, (attempts.len() as u32 + 1, trace), &lease)
                 .await;
             let rejected = request.wrong_token.is_none()
                 && attempt
@@ -243,7 +249,12 @@ impl ApiClient {
         (exp + Duration::from_millis(jitter_ms)).min(Duration::from_secs(10))
     }
 
-    fn headers(&self, request: &Request, lease: &Lease) -> (HeaderMap, RequestRecord) {
+    fn headers(
+        &self,
+        request: &Request,
+        lease: &Lease,
+        trace: TraceId,
+    ) -> (HeaderMap, RequestRecord) {
         let mut headers = HeaderMap::new();
         let bearer = format!(
             "Bearer {}",
@@ -253,11 +264,13 @@ impl ApiClient {
                 .unwrap_or(lease.token.expose())
         );
         let mut recorded = BTreeMap::new();
+        let traceparent = trace.attempt();
         for (name, value) in [
             ("content-type", "application/JSON"),
             ("accept", "application/JSON"),
+            (crate::trace::HEADER, traceparent.as_str()),
         ] {
-            headers.insert(name, value.parse().expect("static header"));
+            headers.insert(name, value.parse().expect("an ASCII header"));
             recorded.insert(name.to_string(), value.to_string());
         }
         // Recorded only when sent: a token no header can carry is never `Bearer <redacted>`.
@@ -290,9 +303,14 @@ impl ApiClient {
         (headers, record)
     }
 
-    async fn attempt(&self, request: &Request, number: u32, lease: &Lease) -> Attempt {
+    async fn attempt(
+        &self,
+        request: &Request,
+        (number, trace): (u32, TraceId),
+        lease: &Lease,
+    ) -> Attempt {
         let url = self.url(&request.path);
-        let (headers, record) = self.headers(request, lease);
+        let (headers, record) = self.headers(request, lease, trace);
         let started_at = Timestamp::now();
         let clock = Instant::now();
         let mut builder = self
@@ -368,6 +386,7 @@ mod tests {
             body_truncated: false,
             full_json: None,
             cut: None,
+            tls_certificate_sha256: None,
         }
     }
 

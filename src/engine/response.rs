@@ -59,6 +59,7 @@ pub(super) async fn read_response(
     token: &dyn Scrub,
 ) -> Result<ResponseRecord, BodyError> {
     let status = response.status().as_u16();
+    let tls_certificate_sha256 = certificate_sha256(&response);
     let mut headers = BTreeMap::new();
     for (name, value) in response.headers() {
         let value = String::from_utf8_lossy(value.as_bytes());
@@ -89,7 +90,15 @@ pub(super) async fn read_response(
         body_truncated,
         full_json,
         cut: None,
+        tls_certificate_sha256,
     })
+}
+
+/// The SHA-256 of the leaf certificate the server presented (a client built with
+/// `tls_info(true)` keeps it with each answer); `None` over plain HTTP.
+pub(crate) fn certificate_sha256(response: &reqwest::Response) -> Option<Box<str>> {
+    let info = response.extensions().get::<reqwest::tls::TlsInfo>()?;
+    Some(crate::digest::sha256_hex(info.peer_certificate()?).into())
 }
 
 /// JSON when it parses and is small enough; otherwise text, cut at [`MAX_KEPT_BODY`]. JSON of

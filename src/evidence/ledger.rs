@@ -172,6 +172,7 @@ mod tests {
                 body_truncated: false,
                 full_json: None,
                 cut: None,
+                tls_certificate_sha256: None,
             }),
             outcome: crate::record::Outcome::Error,
             checks: Vec::new(),

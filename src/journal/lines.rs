@@ -351,6 +351,7 @@ mod tests {
                 body: Body::from_value(&serde_json::json!("<html>bad gateway</html>")),
                 body_truncated: true,
                 cut: None,
+                tls_certificate_sha256: None,
             }),
             outcome: Outcome::Error,
             checks: Vec::new(),

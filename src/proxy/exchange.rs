@@ -99,6 +99,7 @@ pub(crate) fn response_record(
         body_truncated,
         full_json,
         cut,
+        tls_certificate_sha256: None,
     }
 }
 

@@ -84,6 +84,8 @@ impl Proxy {
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
+            // The staging's certificate is recorded with each answer: the provider can match it.
+            .tls_info(true)
             .build()
             .map_err(crate::engine::client::ClientError::Build)?;
         let upstream = upstream.trim_end_matches('/').to_string();
@@ -267,7 +269,9 @@ fn refusal(checks: &[crate::record::Check]) -> Response {
 }
 
 async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request) -> Response {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    // The partner's own `traceparent` is forwarded as it came; a request without gets one.
+    crate::trace::fill(&mut parts.headers);
     // The shared listener has read the body within its limit already.
     let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
         return (StatusCode::BAD_REQUEST, "ppcert proxy: body cut off").into_response();
@@ -291,7 +295,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         }
         return send(&proxy, &parts, &url, body).await.map_or_else(
             |(status, why)| (status, why).into_response(),
-            |(response, _, _)| response,
+            |sent| sent.response,
         );
     };
     let judged = proxy.rules.judge(&recognised, &body, Utc::now());
@@ -330,12 +334,18 @@ fn relay(
     proxy: &Proxy,
     recognised: &routes::Recognised,
     forwarded: &mut Forwarded,
-    sent: Result<(Response, HeaderMap, Bytes), (StatusCode, String)>,
+    sent: Result<Sent, (StatusCode, String)>,
     token: &Secret,
 ) -> Response {
     match sent {
-        Ok((response, headers, bytes)) => {
-            let record = response_record(response.status().as_u16(), &headers, &bytes, token);
+        Ok(Sent {
+            response,
+            headers,
+            bytes,
+            certificate,
+        }) => {
+            let mut record = response_record(response.status().as_u16(), &headers, &bytes, token);
+            record.tls_certificate_sha256 = certificate;
             if record.accepted() {
                 proxy.rules.learn(
                     recognised,
@@ -355,13 +365,22 @@ fn relay(
     }
 }
 
+/// The upstream's answer: what to give back, its headers and body, and the SHA-256 of the
+/// certificate it presented over TLS.
+struct Sent {
+    response: Response,
+    headers: HeaderMap,
+    bytes: Bytes,
+    certificate: Option<Box<str>>,
+}
+
 /// Forwards the request as it came; returns the answer to give back, with its headers and body.
 async fn send(
     proxy: &Proxy,
     parts: &axum::http::request::Parts,
     url: &str,
     body: Bytes,
-) -> Result<(Response, HeaderMap, Bytes), (StatusCode, String)> {
+) -> Result<Sent, (StatusCode, String)> {
     let mut request = proxy.client.request(parts.method.clone(), url).body(body);
     for (name, value) in parts.headers.iter().filter(|(name, _)| forwardable(name)) {
         request = request.header(name, value);
@@ -383,6 +402,7 @@ async fn send(
         )
     })?;
     let status = answer.status();
+    let certificate = crate::engine::client::certificate_sha256(&answer);
     let headers = answer.headers().clone();
     let bytes = answer.bytes().await.map_err(|_| {
         (
@@ -394,10 +414,19 @@ async fn send(
     for (name, value) in headers.iter().filter(|(name, _)| forwardable(name)) {
         response = response.header(name, value);
     }
-    let response = response
+    let mut response = response
         .body(axum::body::Body::from(bytes.clone()))
         .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response());
-    Ok((response, headers, bytes))
+    // The upstream's answer goes back as it came, plain-text errors too.
+    response
+        .extensions_mut()
+        .insert(crate::sandbox::listener::Relayed);
+    Ok(Sent {
+        response,
+        headers,
+        bytes,
+        certificate,
+    })
 }
 
 pub(crate) fn router(proxy: Arc<Proxy>) -> axum::Router {

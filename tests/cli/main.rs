@@ -9,6 +9,7 @@ mod common;
 mod confirmed_claims;
 #[cfg(unix)]
 mod container;
+mod crosscheck;
 mod datagen;
 mod dialects;
 mod docs;
@@ -20,6 +21,7 @@ mod flows;
 mod hostile;
 mod input_bounds;
 mod inputs;
+mod listener_floods;
 mod listener_stops;
 mod listeners;
 mod openapi;

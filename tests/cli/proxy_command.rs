@@ -250,26 +250,7 @@ async fn stop_command_when_met_ends_a_suite_that_would_run_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_the_command_and_still_writes_the_bundle() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "proxy",
-        "--out",
-        "b",
-        "--",
-        "sh",
-        "-c",
-        "echo ready; exec sleep 600",
-    ];
-    let mut child = ppcert_command(dir.path(), &args, None)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    // COMMAND's first line: the proxy is up and listening for Ctrl-C.
-    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
-        .await
-        .expect("COMMAND starts");
-    assert_eq!(first.unwrap().as_deref(), Some("ready"));
-    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    let mut child = running_script(dir.path(), "echo ready; exec sleep 600").await;
     interrupt(&child).await;
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
@@ -279,4 +260,105 @@ async fn ctrl_c_stops_the_command_and_still_writes_the_bundle() {
     let evidence: Value = read_json(&dir.path().join("b/evidence.json"));
     assert_eq!(evidence["verdict"], "incomplete");
     assert_eq!(evidence["run"]["complete"], false);
+}
+
+/// Whether process `pid` is gone: no such process, or a zombie nobody has reaped yet.
+#[cfg(target_os = "linux")]
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the command's name in parentheses: `Z` for a zombie.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+    }
+}
+
+/// `proxy -- sh -c SCRIPT` in `dir`, once SCRIPT's first line, `ready`, says the proxy is up
+/// and listening for Ctrl-C; its stderr is left to read.
+async fn running_script(dir: &std::path::Path, script: &str) -> tokio::process::Child {
+    let args = ["proxy", "--out", "b", "--", "sh", "-c", script];
+    let mut child = ppcert_command(dir, &args, None)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
+        .await
+        .expect("COMMAND starts");
+    assert_eq!(first.unwrap().as_deref(), Some("ready"));
+    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    child
+}
+
+/// [`running_script`], SCRIPT having written `gc.pid` (its background job's pid) first.
+#[cfg(target_os = "linux")]
+async fn with_background_job(
+    dir: &std::path::Path,
+    script: &str,
+) -> (tokio::process::Child, String) {
+    let child = running_script(dir, script).await;
+    let pid = std::fs::read_to_string(dir.join("gc.pid")).unwrap();
+    let pid = pid.trim().to_string();
+    assert!(!gone(&pid), "the background job runs");
+    (child, pid)
+}
+
+/// A shell's background job ignores SIGINT (POSIX): Ctrl-C ended the shell and left it
+/// running, still able to talk to a stopped proxy. The whole group ends now.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_ends_what_the_command_started_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "sleep 600 & echo $! > gc.pid; echo ready; wait";
+    let (mut child, grandchild) = with_background_job(dir.path(), script).await;
+    interrupt(&child).await;
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("Ctrl-C ends the session")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(dir.path().join("b/evidence.json").exists());
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        while !gone(&grandchild) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    ended
+        .await
+        .expect("the background job ended with its group");
+}
+
+/// A suite that ignores Ctrl-C keeps the first one waiting out the grace period; a second
+/// Ctrl-C kills its whole group and exits at once, as the help says, instead of waiting.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_ctrl_c_kills_the_command_and_exits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "trap '' INT; sleep 600 & echo $! > gc.pid; echo ready; wait";
+    let (mut child, grandchild) = with_background_job(dir.path(), script).await;
+    let mut stderr = child.stderr.take().unwrap();
+    interrupt(&child).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    interrupt(&child).await;
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("the second Ctrl-C ends the session")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    let mut said = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut said)
+        .await
+        .unwrap();
+    assert!(said.contains("second Ctrl-C: exiting now"), "{said}");
+    assert!(
+        !said.contains("did not end within"),
+        "it waited out the grace period: {said}"
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        while !gone(&grandchild) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    ended.await.expect("the group was killed");
 }

@@ -13,7 +13,7 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::common::*;
 
-fn fixture(name: &str) -> std::path::PathBuf {
+pub(crate) fn fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cli/fixtures")
         .join(name)
@@ -45,9 +45,12 @@ impl axum::serve::Listener for TlsListener {
     }
 }
 
+/// The request id the private CA's staging gives every answer, as a provider's gateway does.
+pub(crate) const REQUEST_ID: &str = "req-7f3a";
+
 /// An https staging on loopback whose certificate only the private CA vouches for; it
 /// answers every request 201 with a quote.
-async fn private_ca_staging() -> String {
+pub(crate) async fn private_ca_staging() -> String {
     ppcert::engine::client::install_crypto_provider();
     let certs = CertificateDer::pem_file_iter(fixture("staging.pem"))
         .unwrap()
@@ -67,6 +70,7 @@ async fn private_ca_staging() -> String {
     let router = axum::Router::new().fallback(|| async {
         (
             StatusCode::CREATED,
+            [("x-request-id", REQUEST_ID)],
             axum::Json(serde_json::json!({"data": {"id": "qt_1", "reference": "QR-1"}})),
         )
     });

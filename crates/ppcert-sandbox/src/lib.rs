@@ -11,6 +11,7 @@ mod dialect;
 mod faults;
 mod handlers;
 mod idempotency;
+mod linger;
 pub mod listener;
 mod living;
 mod oauth;

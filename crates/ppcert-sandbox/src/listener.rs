@@ -1,7 +1,9 @@
 //! The one HTTP server loop of every ppcert listener (`serve` and the embedded sandbox,
 //! `proxy`, `webhook listen`, a run's webhook receiver): header and body read timeouts, a body
-//! size limit answered 413 before the body is read past it, a connection limit, and a graceful
-//! stop that gives in-flight requests a short deadline, then drops them.
+//! size limit answered 413 before the body is read past it, a connection limit that idle
+//! connections cannot exhaust, a lingering close (so a refused sender reads its 413), error
+//! answers in JSON, and a graceful stop that gives in-flight requests a short deadline, then
+//! drops them.
 //!
 //! It lives in the sandbox's crate because the sandbox needs it too and must not import ppcert;
 //! ppcert reaches it as `crate::sandbox::listener`.
@@ -23,6 +25,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
+use crate::linger;
+
 /// What a listener tolerates from its clients. Every field has a documented default and a flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -33,7 +37,8 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// Time a client has to send a whole request body; then it is answered 408.
     pub body_timeout: Duration,
-    /// Connections served at once; more wait in the kernel's queue until one ends.
+    /// Connections served at once. A connection takes its slot when its first byte arrives
+    /// (until then it waits, at most `header_timeout`, without one); more wait until one ends.
     pub max_connections: usize,
     /// After the stop: how long in-flight requests may still finish before they are dropped.
     pub grace: Duration,
@@ -66,16 +71,24 @@ pub async fn serve(
     limits: Limits,
     stop: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    let router = router.layer(axum::middleware::from_fn_with_state(limits, bounded_body));
+    let router = router
+        .layer(axum::middleware::from_fn_with_state(limits, bounded_body))
+        .layer(axum::middleware::from_fn(json_errors));
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    // Accepted connections not yet served: bounded too, so a flood of silent ones waits in
+    // the kernel's backlog instead of taking every file descriptor.
+    let accepted = Arc::new(Semaphore::new(
+        (limits.max_connections.max(1))
+            .saturating_mul(WAITING_PER_SLOT)
+            .max(MIN_WAITING),
+    ));
     let (closing, closed) = watch::channel(false);
     let mut connections = JoinSet::new();
     tokio::pin!(stop);
     loop {
-        // The permit is taken before accepting: beyond the limit, clients wait in the backlog.
-        let permit = tokio::select! {
+        let waiting = tokio::select! {
             _ = &mut stop => break,
-            permit = permits.clone().acquire_owned() => match permit {
+            permit = accepted.clone().acquire_owned() => match permit {
                 Ok(permit) => permit,
                 Err(_) => break,
             },
@@ -95,8 +108,22 @@ pub async fn serve(
         // Small answers must not wait for Nagle's algorithm.
         let _ = tcp.set_nodelay(true);
         let router = router.clone();
-        let closed = closed.clone();
+        let mut closed = closed.clone();
+        let permits = permits.clone();
         connections.spawn(async move {
+            // A slot is taken once a request starts: a silent connection never holds one.
+            let started = tokio::select! {
+                started = linger::first_byte(&tcp, limits.header_timeout) => started,
+                _ = closed.wait_for(|closed| *closed) => false,
+            };
+            if !started {
+                return;
+            }
+            let permit = tokio::select! {
+                permit = permits.acquire_owned() => permit,
+                _ = closed.wait_for(|closed| *closed) => return,
+            };
+            drop(waiting);
             connection(tcp, router, limits.header_timeout, closed).await;
             drop(permit);
         });
@@ -121,13 +148,24 @@ async fn connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout);
-    let conn = builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(router));
-    tokio::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => return,
-        _ = closed.wait_for(|closed| *closed) => conn.as_mut().graceful_shutdown(),
+    let (io, returned) = linger::Returned::new(tcp);
+    let mut conn =
+        Box::pin(builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(router)));
+    let ended = tokio::select! {
+        _ = conn.as_mut() => true,
+        _ = closed.wait_for(|closed| *closed) => {
+            conn.as_mut().graceful_shutdown();
+            false
+        }
+    };
+    if !ended {
+        let _ = conn.as_mut().await;
     }
-    let _ = conn.await;
+    // The connection owns the socket until it is dropped: only then does it come back.
+    drop(conn);
+    if let Ok(tcp) = returned.await {
+        linger::linger(tcp).await;
+    }
 }
 
 /// Reads the whole body within the limits before any handler sees it: 413 for a body over
@@ -166,11 +204,69 @@ fn too_large(max_body: usize) -> Response {
     refusal(StatusCode::PAYLOAD_TOO_LARGE, &why)
 }
 
-/// A plain-text refusal that closes the connection: the rest of the body is never read.
+/// A refusal that closes the connection: the rest of the body is only read to be discarded
+/// (the lingering close). In JSON, as every error of a listener.
 fn refusal(status: StatusCode, why: &str) -> Response {
-    let mut response = (status, format!("{why}\n")).into_response();
+    let mut response = json_error(status, why);
     response
         .headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
+}
+
+/// Connections accepted and not yet served (waiting for their first byte, then for a slot):
+/// four per slot, and at least 512, so hundreds of silent connections do not keep a real
+/// request in the kernel's backlog.
+const WAITING_PER_SLOT: usize = 4;
+const MIN_WAITING: usize = 512;
+/// Error texts longer than this (never the listeners' own) are cut in their JSON form.
+const MAX_ERROR_TEXT: usize = 4096;
+
+/// Marks an answer a listener passes on unchanged (the proxy's relayed answers): the JSON
+/// errors layer leaves it as it is.
+#[derive(Debug, Clone, Copy)]
+pub struct Relayed;
+
+/// `{"error": {"code", "message"}}`, the API's own error shape, with the status's name as code
+/// (`PAYLOAD_TOO_LARGE`).
+fn json_error(status: StatusCode, message: &str) -> Response {
+    let code = status
+        .canonical_reason()
+        .unwrap_or("ERROR")
+        .to_ascii_uppercase()
+        .replace([' ', '-'], "_");
+    let body = serde_json::json!({"error": {"code": code, "message": message.trim_end()}});
+    (status, axum::Json(body)).into_response()
+}
+
+/// Every error answer in JSON: axum's own refusals (a path that is not UTF-8, a bad query) and
+/// a handler's bare status come as plain text or nothing, which a client reading the API's
+/// errors cannot read.
+async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("json"));
+    if status.as_u16() < 400 || is_json || response.extensions().get::<Relayed>().is_some() {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = match Limited::new(body, MAX_ERROR_TEXT).collect().await {
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
+        Err(_) => String::new(),
+    };
+    let message = match text.trim() {
+        "" => status.canonical_reason().unwrap_or("error").to_string(),
+        text => text.to_string(),
+    };
+    let mut json = json_error(status, &message);
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            json.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    json
 }
