@@ -44,8 +44,9 @@ pub(crate) fn say_summary(dir: &Path, dossier: &Dossier) {
         dossier.target.base_url,
         dossier.members.len()
     );
-    for r in &dossier.requirements {
-        let by: Vec<String> = (r.proven_by.iter())
+    for requirement in &dossier.requirements {
+        let r = &requirement.counts;
+        let by: Vec<String> = (requirement.proven_by.iter())
             .map(|p| format!("{} {}", p.run_id, p.counted))
             .collect();
         let met = if r.met { "met" } else { "NOT met" };

@@ -8,7 +8,7 @@ use super::model::{
     Dossier, DossierRequirement, DossierTarget, HELD_TO, Member, Proof, SANDBOX_NOTICE, SCHEMA,
     SCHEMA_VERSION,
 };
-use crate::evidence::{Evidence, Tool, Verdict};
+use crate::evidence::{Evidence, RequirementResult, Tool, Verdict};
 use crate::models::Operation;
 use crate::record::Exchange;
 use crate::scenario::Requirement;
@@ -52,7 +52,7 @@ pub(crate) fn compute(members: &[Read]) -> Dossier {
         .iter()
         .map(|r| requirement(r, members, proofs.remove(&r.operation).unwrap_or_default()))
         .collect();
-    let verdict = match ledger.iter().all(|r| r.met) {
+    let verdict = match ledger.iter().all(|r| r.counts.met) {
         true => Verdict::Passed,
         false => Verdict::Failed,
     };
@@ -137,12 +137,14 @@ fn requirement(r: &Requirement, members: &[Read], proven_by: Vec<Proof>) -> Doss
         .fold((0, 0), |(f, u), (a, b)| (f + a, u + b));
     let succeeded = proven_by.iter().map(|p| p.counted).sum();
     DossierRequirement {
-        operation: r.operation,
-        required: r.required,
-        succeeded,
-        failed,
-        unconfirmed,
-        met: succeeded >= r.required,
+        counts: RequirementResult {
+            operation: r.operation,
+            required: r.required,
+            succeeded,
+            failed,
+            unconfirmed,
+            met: succeeded >= r.required,
+        },
         proven_by,
     }
 }

@@ -2,15 +2,13 @@
 //! against the manifest, every member as a bundle of its own, `dossier.json` against the
 //! ledger computed again from the members, and the attestation.
 
-use std::collections::HashMap;
-
 use ed25519_dalek::VerifyingKey;
 use serde_json::Value;
 
 use super::ledger::{self, Read};
 use super::members;
 use super::model::{Dossier, FILE_NAME, is_member_file};
-use crate::attest::bundle::{Source, has_file};
+use crate::attest::bundle::{Digests, Source, has_file};
 use crate::attest::verify::Signed;
 use crate::report::manifest::{self, ATTESTATION};
 
@@ -56,15 +54,8 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
             return checked;
         }
     };
-    let mut digests: HashMap<String, String> = HashMap::new();
-    let mut digest = |name: &str| -> std::io::Result<String> {
-        if let Some(known) = digests.get(name) {
-            return Ok(known.clone());
-        }
-        let value = source.digest(name)?;
-        digests.insert(name.to_string(), value.clone());
-        Ok(value)
-    };
+    let mut digests = Digests::new(source);
+    let mut digest = |name: &str| digests.of(name);
     match source.read_to_string(manifest::FILE_NAME) {
         Ok(text) => {
             let found = manifest::check_holding(&text, &entries, &mut digest, &[FILE_NAME]);

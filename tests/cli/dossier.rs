@@ -179,7 +179,9 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
 
     let child = Run::against(&sandbox).out("i").spawn(dir.path());
     let journal = dir.path().join("i/journal.jsonl");
-    while journal_lines(&journal).await < 8 {
+    // Well into the run: its Ctrl-C handler is installed by then (a run killed by the signal
+    // before it is would end with no code at all).
+    while journal_lines(&journal).await < 20 {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     interrupt(&child).await;
