@@ -207,6 +207,21 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
         "{}",
         verified.stdout
     );
+    // With --key, every bundle added must carry a signature by it: the session does not.
+    let unsigned = ppcert(
+        dir.path(),
+        &["dossier", "b", "--key", "k.pub", "--out", "s"],
+        None,
+    )
+    .await;
+    assert_eq!(unsigned.code, 1, "{}", unsigned.stderr);
+    assert!(
+        unsigned
+            .stderr
+            .contains("b: attestation.intoto.json: missing"),
+        "{}",
+        unsigned.stderr
+    );
 
     let dossier = read_json(&dir.path().join("d/dossier.json"));
     assert_eq!(dossier["verdict"], "passed");
