@@ -34,23 +34,30 @@ pub(crate) fn verdict_code(dossier: &Dossier) -> u8 {
     }
 }
 
-/// The verdict and the ledger, a line each.
+/// The verdict and the ledger, a line each, on stdout.
 pub(crate) fn say_summary(dir: &Path, dossier: &Dossier) {
-    crate::console::say!(
+    summary(dir, dossier)
+        .iter()
+        .for_each(|line| crate::console::say!("{line}"));
+}
+
+/// The verdict and the ledger, a line each.
+pub(crate) fn summary(dir: &Path, dossier: &Dossier) -> Vec<String> {
+    let mut lines = vec![format!(
         "dossier {}: verdict {} for partner \"{}\" against {} ({} bundle(s))",
         dir.display(),
         dossier.verdict.word(),
         dossier.partner.name,
         dossier.target.base_url,
         dossier.members.len()
-    );
+    )];
     for requirement in &dossier.requirements {
         let r = &requirement.counts;
         let by: Vec<String> = (requirement.proven_by.iter())
             .map(|p| format!("{} {}", p.run_id, p.counted))
             .collect();
         let met = if r.met { "met" } else { "NOT met" };
-        crate::console::say!(
+        lines.push(format!(
             "  {:<20} {:>3}/{:<3} {met:<7} proven by: {}",
             r.operation.as_str(),
             r.succeeded,
@@ -60,11 +67,15 @@ pub(crate) fn say_summary(dir: &Path, dossier: &Dossier) {
             } else {
                 by.join(", ")
             }
-        );
+        ));
     }
-    if let Some(notice) = &dossier.notice {
-        crate::console::say!("note: {notice}");
-    }
+    lines.extend(
+        dossier
+            .notice
+            .iter()
+            .map(|notice| format!("note: {notice}")),
+    );
+    lines
 }
 
 /// The dossier at `dir` verified and read, or `None` when there is none yet. A directory

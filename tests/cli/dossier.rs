@@ -108,6 +108,27 @@ async fn a_proxy_session_and_a_run_of_what_it_lacked_make_one_passed_dossier() {
     let verified = ppcert(dir.path(), &["verify", "d"], None).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
     tampered_member_fails(dir.path()).await;
+    edited_record_fails(dir.path()).await;
+}
+
+/// A `dossier.json` claiming more than its members give (its manifest line rewritten too)
+/// fails `verify`, naming the field.
+async fn edited_record_fails(dir: &Path) {
+    copy_dir(&dir.join("d"), &dir.join("e"));
+    let path = dir.join("e/dossier.json");
+    let mut record = read_json(&path);
+    record["requirements"][0]["succeeded"] = serde_json::json!(99);
+    std::fs::write(&path, serde_json::to_vec_pretty(&record).unwrap()).unwrap();
+    rehash(&dir.join("e"), "dossier.json");
+    let verified = ppcert(dir, &["verify", "e"], None).await;
+    assert_eq!(verified.code, 1, "{}", verified.stdout);
+    assert!(
+        verified
+            .stderr
+            .contains("dossier.json.requirements[0].succeeded: says 99"),
+        "{}",
+        verified.stderr
+    );
 }
 
 /// A member whose journal was changed (its manifest line rewritten too, and the dossier's, as
