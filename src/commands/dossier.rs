@@ -324,3 +324,32 @@ pub(crate) fn package(dir: &Path, top: &str, out: &Path) -> Result<u8, Failure> 
     crate::console::say!("{}", out.display());
     Ok(exit_codes::SUCCESS)
 }
+
+/// `ppcert report` of a dossier: its reports written again from the ledger its members give,
+/// once everything but the reports verifies.
+pub(crate) fn report(dir: &Path) -> Result<u8, Failure> {
+    // The attestation aside: reports rendered again are the same bytes it signed.
+    let checked = check(&Source::Dir(dir.to_path_buf()), None, false);
+    let (Some(dossier), true) = (
+        &checked.dossier,
+        checked.problems.len() == checked.rerenderable,
+    ) else {
+        return Err(refuse(
+            dir,
+            &checked,
+            "the dossier is not its members', refusing to re-render",
+        ));
+    };
+    let write = || -> std::io::Result<()> {
+        for (name, text) in crate::dossier::render::reports(dossier)? {
+            crate::report::write_atomic(&dir.join(name), text.as_bytes())?;
+        }
+        manifest::write(dir)
+    };
+    write().map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))?;
+    crate::console::say!(
+        "{}: reports written again from the dossier's members",
+        dir.display()
+    );
+    Ok(exit_codes::SUCCESS)
+}

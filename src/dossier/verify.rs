@@ -15,6 +15,9 @@ use crate::report::manifest::{self, ATTESTATION};
 /// Everything a check of a dossier found.
 pub(crate) struct Checked {
     pub problems: Vec<String>,
+    /// How many of `problems` are report files changed or missing (`ppcert report` writes
+    /// them again from the record).
+    pub rerenderable: usize,
     /// The dossier computed again from its members, when every member verified.
     pub dossier: Option<Dossier>,
     /// The members, verified and read, in the order the dossier lists them.
@@ -41,6 +44,7 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
             .into_iter()
             .map(|p| p.message)
             .collect(),
+        rerenderable: 0,
         dossier: None,
         members: Vec::new(),
         listed: Vec::new(),
@@ -59,6 +63,7 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
     match source.read_to_string(manifest::FILE_NAME) {
         Ok(text) => {
             let found = manifest::check_holding(&text, &entries, &mut digest, &[FILE_NAME]);
+            checked.rerenderable = found.iter().filter(|p| p.rerenderable).count();
             checked
                 .problems
                 .extend(found.into_iter().map(|p| p.message));
@@ -82,7 +87,8 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
     };
     read_members(source, &recorded, &mut checked);
     let tool = recorded.tool.clone();
-    if checked.problems.is_empty() && !checked.members.is_empty() {
+    // A changed report does not stop the ledger being computed again: `report` rewrites it.
+    if checked.problems.len() == checked.rerenderable && !checked.members.is_empty() {
         let computed = ledger::compute(&checked.members);
         checked.problems.extend(differences(&recorded, &computed));
         checked.dossier = Some(computed);

@@ -264,6 +264,12 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
             assert!(line.contains(proof["run_id"].as_str().unwrap()), "{line}");
         }
     }
+    // A lost report is written again, the same bytes: the signature still holds.
+    std::fs::remove_file(dir.path().join("d/report.html")).unwrap();
+    let rendered = ppcert(dir.path(), &["report", "d"], None).await;
+    assert_eq!(rendered.code, 0, "{}", rendered.stderr);
+    let verified = ppcert(dir.path(), &["verify", "d", "--key", "k.pub"], None).await;
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
     // The package of the signed dossier verifies too, wherever it goes.
     let packed = ppcert(dir.path(), &["package", "d", "--out", "d.tar.gz"], None).await;
     assert_eq!(packed.code, 0, "{}", packed.stderr);
