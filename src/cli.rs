@@ -30,7 +30,8 @@ pub struct Cli {
 /// The documented exit codes, shown under every `--help`.
 pub const EXIT_CODES: &str = "Exit codes:
   0    every requirement met (or the command succeeded)
-  1    the run finished, a requirement not met or a step failed; verify found a difference
+  1    the run finished, a requirement not met or a step failed; verify found a difference;
+       diff (or --baseline) found a regression
   2    usage, config or scenario error (nothing sent)
   3    token rejected (401 on the first call)
   4    target unreachable (no answer to the first call, or not the API root)
@@ -99,6 +100,14 @@ pub enum Command {
     /// dossier meets every requirement, 1 when not (or a bundle does not verify), 2 when a
     /// bundle belongs to another partner, target or environment.
     Dossier(DossierArgs),
+    /// Compare two bundles (directories or packages, each verified first): verdict, ledger,
+    /// and per operation statuses, answer shapes, errors and latency. Regressions first, then
+    /// other changes; ids, timestamps and generated data never count. Exits 1 on a regression.
+    /// With --run and --proxy instead: which side changed, the staging or the partner's client.
+    Diff(DiffArgs),
+    /// Export a bundle's exchanges for other tools: `--har` writes HAR 1.2 (browser devtools,
+    /// HAR viewers), redacted as the evidence is.
+    Export(ExportArgs),
 }
 
 /// Options of `ppcert dossier`.
@@ -113,6 +122,41 @@ pub struct DossierArgs {
     /// The signer's public key (KEY.pub): every bundle added must carry a valid signature by it.
     #[arg(long, value_name = "KEY.pub")]
     pub key: Option<PathBuf>,
+}
+
+/// Options of `ppcert diff`.
+#[derive(Debug, Args, Clone)]
+pub struct DiffArgs {
+    /// The earlier bundle: a directory or a package (`ppcert package`).
+    #[arg(value_name = "BASE", required_unless_present = "run", requires = "new")]
+    pub base: Option<PathBuf>,
+    /// The later bundle, compared with BASE.
+    #[arg(value_name = "NEW")]
+    pub new: Option<PathBuf>,
+    /// Attribution: the pair of `ppcert run` bundles, earlier then later.
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"], requires = "proxy", conflicts_with = "base")]
+    pub run: Option<Vec<PathBuf>>,
+    /// Attribution: the pair of `ppcert proxy` bundles (the partner's client) against the
+    /// same staging, earlier then later.
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"], requires = "run")]
+    pub proxy: Option<Vec<PathBuf>>,
+    /// Print one JSON object on stdout instead of text (its shape: docs/drift.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `ppcert export`.
+#[derive(Debug, Args, Clone)]
+pub struct ExportArgs {
+    /// Write HAR 1.2 (the only format so far).
+    #[arg(long, required = true)]
+    pub har: bool,
+    /// The bundle: a directory or a package (verified first).
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: PathBuf,
+    /// Where the HAR goes [default: stdout]. Never over an existing file.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Where to send requests, and with which token.
@@ -169,8 +213,9 @@ pub struct ProxyArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Address your integration sends its requests to (port 0 picks a free port). With
-    /// COMMAND, the default is a free loopback port.
-    #[arg(long, default_value = DEFAULT_LISTEN)]
+    /// COMMAND, the default is a free loopback port. `--addr` is the same flag, as on `serve`
+    /// and `webhook listen`.
+    #[arg(long, visible_alias = "addr", default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
     /// Where the evidence bundle goes [default: reports/<run-id>].
     #[arg(long, value_name = "DIR")]
@@ -202,6 +247,9 @@ pub struct ProxyArgs {
     /// the bundle is written. Exit code: COMMAND's own when it failed, else the table below.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
+    /// Compare the session with an earlier bundle, as `run --baseline` does.
+    #[arg(long, value_name = "BUNDLE")]
+    pub baseline: Option<PathBuf>,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }
@@ -255,8 +303,8 @@ pub struct WebhookSendArgs {
 /// Options of `ppcert webhook listen`.
 #[derive(Debug, Args, Clone)]
 pub struct WebhookListenArgs {
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:3000")]
+    /// Address to listen on (port 0 picks a free port); `--listen` is the same flag.
+    #[arg(long, visible_alias = "listen", default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
     /// Signature scheme: provider-docs (Koala-Signature), standard-webhooks, github.
     #[arg(long, default_value = "provider-docs", value_parser = scheme_parser())]
@@ -331,6 +379,11 @@ pub struct RunArgs {
     /// attestation.intoto.json, as `ppcert sign` does. Read before anything is sent.
     #[arg(long, value_name = "KEY")]
     pub sign_key: Option<PathBuf>,
+    /// Compare the run with an earlier bundle (directory or package, verified before anything
+    /// is sent): the reports gain a "Since the baseline" section, and a run that passed but
+    /// regressed exits 1 (see `ppcert diff`).
+    #[arg(long, value_name = "BUNDLE")]
+    pub baseline: Option<PathBuf>,
     /// First retry delay; later ones double, with jitter.
     #[arg(long, default_value_t = 250, value_name = "MS", hide = true)]
     pub backoff_ms: u64,
@@ -464,7 +517,8 @@ pub struct GenerateArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free port); other than loopback only with --public.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// `--listen` is the same flag, as on `proxy`.
+    #[arg(long, visible_alias = "listen", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
     /// Bearer token the sandbox accepts [default: a fresh random token, printed at start].
     #[arg(long, env = "PPCERT_SANDBOX_TOKEN", hide_env_values = true)]
@@ -511,6 +565,15 @@ pub struct ServeArgs {
     /// the first answer without writing again.
     #[arg(long)]
     pub require_idempotency_key: bool,
+    /// List a new booking's contracts only MS milliseconds after its subscription is answered
+    /// (read-after-write lag); until then the contracts read lists none, and neither the
+    /// subscription's nor an update's answer names them.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub contracts_delay_ms: Option<u64>,
+    /// Require If-Match on PATCH /subscriptions/{bn} with the ETag the contracts read carries
+    /// (428 without it, 412 when stale; the ETag changes with every update).
+    #[arg(long)]
+    pub require_if_match: bool,
     /// Issue tokens that live SECS seconds at POST /oauth/token (OAuth 2.0 client credentials:
     /// --client-id, with the sandbox's token as the client secret); the API then accepts only
     /// those, and answers an expired one 401 with WWW-Authenticate: Bearer error="invalid_token".

@@ -32,6 +32,8 @@ struct ProxyConfig {
     flight_seller: bool,
     partner_name: String,
     strict: bool,
+    /// `--baseline`'s profile, read before the proxy listens.
+    baseline: Option<crate::drift::Profile>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -54,6 +56,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
         partner_name: crate::config::partner_name(args.partner_name.as_ref(), file),
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
+        baseline: super::baseline::load(args.baseline.as_deref())?,
         staging,
     })
 }
@@ -102,13 +105,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         super::target::sandbox_dialect(config.staging.dialect_name()),
     )
     .await?;
-    let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
-    let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
-    let journal = super::bundle::open_journal(&dir, &run, false)?;
-    // Nothing per exchange in memory: a session may forward requests for hours.
-    let recording = Recording::spilling(journal);
-    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
-    let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
+    // Listening first: a proxy that cannot listen leaves no bundle directory or journal behind.
     let listen = super::proxy_command::listen_address(&args);
     let socket = tokio::net::TcpListener::bind(listen)
         .await
@@ -116,6 +113,13 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let addr = socket
         .local_addr()
         .map_err(|e| Failure::usage(e.to_string()))?;
+    let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
+    let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
+    let journal = super::bundle::open_journal(&dir, &run, false)?;
+    // Nothing per exchange in memory: a session may forward requests for hours.
+    let recording = Recording::spilling(journal);
+    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
+    let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     if !args.command.is_empty() {
         let listening = (socket, addr, limits);
         let code = with_command(&args, listening, (&config, run, &dir), proxy, opened).await?;
@@ -192,7 +196,14 @@ async fn with_command(
         ended.interrupted(),
     )
     .await?;
-    Ok(ended.exit_code(code))
+    let exit = ended.exit_code(code);
+    if exit != code {
+        crate::console::tell!(
+            "exit {exit}: `{}` failed by itself (its own exit code, passed on); the verdict above judges only the traffic it sent through the proxy",
+            Path::new(&args.command[0]).display()
+        );
+    }
+    Ok(exit)
 }
 
 /// The proxy in front of `base_url`, counting the requirements the partner must meet.
@@ -320,6 +331,7 @@ async fn finish(
         warnings.push(format!("{count} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})"));
     }
     let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, warnings);
+    super::baseline::attach(dir, &mut evidence, config.baseline.as_ref());
     let published = super::bundle::publish(
         dir,
         &mut evidence,
@@ -338,10 +350,11 @@ async fn finish(
         first_call: FirstCall::Answered,
         passed: evidence.verdict == evidence::Verdict::Passed,
     };
-    let code = run_exit_code(&outcome);
+    let code = super::baseline::exit_code(run_exit_code(&outcome), &evidence);
     if published.is_ok() {
         let mode = crate::output::OutputMode::decide(&Default::default());
         crate::console::say!("{}", crate::output::summary(&mode, &evidence, dir));
+        super::baseline::tell(&evidence, false);
     }
     Ok(code)
 }

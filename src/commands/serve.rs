@@ -45,6 +45,8 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         rate_limit_every: args.rate_limit_every,
         rate_limit_header: args.rate_limit_header,
         require_idempotency_key: args.require_idempotency_key,
+        contracts_delay: args.contracts_delay_ms.map(Duration::from_millis),
+        require_if_match: args.require_if_match,
         token_ttl: args.token_ttl.map(Duration::from_secs),
         client_id: args.client_id.clone(),
         retry_after_secs: args.retry_after_secs,

@@ -150,6 +150,35 @@ fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, 
     ))
 }
 
+/// Every `captured.NAME` a template reads is captured by an earlier call of each flow that
+/// makes the call (see [`Endpoints::check_flow`](crate::endpoints::Endpoints::check_flow)).
+fn check_captured(
+    args: &crate::cli::TargetArgs,
+    staging: &Staging,
+    scenario: &LoadedScenario,
+) -> Result<(), ConfigError> {
+    for flow in &scenario.scenario.flows {
+        let steps: Vec<crate::endpoints::FlowStep> = (flow.steps.iter())
+            .map(|step| crate::endpoints::FlowStep {
+                name: step.name(),
+                operations: step.operations(),
+            })
+            .collect();
+        staging
+            .endpoints
+            .check_flow(&flow.name, &steps)
+            .map_err(|error| ConfigError::CapturedTooEarly {
+                file: (args.config.as_deref())
+                    .unwrap_or(std::path::Path::new(DEFAULT_CONFIG))
+                    .display()
+                    .to_string(),
+                scenario: scenario.scenario.name.clone(),
+                error,
+            })?;
+    }
+    Ok(())
+}
+
 impl RunConfig {
     /// Merges defaults < `ppcert.toml` < environment < flags, with an interrupted run's
     /// recorded values (`--resume`) filling what the invocation leaves out, then validates the
@@ -164,6 +193,7 @@ impl RunConfig {
             None => fresh(args, file)?,
             Some(run) => resumed(args, file, run)?,
         };
+        check_captured(&args.target, &staging, &scenario)?;
         let scale = positive("--scale", scale, &bounds::SCALE)?;
         let flows: u64 = scenario
             .scenario

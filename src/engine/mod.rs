@@ -11,6 +11,7 @@ pub(crate) mod events;
 pub(crate) mod flow;
 pub(crate) mod gate;
 mod negative;
+mod polling;
 mod read_step;
 pub(crate) mod reading;
 mod response;

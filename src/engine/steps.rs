@@ -5,6 +5,7 @@ use super::step_error::{StepError, missing};
 use serde_json::{Value, json};
 
 use super::caller::Pending;
+use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll, lists_contracts};
 use super::reading::{Need, as_text};
 use super::state::QuoteRef;
 use super::step_context::StepContext;
@@ -178,7 +179,7 @@ pub(super) async fn read_contracts(
         // The scenario asked to read only what is not known yet: nothing is.
         return Ok(());
     }
-    let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
+    let mut pending = read_until_listed(cx).await?;
     pending.payload();
     for product_type in cx.booking().product_types.clone() {
         let mut context = cx.context(None, None, None);
@@ -206,6 +207,38 @@ pub(super) async fn read_contracts(
         }
     }
     cx.conclude(pending)
+}
+
+/// Reads the contracts; when an id is still unknown (the subscription's answer did not carry
+/// it), a staging that lists a new booking's contracts only later is asked again, every
+/// [`CONTRACTS_EVERY`] for at most [`CONTRACTS_WAIT`]: an empty list is not final. An
+/// `[endpoints.read_contracts.wait]` of the user's replaces this wait.
+async fn read_until_listed(cx: &mut StepContext<'_>) -> Result<Pending, StepError> {
+    let unknown: Vec<String> = (cx.booking().product_types.iter())
+        .filter(|t| !cx.state.contracts.contains_key(*t))
+        .map(|t| t.as_str().to_string())
+        .collect();
+    if unknown.is_empty() || cx.shared.endpoints.wait(Operation::ReadContracts).is_some() {
+        return read_contracts_call(cx, &cx.step_name.clone()).await;
+    }
+    let context = cx.read_context();
+    let expect = cx.success(Operation::ReadContracts);
+    let step = cx.step_name.clone();
+    let spec = cx.spec(Operation::ReadContracts, &step, &context, None, expect)?;
+    let poll = Poll {
+        condition: format!("the booking's {} contract listed", unknown.join(" and ")),
+        every: CONTRACTS_EVERY,
+        timeout: CONTRACTS_WAIT,
+        fail_on_timeout: false,
+    };
+    let pending = cx
+        .send_polling(spec, poll, |_, pending| {
+            Ok(pending
+                .success_body()
+                .is_some_and(|body| lists_contracts(&body, &unknown)))
+        })
+        .await;
+    Ok(pending)
 }
 
 pub(super) async fn delete_quote(cx: &mut StepContext<'_>) -> Result<(), StepError> {

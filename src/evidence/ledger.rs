@@ -52,7 +52,7 @@ impl Ledger {
         let success = exchange.counts_as_success();
         if success {
             counts.succeeded += 1;
-        } else if !exchange.retried && exchange.expectation.is_acceptance() {
+        } else if !exchange.retried && !exchange.poll && exchange.expectation.is_acceptance() {
             counts.failed += 1;
         }
         if self.lost.is_empty() && exchange.delivery != Delivery::MaybeProcessed {
@@ -173,6 +173,7 @@ mod tests {
             layout: None,
             reads: Vec::new(),
             token_fingerprint: None,
+            poll: false,
         }
     }
 

@@ -170,6 +170,7 @@ impl Forwarded {
             layout: None,
             reads: Vec::new(),
             token_fingerprint: (!token.expose().is_empty()).then(|| token.fingerprint()),
+            poll: false,
         }
     }
 }

@@ -107,6 +107,14 @@ async fn a_proxy_session_and_a_run_of_what_it_lacked_make_one_passed_dossier() {
 
     let verified = ppcert(dir.path(), &["verify", "d"], None).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
+    // diff compares two dossiers by the bundles added last: the session, then the run.
+    let diffed = ppcert(dir.path(), &["diff", "d2", "d"], None).await;
+    assert!(diffed.code <= 1, "{}{}", diffed.stdout, diffed.stderr);
+    assert!(
+        diffed.stderr.contains("comparing the bundle added last"),
+        "{}",
+        diffed.stderr
+    );
     tampered_member_fails(dir.path()).await;
     edited_record_fails(dir.path()).await;
 }

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{self, ApiDialect};
+use super::living;
 use super::validate::{self, ApiFailure, parse_data};
 use super::{ContractsLayout, DeltaShape, Layout, Shared};
 use crate::models::{
@@ -95,6 +96,11 @@ pub async fn subscribe(
     let now = shared.now();
     let booking_number = request.booking_number.clone();
     let created = shared.change(|store| store.subscribe(request, now))?;
+    let created = if shared.options.contracts_delay.is_some() {
+        living::without_contracts(created)
+    } else {
+        created
+    };
     let layout = &shared.options.layout;
     if layout.location_ids {
         // The new contract is named only by where it lives, as some REST APIs answer a POST.
@@ -116,13 +122,22 @@ pub async fn subscribe(
 pub async fn update(
     State(shared): State<Arc<Shared>>,
     Path(booking_number): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiFailure> {
     let now = shared.now();
     // An unknown booking or an expired contract is reported before the body is judged.
     shared.store().contracts_exist(&booking_number, now)?;
     let request: UpdateRequest = dialect::parse_request(shared.options.dialect, &body)?;
-    let (mut value, delta) = shared.change(|store| store.update(&booking_number, request, now))?;
+    let (value, delta) = shared.change(|store| {
+        living::check_if_match(&shared, store, &booking_number, &headers)?;
+        store.update(&booking_number, request, now)
+    })?;
+    let mut value = if living::contracts_hidden(&shared, &shared.store(), &booking_number, now) {
+        living::without_contracts(value)
+    } else {
+        value
+    };
     let layout = &shared.options.layout;
     let currency = value["price"]["currency"]
         .as_str()
@@ -141,7 +156,14 @@ pub async fn contracts(
 ) -> Result<Response, ApiFailure> {
     let now = shared.now();
     let rules = shared.rules();
-    let contracts = shared.store().contracts_of(&booking_number, now, rules)?;
+    let (contracts, etag) = {
+        let mut store = shared.store();
+        let mut contracts = store.contracts_of(&booking_number, now, rules)?;
+        if living::contracts_hidden(&shared, &store, &booking_number, now) {
+            contracts.clear();
+        }
+        (contracts, living::etag(&shared, &store, &booking_number))
+    };
     let layout = &shared.options.layout;
     let body = match layout.contracts {
         ContractsLayout::List => Value::Array(contracts.into_iter().map(|(_, c)| c).collect()),
@@ -162,7 +184,7 @@ pub async fn contracts(
             }
         }
     };
-    Ok(reply(layout, StatusCode::OK, body))
+    Ok(living::tagged(reply(layout, StatusCode::OK, body), etag))
 }
 
 pub async fn claim(

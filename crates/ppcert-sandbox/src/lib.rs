@@ -12,6 +12,7 @@ mod faults;
 mod handlers;
 mod idempotency;
 pub mod listener;
+mod living;
 mod oauth;
 mod shape;
 mod store;
@@ -164,6 +165,13 @@ pub struct SandboxOptions {
     pub webhooks: Option<WebhookOptions>,
     /// Body size, timeouts, connections and the stop's grace period.
     pub limits: listener::Limits,
+    /// A new booking's contracts are listed only this long after its subscription was
+    /// answered (read-after-write lag); meanwhile the subscription's answer and the contracts
+    /// read carry none.
+    pub contracts_delay: Option<Duration>,
+    /// `PATCH /subscriptions/{bn}` needs `If-Match` with the `ETag` of the booking's latest
+    /// contracts read: 428 without it, 412 when stale. Contracts reads then carry `ETag`.
+    pub require_if_match: bool,
 }
 
 impl Default for SandboxOptions {
@@ -190,6 +198,8 @@ impl Default for SandboxOptions {
             max_bookings: DEFAULT_MAX_BOOKINGS,
             webhooks: None,
             limits: listener::Limits::default(),
+            contracts_delay: None,
+            require_if_match: false,
         }
     }
 }

@@ -55,6 +55,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => None,
     };
     let (mut config, previous) = configure(&args)?;
+    let baseline = super::baseline::load(args.baseline.as_deref())?;
     if let Some(dossier) = &args.dossier
         && !super::dossier_run::narrow(dossier, &mut config)?
     {
@@ -83,7 +84,15 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     let ended = execute(session.shared.clone(), plan).await;
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
-    let code = end::conclude(&config, session, ended, (receiver, sandbox), &mode).await;
+    let listeners = (receiver, sandbox);
+    let code = end::conclude(
+        &config,
+        session,
+        ended,
+        listeners,
+        (&mode, baseline.as_ref()),
+    )
+    .await;
     if code == crate::exit_codes::INTERRUPTED {
         match &args.dossier {
             // The narrowed scenario is the dossier's to compute again, not the journal's.

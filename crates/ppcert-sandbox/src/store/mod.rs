@@ -60,6 +60,8 @@ struct Booking {
     flights: Vec<Flight>,
     first_departure: DateTime<FixedOffset>,
     contract_ids: Vec<String>,
+    /// Changes with every update: what the booking's `ETag` names.
+    version: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -212,6 +214,19 @@ impl Store {
             .collect();
         self.count(Operation::ReadContracts);
         Ok(contracts)
+    }
+}
+
+impl Store {
+    /// The booking's `ETag`: a strong validator that changes with every update.
+    pub fn etag(&self, bn: &str) -> Option<String> {
+        let booking = self.bookings.get(bn)?;
+        Some(format!("\"{bn}.v{}\"", booking.version))
+    }
+
+    /// When the booking was subscribed (its contracts' age), if it is known.
+    pub fn subscribed_at(&self, bn: &str) -> Option<DateTime<Utc>> {
+        self.bookings.get(bn).map(|b| b.created_at)
     }
 }
 

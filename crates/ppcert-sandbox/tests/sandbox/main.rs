@@ -5,6 +5,7 @@
 mod claims;
 mod expiry;
 mod listener;
+mod living;
 mod options;
 mod rules;
 mod webhooks;
