@@ -589,9 +589,10 @@ pub struct ServeArgs {
     /// Success status of DELETE /quotes/{id}.
     #[arg(long, default_value_t = 204, value_parser = clap::builder::PossibleValuesParser::new(["200", "202", "204"]).map(|s| s.parse::<u16>().unwrap_or(204)))]
     pub delete_status: u16,
-    /// How priceDelta is written: `number` (12.5), `string` ("12.50") or `object`
-    /// ({"amount": 12.5, "currency": "EUR"}).
-    #[arg(long, default_value = "number", value_parser = clap::builder::PossibleValuesParser::new(["number", "string", "object"]).map(|s| match s.as_str() { "string" => DeltaShape::String, "object" => DeltaShape::Object, _ => DeltaShape::Number }))]
+    /// How priceDelta is written: `number` (12.5), `string` ("12.50"), `object`
+    /// ({"amount": 12.5, "currency": "EUR"}) or `units-nanos` ({"currencyCode": "EUR",
+    /// "units": "12", "nanos": 500000000}, prices too).
+    #[arg(long, default_value = "number", value_parser = clap::builder::PossibleValuesParser::new(["number", "string", "object", "units-nanos"]).map(|s| match s.as_str() { "string" => DeltaShape::String, "object" => DeltaShape::Object, "units-nanos" => DeltaShape::UnitsNanos, _ => DeltaShape::Number }))]
     pub delta_shape: DeltaShape,
     /// Time a refundable claim stays in each status (ACCEPTED, REFUNDABLE) before moving on.
     #[arg(long, default_value_t = 2000, value_name = "MS")]
@@ -618,6 +619,14 @@ pub struct ServeArgs {
     /// Refuse a claimDate that is not a plain date (YYYY-MM-DD), as the spec types it.
     #[arg(long)]
     pub claim_date_day_only: bool,
+    /// Decide claims after answering them: a claim's answer carries no status, and the
+    /// contracts read shows it MS milliseconds after the claim (0: at once).
+    #[arg(long, value_name = "MS")]
+    pub claims_decided_after_ms: Option<u64>,
+    /// Refuse (400) a subscription whose booking number does not match this regex whole,
+    /// e.g. `[A-Z]{2}[0-9]{8}`.
+    #[arg(long, value_name = "REGEX")]
+    pub booking_number_pattern: Option<String>,
     /// Unused quotes held at most; beyond it the oldest expire, as any unused quote does 72 h
     /// after it was made (by the sandbox's clock). Keeps a long-lived sandbox's memory bounded.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_MAX_OPEN_QUOTES, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000).map(|n| n as usize))]

@@ -25,6 +25,7 @@ pub(crate) mod evidence;
 pub(crate) mod exit_codes;
 pub(crate) mod har;
 pub(crate) mod journal;
+pub(crate) mod money;
 /// The API models, shared with the sandbox crate.
 pub use ppcert_models as models;
 pub(crate) mod output;

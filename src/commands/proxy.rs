@@ -316,6 +316,8 @@ async fn finish(
     sandbox: Option<crate::sandbox::Sandbox>,
     interrupted: bool,
 ) -> Result<u8, Failure> {
+    // A claim counts once its status is known: read what the partner's traffic never showed.
+    proxy.confirm_claims().await;
     let recorded = proxy.recording.take();
     run.finished_at = Some(Timestamp::now());
     // Ctrl-C is how a bare proxy session ends; with COMMAND it cuts the partner's suite short.

@@ -27,7 +27,7 @@ pub(crate) enum ConfigError {
     CapturedTooEarly {
         file: String,
         scenario: String,
-        error: crate::endpoints::CapturedTooEarly,
+        error: Box<crate::endpoints::CapturedTooEarly>,
     },
     #[error(transparent)]
     OutOfBounds(#[from] OutOfBounds),

@@ -2,6 +2,7 @@
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
 mod auth;
+mod data;
 mod error;
 mod file;
 mod resumed;
@@ -173,7 +174,7 @@ fn check_captured(
                     .display()
                     .to_string(),
                 scenario: scenario.scenario.name.clone(),
-                error,
+                error: Box::new(error),
             })?;
     }
     Ok(())
@@ -189,7 +190,7 @@ impl RunConfig {
     ) -> Result<RunConfig, ConfigError> {
         let staging = Staging::load(&args.target)?;
         let file = &staging.file;
-        let (target, scenario, scale, resume_note) = match recorded {
+        let (target, mut scenario, scale, resume_note) = match recorded {
             None => fresh(args, file)?,
             Some(run) => resumed(args, file, run)?,
         };
@@ -205,6 +206,15 @@ impl RunConfig {
             "flow instances (repeats × --scale)",
             flows.saturating_mul(u64::from(scale.get())),
             &bounds::FLOW_INSTANCES,
+        )?;
+        let file_name = (args.target.config.as_deref())
+            .map_or_else(|| file::DEFAULT_CONFIG.into(), |p| p.display().to_string());
+        data::apply(
+            &mut scenario.scenario.data,
+            file,
+            &file_name,
+            flows.saturating_mul(u64::from(scale.get())),
+            &scenario.source.to_string(),
         )?;
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
         let concurrency = positive("concurrency", concurrency, &bounds::CONCURRENCY)?;

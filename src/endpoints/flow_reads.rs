@@ -2,7 +2,11 @@
 //! captures each before the call that reads it: a template reading a value no earlier call
 //! of its flow captures would fail mid-run, after some writes; it is refused before any.
 
-use super::{Endpoints, capture::capture_key, header_key, template};
+use std::collections::BTreeMap;
+
+use minijinja::Environment;
+
+use super::template;
 use crate::models::Operation;
 
 /// A template reads a captured value no earlier call of its flow captures.
@@ -29,76 +33,163 @@ pub(crate) struct FlowStep {
     pub operations: Vec<Operation>,
 }
 
-impl Endpoints {
-    /// Every (template key, NAME) pair where a template of `op` reads `captured.NAME`.
-    pub(crate) fn captured_reads(&self, op: Operation) -> Vec<(String, String)> {
-        let mut reads = Vec::new();
-        let mut add = |key: String, names: Vec<String>| {
-            reads.extend(names.into_iter().map(|name| (key.clone(), name)));
-        };
-        add(
-            format!("endpoints.{op}.path"),
-            template::captured_reads(&self.paths, op.as_str()),
-        );
-        for name in &self.endpoints[&op].headers {
-            add(
-                format!("endpoints.{op}.headers.{name}"),
-                template::captured_reads(&self.headers, &header_key(op, name)),
-            );
-        }
-        if self.has_body_template(op) {
-            add(
-                format!("endpoints.{op}.body"),
-                template::captured_reads(&self.bodies, op.as_str()),
-            );
-        }
-        for name in self.endpoints[&op].captures.keys() {
-            let key = capture_key(op, name);
-            add(key.clone(), template::captured_reads(&self.captures, &key));
-        }
-        reads
-    }
+/// What one operation's templates read of `captured`, and what its answer may give it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct OpReads {
+    /// (template key, NAME) for every unguarded `captured.NAME` of a path, header, body or
+    /// capture template.
+    pub templates: Vec<(String, String)>,
+    /// The names its wait's condition reads (its own answer's values count for those).
+    pub wait: Vec<String>,
+    /// The built-in values and the user's captures of its answer.
+    pub gives: Vec<String>,
+}
 
-    /// What the wait of `op` reads from `captured` (its own answer's captures count).
-    fn wait_reads(&self, op: Operation) -> Vec<String> {
-        let Some(wait) = self.wait(op) else {
-            return Vec::new();
-        };
-        let source = format!("{{{{ {} }}}}", wait.until);
-        template::captured_in(&source, wait.names(&self.captures))
+/// Every operation's [`OpReads`], found once when the endpoints compile.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FlowReads(pub BTreeMap<Operation, OpReads>);
+
+impl FlowReads {
+    pub(super) fn templates(&self, op: Operation) -> &[(String, String)] {
+        self.0
+            .get(&op)
+            .map_or(&[], |reads| reads.templates.as_slice())
     }
 
     /// Checks that every `captured.NAME` a call of the flow reads is captured by a call
     /// before it (built-in values included: an answer may carry them).
-    pub(crate) fn check_flow(
+    pub(super) fn check_flow(
         &self,
         flow: &str,
         steps: &[FlowStep],
     ) -> Result<(), CapturedTooEarly> {
-        let mut captured: Vec<String> = Vec::new();
+        let empty = OpReads::default();
+        let mut captured: Vec<&str> = Vec::new();
         for (index, step) in steps.iter().enumerate() {
-            let refuse = |template: String, name: String| CapturedTooEarly {
+            let refuse = |template: String, name: &str| CapturedTooEarly {
                 template,
-                name,
+                name: name.to_string(),
                 flow: flow.to_string(),
                 number: index + 1,
                 step: step.name.clone(),
             };
-            for &op in &step.operations {
-                for (key, name) in self.captured_reads(op) {
-                    if !captured.contains(&name) {
-                        return Err(refuse(key, name));
+            for op in &step.operations {
+                let reads = self.0.get(op).unwrap_or(&empty);
+                for (key, name) in &reads.templates {
+                    if !captured.contains(&name.as_str()) {
+                        return Err(refuse(key.clone(), name));
                     }
                 }
-                let own = self.may_capture(op);
-                for name in self.wait_reads(op) {
-                    if !captured.contains(&name) && !own.contains(&name) {
+                for name in &reads.wait {
+                    if !captured.contains(&name.as_str()) && !reads.gives.contains(name) {
                         return Err(refuse(format!("endpoints.{op}.wait.until"), name));
                     }
                 }
-                captured.extend(own);
+                captured.extend(reads.gives.iter().map(String::as_str));
             }
         }
         Ok(())
+    }
+}
+
+/// Adds the `captured.NAME` values template `name` of `env` reads, under `key`.
+pub(super) fn add_reads(
+    out: &mut Vec<(String, String)>,
+    key: String,
+    env: &Environment<'static>,
+    name: &str,
+) {
+    for read in template::captured_reads(env, name) {
+        out.push((key.clone(), read));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoints::{CaptureSpec, EndpointOverride, Endpoints, HeaderCapture, WaitSpec};
+
+    fn step(name: &str, operations: &[Operation]) -> FlowStep {
+        FlowStep {
+            name: name.into(),
+            operations: operations.to_vec(),
+        }
+    }
+
+    /// The contracts read captures `etag` (and may wait on `wait_until`); the update sends
+    /// `header` as its If-Match.
+    fn if_match(header: &str, wait_until: Option<&str>) -> Endpoints {
+        let etag = CaptureSpec::Header(HeaderCapture {
+            header: "ETag".into(),
+            pattern: None,
+        });
+        let read = EndpointOverride {
+            capture: BTreeMap::from([("etag".to_string(), etag)]),
+            wait: wait_until.map(|until| WaitSpec {
+                until: until.into(),
+                every: "100ms".into(),
+                timeout: "1s".into(),
+            }),
+            ..Default::default()
+        };
+        let update = EndpointOverride {
+            headers: BTreeMap::from([("If-Match".to_string(), header.to_string())]),
+            ..Default::default()
+        };
+        let overrides = BTreeMap::from([
+            ("read_contracts".to_string(), read),
+            ("update".to_string(), update),
+        ]);
+        crate::dialect::spec_with(&overrides).unwrap()
+    }
+
+    #[test]
+    fn a_value_must_be_captured_by_an_earlier_call_of_the_flow() {
+        use Operation::*;
+        let endpoints = if_match("{{ captured.etag }}", None);
+        let steps = [
+            step("quote", &[Quote]),
+            step("subscribe", &[Subscription]),
+            step("update", &[Quote, Update]),
+            step("read_contracts", &[ReadContracts]),
+        ];
+        let error = endpoints.check_flow("lifecycle", &steps).unwrap_err();
+        assert_eq!(error.template, "endpoints.update.headers.If-Match");
+        assert_eq!((error.name.as_str(), error.number), ("etag", 3));
+        assert!(error.to_string().contains("flow `lifecycle`"), "{error}");
+        let steps = [
+            step("quote", &[Quote]),
+            step("subscribe", &[Subscription]),
+            step("read_contracts", &[ReadContracts]),
+            step("update", &[Quote, Update]),
+            step("update", &[Quote, Update]),
+        ];
+        endpoints.check_flow("lifecycle", &steps).unwrap();
+    }
+
+    #[test]
+    fn a_guarded_read_and_a_wait_on_its_own_answer_need_nothing_earlier() {
+        use Operation::*;
+        let guarded = if_match("{{ captured.etag | default(\"*\") }}", None);
+        guarded
+            .check_flow("f", &[step("update", &[Quote, Update])])
+            .unwrap();
+        let waiting = if_match(
+            "*",
+            Some("captured.etag is defined and captured.contract_id"),
+        );
+        waiting
+            .check_flow("f", &[step("read_contracts", &[ReadContracts])])
+            .unwrap();
+        // A built-in value an earlier call may give counts as captured.
+        let by_id = if_match("{{ captured.id }}", None);
+        by_id
+            .check_flow("f", &[step("update", &[Quote, Update])])
+            .unwrap();
+        let steps = [
+            step("subscribe", &[Subscription]),
+            step("update", &[Update]),
+        ];
+        assert_eq!(by_id.check_flow("f", &steps).unwrap_err().name, "id");
     }
 }

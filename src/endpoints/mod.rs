@@ -71,6 +71,8 @@ pub(crate) struct Endpoints {
     bodies: Arc<Environment<'static>>,
     headers: Arc<Environment<'static>>,
     captures: Arc<Environment<'static>>,
+    /// Where each operation's templates read `captured.NAME` (see `flow_reads.rs`).
+    reads: Arc<flow_reads::FlowReads>,
 }
 
 impl std::fmt::Debug for Endpoints {
@@ -199,13 +201,65 @@ impl Endpoints {
             let custom = definitions.get(op.as_str()).cloned().unwrap_or_default();
             endpoints.insert(op, compile_one(op, custom, &mut templates)?);
         }
-        Ok(Endpoints {
+        let mut compiled = Endpoints {
             endpoints,
             paths: Arc::new(templates.paths),
             bodies: Arc::new(templates.bodies),
             headers: Arc::new(templates.headers),
             captures: Arc::new(templates.captures),
-        })
+            reads: Arc::default(),
+        };
+        compiled.reads = Arc::new(compiled.find_reads());
+        Ok(compiled)
+    }
+
+    /// What each operation's templates read of `captured`, and what its answer gives.
+    fn find_reads(&self) -> flow_reads::FlowReads {
+        let mut all = BTreeMap::new();
+        for op in Operation::ALL {
+            let endpoint = &self.endpoints[&op];
+            let mut templates = Vec::new();
+            let key = format!("endpoints.{op}.path");
+            flow_reads::add_reads(&mut templates, key, &self.paths, op.as_str());
+            for name in &endpoint.headers {
+                let key = format!("endpoints.{op}.headers.{name}");
+                flow_reads::add_reads(&mut templates, key, &self.headers, &header_key(op, name));
+            }
+            if endpoint.has_body_template {
+                let key = format!("endpoints.{op}.body");
+                flow_reads::add_reads(&mut templates, key, &self.bodies, op.as_str());
+            }
+            for name in endpoint.captures.keys() {
+                let key = capture::capture_key(op, name);
+                flow_reads::add_reads(&mut templates, key.clone(), &self.captures, &key);
+            }
+            let wait = (endpoint.wait.as_ref()).map_or_else(Vec::new, |w| w.reads(&self.captures));
+            let gives = self.may_capture(op);
+            all.insert(
+                op,
+                flow_reads::OpReads {
+                    templates,
+                    wait,
+                    gives,
+                },
+            );
+        }
+        flow_reads::FlowReads(all)
+    }
+
+    /// Every (template key, NAME) pair where a template of `op` reads `captured.NAME`.
+    pub(crate) fn captured_reads(&self, op: Operation) -> &[(String, String)] {
+        self.reads.templates(op)
+    }
+
+    /// Checks that every `captured.NAME` a call of the flow reads is captured by a call
+    /// before it in `steps` (built-in values included: an answer may carry them).
+    pub(crate) fn check_flow(
+        &self,
+        flow: &str,
+        steps: &[FlowStep],
+    ) -> Result<(), CapturedTooEarly> {
+        self.reads.check_flow(flow, steps)
     }
 
     /// Reads `name` from an answer with the configured capture; `None` when no capture is
@@ -276,7 +330,7 @@ impl Endpoints {
         let Some(wait) = &self.endpoints[&op].wait else {
             return Ok(());
         };
-        let fail = |reason: String| {
+        let fail = |reason| {
             EndpointError::new(
                 op,
                 WaitError {
@@ -285,17 +339,7 @@ impl Endpoints {
                 },
             )
         };
-        let source = format!("{{{{ {} }}}}", wait.until);
-        for name in wait.names(&self.captures) {
-            if !template::names_resolve(&source, &name, context) {
-                return Err(fail(format!(
-                    "`{name}` is not in the template context of {op} (README: \"Template context\")"
-                )));
-            }
-        }
-        wait.holds(&self.captures, context)
-            .map(|_| ())
-            .map_err(fail)
+        wait.rehearse(&self.captures, op, context).map_err(fail)
     }
 
     /// Every value some endpoint may capture, with a sample value: what `captured` may hold.

@@ -95,6 +95,33 @@ impl Wait {
             .map(|e| e.undeclared_variables(true).into_iter().collect())
             .unwrap_or_default()
     }
+
+    /// The `captured.NAME` values the condition reads unguarded.
+    pub(super) fn reads(&self, env: &Environment<'static>) -> Vec<String> {
+        super::template::captured_in(&self.source(), self.names(env))
+    }
+
+    /// The condition as a template's source, for the checks that read templates.
+    fn source(&self) -> String {
+        format!("{{{{ {} }}}}", self.until)
+    }
+
+    /// Before a run: the condition names only what the call's `context` holds, and evaluates.
+    pub(super) fn rehearse(
+        &self,
+        env: &Environment<'static>,
+        op: crate::models::Operation,
+        context: &Value,
+    ) -> Result<(), String> {
+        for name in self.names(env) {
+            if !super::template::names_resolve(&self.source(), &name, context) {
+                return Err(format!(
+                    "`{name}` is not in the template context of {op} (README: \"Template context\")"
+                ));
+            }
+        }
+        self.holds(env, context).map(|_| ())
+    }
 }
 
 /// "500ms", "2s", "1m": a whole number and a unit, within `range` (milliseconds).

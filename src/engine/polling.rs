@@ -126,15 +126,19 @@ impl StepContext<'_> {
     /// The values the answer gives: every name its operation may capture (`builtin`), or only
     /// the user's own captures; what cannot be read is left out.
     fn answer_values(&self, pending: &Pending, builtin: bool) -> Vec<(String, Value, String)> {
-        let Some(body) = pending.success_body() else {
-            return Vec::new();
-        };
         let op = pending.spec.operation;
         let endpoints = &self.shared.endpoints;
         let names = if builtin {
             endpoints.may_capture(op)
         } else {
             endpoints.named_captures(op)
+        };
+        // Most calls have no capture of the user's own: their answer is not parsed again.
+        let Some(body) = (!names.is_empty())
+            .then(|| pending.success_body())
+            .flatten()
+        else {
+            return Vec::new();
         };
         let empty = Default::default();
         let headers = (pending.attempt.response.as_ref()).map_or(&empty, |r| &r.headers);
@@ -184,9 +188,27 @@ impl StepContext<'_> {
     }
 }
 
-/// Whether a contracts answer lists a contract of each of `product_types`.
-pub(super) fn lists_contracts(body: &Value, product_types: &[String]) -> bool {
-    product_types
-        .iter()
-        .all(|t| reading::builtin(Operation::ReadContracts, "contract_id", t, body).is_some())
+impl StepContext<'_> {
+    /// Whether a contracts answer lists a contract of each of `product_types`, read as the
+    /// step will read it: with a configured `contract_id` capture, else the built-in reading.
+    pub(super) fn lists_contracts(&self, pending: &Pending, product_types: &[String]) -> bool {
+        let Some(body) = pending.success_body() else {
+            return false;
+        };
+        let empty = Default::default();
+        let headers = (pending.attempt.response.as_ref()).map_or(&empty, |r| &r.headers);
+        let answer = AnswerView {
+            body: &body,
+            headers,
+        };
+        let op = Operation::ReadContracts;
+        product_types.iter().all(|t| {
+            let mut context = pending.spec.context.clone();
+            context["product_type"] = Value::String(t.clone());
+            let builtin = |body: &Value| reading::builtin(op, "contract_id", t, body);
+            let endpoints = &self.shared.endpoints;
+            reading::read(endpoints, op, "contract_id", &context, answer, builtin)
+                .is_ok_and(|read| read.value.is_some())
+        })
+    }
 }

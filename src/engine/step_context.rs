@@ -140,7 +140,7 @@ impl StepContext<'_> {
     fn captured_uses(&self, operation: Operation) -> Vec<crate::record::ValueRead> {
         let mut uses: Vec<crate::record::ValueRead> = Vec::new();
         for (template, name) in self.shared.endpoints.captured_reads(operation) {
-            let Some(found) = self.state.captured.get(&name) else {
+            let Some(found) = self.state.captured.get(name) else {
                 continue;
             };
             let name = format!("captured.{name}");

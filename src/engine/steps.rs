@@ -1,11 +1,12 @@
 //! The positive steps: what each sends, what it checks, and what it hands the next step.
 
 use super::step_error::{StepError, missing};
+use rust_decimal::Decimal;
 
 use serde_json::{Value, json};
 
 use super::caller::Pending;
-use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll, lists_contracts};
+use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};
 use super::reading::{Need, as_text};
 use super::state::QuoteRef;
 use super::step_context::StepContext;
@@ -21,7 +22,7 @@ pub(super) async fn quote_call(
     step: &str,
     body: Value,
     expected: Option<Sign>,
-) -> Result<(QuoteRef, Option<f64>), StepError> {
+) -> Result<(QuoteRef, Option<Decimal>), StepError> {
     let context = cx.context(None, None, None);
     let expect = cx.success(Operation::Quote);
     let spec = cx.spec(Operation::Quote, step, &context, Some(body), expect)?;
@@ -143,7 +144,7 @@ pub(super) async fn update(
         let expected = single.then_some(update.expected_delta);
         let (quote, delta) = quote_call(cx, &step, body, expected).await?;
         total_delta = delta
-            .map(|d| d + total_delta.unwrap_or(0.0))
+            .map(|d| d + total_delta.unwrap_or(Decimal::ZERO))
             .or(total_delta);
         quotes.push(quote);
     }
@@ -155,7 +156,7 @@ pub(super) async fn update(
     write_contract(cx, Operation::Update, &context, body).await?;
     cx.state.booking = Some(update.booking);
     cx.state.quotes = quotes;
-    cx.state.price_delta = total_delta;
+    cx.state.price_delta = total_delta.map(crate::money::to_f64);
     cx.state.mutation = Some(update.mutation);
     Ok(())
 }
@@ -232,10 +233,8 @@ async fn read_until_listed(cx: &mut StepContext<'_>) -> Result<Pending, StepErro
         fail_on_timeout: false,
     };
     let pending = cx
-        .send_polling(spec, poll, |_, pending| {
-            Ok(pending
-                .success_body()
-                .is_some_and(|body| lists_contracts(&body, &unknown)))
+        .send_polling(spec, poll, |cx, pending| {
+            Ok(cx.lists_contracts(pending, &unknown))
         })
         .await;
     Ok(pending)
@@ -273,11 +272,11 @@ pub(super) async fn report_flight_cancellation(cx: &mut StepContext<'_>) -> Resu
     cx.send_and_conclude(spec).await
 }
 
-fn delta_check(delta: &Result<(f64, &'static str), String>, expected: Sign) -> Check {
+fn delta_check(delta: &Result<(Decimal, &'static str), String>, expected: Sign) -> Check {
     match delta {
         Ok((value, shape)) => Check::new(
             "price_delta_sign",
-            Sign::of(*value) == expected,
+            Sign::of(crate::money::signum(*value)) == expected,
             format!("priceDelta {value} ({shape}), expected {expected}"),
         ),
         Err(e) => Check::fail("price_delta_sign", e.clone()),

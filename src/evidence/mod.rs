@@ -3,6 +3,7 @@
 
 pub(crate) mod baseline;
 pub(crate) mod collect;
+mod confirmed;
 pub(crate) mod derive;
 mod ledger;
 mod model;

@@ -5,6 +5,7 @@
 //! be written as a `ppcert.toml`.
 
 mod candidates;
+mod confirm;
 mod prober;
 mod proof;
 mod steps;

@@ -258,3 +258,35 @@ async fn a_wait_never_met_fails_naming_the_condition_and_the_last_answer_polls_u
         "{requirement}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_built_in_contracts_read_waits_for_a_lagging_staging_with_no_config() {
+    let sandbox = sandbox_with(SandboxOptions {
+        contracts_delay: Some(Duration::from_millis(300)),
+        ..fast_options()
+    })
+    .await;
+    let (finished, evidence, dir) = run_against(&sandbox, "certification", &[]).await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    ledger_equals(&evidence, &sandbox);
+    let exchanges = journal_exchanges(&dir.path().join("bundle"));
+    let polls = exchanges.iter().filter(|x| x["poll"] == true).count() as u64;
+    let counted = (exchanges.iter())
+        .filter(|x| x["operation"] == "read_contracts" && x["poll"] != true)
+        .count() as u64;
+    assert!(polls > 0, "an empty list was taken as final");
+    assert_eq!(counted, 5, "one counted read per lifecycle flow");
+    assert_eq!(sandbox_counts(&sandbox)["read_contracts"], counted + polls);
+}
+
+/// The default batch against a staging that lists contracts at once sends what it sent before
+/// waits existed: no poll, one contracts read per lifecycle flow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_batch_against_a_prompt_staging_makes_no_poll() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let (finished, _evidence, dir) = run_against(&sandbox, "certification", &[]).await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    let exchanges = journal_exchanges(&dir.path().join("bundle"));
+    assert!(exchanges.iter().all(|x| x.get("poll").is_none()));
+    assert_eq!(sandbox_counts(&sandbox)["read_contracts"], 5);
+}

@@ -6,6 +6,7 @@ mod bundle;
 mod captures;
 mod ci;
 mod common;
+mod confirmed_claims;
 #[cfg(unix)]
 mod container;
 mod datagen;
@@ -37,6 +38,7 @@ mod run_webhooks;
 mod sandbox_webhooks;
 mod scale;
 mod serve;
+mod staging_data;
 mod staging_model;
 mod tls;
 mod tokens;

@@ -43,7 +43,26 @@ fn delta_value(layout: &Layout, delta: f64, currency: &str) -> Value {
         DeltaShape::Number => json!(delta),
         DeltaShape::String => json!(format!("{delta:.2}")),
         DeltaShape::Object => json!({ "amount": delta, "currency": currency }),
+        DeltaShape::UnitsNanos => units_nanos(delta, currency),
     }
+}
+
+/// A price as the layout writes it: `{amount, currency}`, or Google's units and nanos.
+fn price_value(layout: &Layout, amount: f64, currency: &str) -> Value {
+    match layout.price_delta {
+        DeltaShape::UnitsNanos => units_nanos(amount, currency),
+        _ => json!({ "amount": amount, "currency": currency }),
+    }
+}
+
+/// `google.type.Money`: whole units (an int64, so a JSON string) and nanos of the same sign.
+fn units_nanos(amount: f64, currency: &str) -> Value {
+    let cents = (amount * 100.0).round() as i64;
+    json!({
+        "currencyCode": currency,
+        "units": (cents / 100).to_string(),
+        "nanos": (cents % 100) * 10_000_000,
+    })
 }
 
 pub async fn create_quote(
@@ -60,7 +79,7 @@ pub async fn create_quote(
     let mut value = json!({
         "id": created.id,
         "reference": created.reference,
-        "price": { "amount": created.price, "currency": created.currency },
+        "price": price_value(layout, created.price, &created.currency),
         "productTypes": created.product_types,
     });
     if let Some(bn) = created.booking_number {
@@ -88,11 +107,30 @@ pub async fn delete_quote(
     ))
 }
 
+/// A staging that accepts only its own booking-number shape refuses any other with a 400.
+fn check_booking_pattern(options: &crate::SandboxOptions, number: &str) -> Result<(), ApiFailure> {
+    let Some(pattern) = &options.booking_number_pattern else {
+        return Ok(());
+    };
+    let whole = regex::Regex::new(&format!("^(?:{pattern})$")).map_err(|_| {
+        ApiFailure::invalid("data.bookingNumber", "the sandbox's pattern is broken")
+    })?;
+    if whole.is_match(number) {
+        return Ok(());
+    }
+    Err(ApiFailure::field(
+        "data.bookingNumber",
+        "INVALID_BOOKING_NUMBER",
+        format!("bookingNumber `{number}` does not match ^{pattern}$"),
+    ))
+}
+
 pub async fn subscribe(
     State(shared): State<Arc<Shared>>,
     body: Bytes,
 ) -> Result<Response, ApiFailure> {
     let request: SubscriptionRequest = dialect::parse_request(shared.options.dialect, &body)?;
+    check_booking_pattern(&shared.options, &request.booking_number)?;
     let now = shared.now();
     let booking_number = request.booking_number.clone();
     let created = shared.change(|store| store.subscribe(request, now))?;
@@ -144,6 +182,9 @@ pub async fn update(
         .unwrap_or_default()
         .to_string();
     value["priceDelta"] = delta_value(layout, delta, &currency);
+    if let Some(amount) = value["price"]["amount"].as_f64() {
+        value["price"] = price_value(layout, amount, &currency);
+    }
     if layout.update_status == 204 {
         return Ok(StatusCode::NO_CONTENT.into_response());
     }

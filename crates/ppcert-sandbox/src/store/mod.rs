@@ -88,6 +88,9 @@ pub struct Rules {
     pub production: bool,
     /// Time for a claim with bank details to move one status (ACCEPTED → REFUNDABLE → REFUNDED).
     pub claim_step: Duration,
+    /// Claims decided after their answer: the answer carries no status, and the contracts
+    /// show it once this long has passed since the claim.
+    pub claims_decided_after: Option<Duration>,
 }
 
 /// What a successful quote returns.

@@ -8,4 +8,5 @@ mod listener;
 mod living;
 mod options;
 mod rules;
+mod staging_behaviours;
 mod webhooks;
