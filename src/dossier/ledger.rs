@@ -80,9 +80,16 @@ fn count(
     seen: &mut HashMap<String, u32>,
     proofs: &mut HashMap<Operation, Vec<Proof>>,
 ) -> (u32, u32) {
+    // A claim counts only once its status was read and not flagged, as in the member's ledger.
+    let mut claims = crate::evidence::confirmed::ClaimConfirmations::default();
+    (member.exchanges.iter()).for_each(|e| claims.add(e, e.counts_as_success()));
+    let confirmed: std::collections::HashSet<u64> = claims.confirmed().collect();
+    let counted = |e: &&Exchange| {
+        e.counts_as_success() && (e.operation != Operation::Claim || confirmed.contains(&e.seq))
+    };
     let mut mine: HashMap<String, Vec<&Exchange>> = HashMap::new();
     let mut order = Vec::new();
-    for exchange in member.exchanges.iter().filter(|e| e.counts_as_success()) {
+    for exchange in member.exchanges.iter().filter(counted) {
         let key = super::identity::key(exchange);
         let list = mine.entry(key.clone()).or_default();
         if list.is_empty() {
