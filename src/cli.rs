@@ -72,6 +72,7 @@ pub enum Command {
     Report(ReportArgs),
     /// Check a bundle (or package) against its MANIFEST.sha256 and compute its verdict again
     /// from its journal; with --key, check its signature too. Exits 1 naming any difference.
+    /// A dossier (`ppcert dossier`) is checked down to every bundle it holds.
     Verify(VerifyArgs),
     /// Run the embedded staging simulator ("sandbox") standalone, until Ctrl-C.
     Serve(ServeArgs),
@@ -88,7 +89,7 @@ pub enum Command {
     Keygen(KeygenArgs),
     /// Sign a finished bundle: write DIR/attestation.intoto.json, an in-toto statement in a
     /// DSSE envelope naming every file by SHA-256 and the verdict computed again from the
-    /// journal. Refuses a bundle that does not verify.
+    /// journal. Refuses a bundle that does not verify. Signs a dossier likewise.
     Sign(SignArgs),
     /// Pack a bundle and its attestation into one .tar.gz to hand to the provider
     /// (`ppcert verify FILE.tar.gz` checks it without unpacking).

@@ -97,6 +97,30 @@ impl Source {
     }
 }
 
+/// Each file's SHA-256, hashed once however often the manifest and the attestation ask.
+pub(crate) struct Digests<'a> {
+    source: &'a Source,
+    known: std::collections::HashMap<String, String>,
+}
+
+impl<'a> Digests<'a> {
+    pub(crate) fn new(source: &'a Source) -> Digests<'a> {
+        Digests {
+            source,
+            known: Default::default(),
+        }
+    }
+
+    pub(crate) fn of(&mut self, name: &str) -> std::io::Result<String> {
+        if let Some(known) = self.known.get(name) {
+            return Ok(known.clone());
+        }
+        let value = self.source.digest(name)?;
+        self.known.insert(name.to_string(), value.clone());
+        Ok(value)
+    }
+}
+
 /// Whether `entries` holds `name` as a regular file.
 pub(crate) fn has_file(entries: &[Entry], name: &str) -> bool {
     entries

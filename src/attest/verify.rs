@@ -2,11 +2,9 @@
 //! manifest, the record against the verdict computed again from the journal, and the
 //! attestation's signature, subjects and predicate.
 
-use std::collections::HashMap;
-
 use ed25519_dalek::VerifyingKey;
 
-use super::bundle::{Source, has_file};
+use super::bundle::{Digests, Source, has_file};
 use super::dsse::Envelope;
 use super::{AttestationError, PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement};
 use crate::evidence::{self, Evidence};
@@ -121,16 +119,8 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
             return checked;
         }
     };
-    // Each file is hashed once, for the manifest and the attestation's subjects both.
-    let mut digests: HashMap<String, String> = HashMap::new();
-    let mut digest = |name: &str| -> std::io::Result<String> {
-        if let Some(known) = digests.get(name) {
-            return Ok(known.clone());
-        }
-        let value = source.digest(name)?;
-        digests.insert(name.to_string(), value.clone());
-        Ok(value)
-    };
+    let mut digests = Digests::new(source);
+    let mut digest = |name: &str| digests.of(name);
     if has_file(&entries, manifest::FILE_NAME) {
         match source.read_to_string(manifest::FILE_NAME) {
             Ok(text) => {
@@ -274,6 +264,17 @@ fn attested(
     let consistent = disagreements.is_empty();
     disagreements.into_iter().for_each(&mut broken);
     let signed_at = statement.predicate.signed_at;
+    signature(&envelope, key, (consistent, signed_at), &mut broken)
+}
+
+/// What the envelope's signature comes to: with `key`, it must verify by it (else `broken` is
+/// told why); a statement that is not `consistent` with what it signs is broken either way.
+pub(crate) fn signature(
+    envelope: &Envelope,
+    key: Option<&VerifyingKey>,
+    (consistent, signed_at): (bool, Timestamp),
+    broken: &mut dyn FnMut(String),
+) -> Signed {
     match key {
         Some(key) if !envelope.signed_by(key) => {
             broken(format!(

@@ -37,11 +37,34 @@ pub(crate) fn diff(args: DiffArgs) -> Result<u8, Failure> {
             "diff needs BASE and NEW, or --run BASE NEW --proxy BASE NEW",
         ));
     };
-    let compared = drift::diff(base, new)?;
+    let (base, new) = (latest_of(base)?, latest_of(new)?);
+    let compared = drift::diff(&base, &new)?;
     print(args.json, &compared, || {
         drift::text::render(&compared.drift, &compared.new)
     })?;
     Ok(code(compared.drift.regressed()))
+}
+
+/// A dossier (`ppcert dossier`) is compared by the bundle added to it last, kept inside it
+/// as a package; any other path as it is.
+fn latest_of(path: &std::path::Path) -> Result<PathBuf, Failure> {
+    let record = path.join(crate::dossier::FILE_NAME);
+    if !record.is_file() {
+        return Ok(path.to_path_buf());
+    }
+    let dossier = std::fs::read_to_string(&record)
+        .map_err(|e| e.to_string())
+        .and_then(|text| crate::dossier::Dossier::parse(&record.display().to_string(), &text))
+        .map_err(Failure::usage)?;
+    let latest = (dossier.members.last())
+        .ok_or_else(|| Failure::usage(format!("{}: a dossier with no bundle", path.display())))?;
+    crate::console::tell!(
+        "{}: a dossier; comparing the bundle added last, run {} ({})",
+        path.display(),
+        latest.run_id,
+        latest.file
+    );
+    Ok(path.join(&latest.file))
 }
 
 fn code(regressed: bool) -> u8 {

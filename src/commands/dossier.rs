@@ -34,22 +34,30 @@ pub(crate) fn verdict_code(dossier: &Dossier) -> u8 {
     }
 }
 
-/// The verdict and the ledger, a line each.
+/// The verdict and the ledger, a line each, on stdout.
 pub(crate) fn say_summary(dir: &Path, dossier: &Dossier) {
-    crate::console::say!(
+    summary(dir, dossier)
+        .iter()
+        .for_each(|line| crate::console::say!("{line}"));
+}
+
+/// The verdict and the ledger, a line each.
+pub(crate) fn summary(dir: &Path, dossier: &Dossier) -> Vec<String> {
+    let mut lines = vec![format!(
         "dossier {}: verdict {} for partner \"{}\" against {} ({} bundle(s))",
         dir.display(),
         dossier.verdict.word(),
         dossier.partner.name,
         dossier.target.base_url,
         dossier.members.len()
-    );
-    for r in &dossier.requirements {
-        let by: Vec<String> = (r.proven_by.iter())
+    )];
+    for requirement in &dossier.requirements {
+        let r = &requirement.counts;
+        let by: Vec<String> = (requirement.proven_by.iter())
             .map(|p| format!("{} {}", p.run_id, p.counted))
             .collect();
         let met = if r.met { "met" } else { "NOT met" };
-        crate::console::say!(
+        lines.push(format!(
             "  {:<20} {:>3}/{:<3} {met:<7} proven by: {}",
             r.operation.as_str(),
             r.succeeded,
@@ -59,11 +67,15 @@ pub(crate) fn say_summary(dir: &Path, dossier: &Dossier) {
             } else {
                 by.join(", ")
             }
-        );
+        ));
     }
-    if let Some(notice) = &dossier.notice {
-        crate::console::say!("note: {notice}");
-    }
+    lines.extend(
+        dossier
+            .notice
+            .iter()
+            .map(|notice| format!("note: {notice}")),
+    );
+    lines
 }
 
 /// The dossier at `dir` verified and read, or `None` when there is none yet. A directory
@@ -310,5 +322,34 @@ pub(crate) fn package(dir: &Path, top: &str, out: &Path) -> Result<u8, Failure> 
     crate::attest::package::write(dir, top, &files, out)
         .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", out.display())))?;
     crate::console::say!("{}", out.display());
+    Ok(exit_codes::SUCCESS)
+}
+
+/// `ppcert report` of a dossier: its reports written again from the ledger its members give,
+/// once everything but the reports verifies.
+pub(crate) fn report(dir: &Path) -> Result<u8, Failure> {
+    // The attestation aside: reports rendered again are the same bytes it signed.
+    let checked = check(&Source::Dir(dir.to_path_buf()), None, false);
+    let (Some(dossier), true) = (
+        &checked.dossier,
+        checked.problems.len() == checked.rerenderable,
+    ) else {
+        return Err(refuse(
+            dir,
+            &checked,
+            "the dossier is not its members', refusing to re-render",
+        ));
+    };
+    let write = || -> std::io::Result<()> {
+        for (name, text) in crate::dossier::render::reports(dossier)? {
+            crate::report::write_atomic(&dir.join(name), text.as_bytes())?;
+        }
+        manifest::write(dir)
+    };
+    write().map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))?;
+    crate::console::say!(
+        "{}: reports written again from the dossier's members",
+        dir.display()
+    );
     Ok(exit_codes::SUCCESS)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ed25519_dalek::SigningKey;
 
-use super::dossier::{add, open, say_summary, verdict_code};
+use super::dossier::{add, open, summary, verdict_code};
 use crate::config::{RunConfig, Target};
 use crate::dossier::{Dossier, ledger, plan};
 use crate::error::Failure;
@@ -121,7 +121,8 @@ pub(crate) fn join(
         let (path, fingerprint) = super::dossier::sign(dir, key, true)?;
         crate::console::tell!("signed: {} (key SHA256:{fingerprint})", path.display());
     }
-    say_summary(dir, &dossier);
+    // On stderr: stdout holds the run's own summary (a JSON object alone with --json).
+    (summary(dir, &dossier).iter()).for_each(|line| crate::console::tell!("{line}"));
     Ok(match code {
         exit_codes::SUCCESS | exit_codes::REQUIREMENT_NOT_MET => verdict_code(&dossier),
         other => other,

@@ -18,6 +18,9 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
         )));
     }
     let source = Source::Dir(args.dir.clone());
+    if crate::dossier::verify::is_dossier(&source) {
+        return super::dossier::report(&args.dir);
+    }
     let checked = check(&source, None, false);
     // A changed or missing report is what re-rendering is for; anything else means the record
     // is not the run's, and a re-render (with a fresh manifest) would vouch for it.

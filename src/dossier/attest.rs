@@ -148,26 +148,5 @@ pub(crate) fn check(
         ));
         consistent = false;
     }
-    match key {
-        Some(key) if !envelope.signed_by(key) => {
-            broken(format!(
-                "no signature in it verifies with the given key (fingerprint {})",
-                keys::fingerprint(key)
-            ));
-            Signed::Broken
-        }
-        _ if !consistent => Signed::Broken,
-        Some(key) => Signed::ByKey {
-            fingerprint: keys::fingerprint(key),
-            signed_at,
-        },
-        None => Signed::Unchecked {
-            keyids: envelope
-                .signatures
-                .iter()
-                .map(|s| s.keyid.clone())
-                .collect(),
-            signed_at,
-        },
-    }
+    crate::attest::verify::signature(&envelope, key, (consistent, signed_at), &mut broken)
 }

@@ -8,7 +8,7 @@ use super::model::{
     Dossier, DossierRequirement, DossierTarget, HELD_TO, Member, Proof, SANDBOX_NOTICE, SCHEMA,
     SCHEMA_VERSION,
 };
-use crate::evidence::{Evidence, Tool, Verdict};
+use crate::evidence::{Evidence, RequirementResult, Tool, Verdict};
 use crate::models::Operation;
 use crate::record::Exchange;
 use crate::scenario::Requirement;
@@ -52,7 +52,7 @@ pub(crate) fn compute(members: &[Read]) -> Dossier {
         .iter()
         .map(|r| requirement(r, members, proofs.remove(&r.operation).unwrap_or_default()))
         .collect();
-    let verdict = match ledger.iter().all(|r| r.met) {
+    let verdict = match ledger.iter().all(|r| r.counts.met) {
         true => Verdict::Passed,
         false => Verdict::Failed,
     };
@@ -80,9 +80,16 @@ fn count(
     seen: &mut HashMap<String, u32>,
     proofs: &mut HashMap<Operation, Vec<Proof>>,
 ) -> (u32, u32) {
+    // A claim counts only once its status was read and not flagged, as in the member's ledger.
+    let mut claims = crate::evidence::confirmed::ClaimConfirmations::default();
+    (member.exchanges.iter()).for_each(|e| claims.add(e, e.counts_as_success()));
+    let confirmed: std::collections::HashSet<u64> = claims.confirmed().collect();
+    let counted = |e: &&Exchange| {
+        e.counts_as_success() && (e.operation != Operation::Claim || confirmed.contains(&e.seq))
+    };
     let mut mine: HashMap<String, Vec<&Exchange>> = HashMap::new();
     let mut order = Vec::new();
-    for exchange in member.exchanges.iter().filter(|e| e.counts_as_success()) {
+    for exchange in member.exchanges.iter().filter(counted) {
         let key = super::identity::key(exchange);
         let list = mine.entry(key.clone()).or_default();
         if list.is_empty() {
@@ -137,12 +144,14 @@ fn requirement(r: &Requirement, members: &[Read], proven_by: Vec<Proof>) -> Doss
         .fold((0, 0), |(f, u), (a, b)| (f + a, u + b));
     let succeeded = proven_by.iter().map(|p| p.counted).sum();
     DossierRequirement {
-        operation: r.operation,
-        required: r.required,
-        succeeded,
-        failed,
-        unconfirmed,
-        met: succeeded >= r.required,
+        counts: RequirementResult {
+            operation: r.operation,
+            required: r.required,
+            succeeded,
+            failed,
+            unconfirmed,
+            met: succeeded >= r.required,
+        },
         proven_by,
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::evidence::{Partner, Tool, Verdict};
+use crate::evidence::{Partner, RequirementResult, Tool, Verdict};
 use crate::models::Operation;
 
 /// The dossier's own record, beside its members and reports.
@@ -43,18 +43,12 @@ pub(crate) struct DossierTarget {
     pub sandbox: bool,
 }
 
-/// One requirement across every member.
+/// One requirement across every member: `succeeded` counts distinct operations, `failed` and
+/// `unconfirmed` add up the members' own counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct DossierRequirement {
-    pub operation: Operation,
-    pub required: u32,
-    /// Distinct successful operations across the members (each counted once).
-    pub succeeded: u32,
-    /// The members' own failed counts, added up.
-    pub failed: u32,
-    /// The members' own unconfirmed counts, added up.
-    pub unconfirmed: u32,
-    pub met: bool,
+    #[serde(flatten)]
+    pub counts: RequirementResult,
     /// Which members proved it, and by which exchanges.
     pub proven_by: Vec<Proof>,
 }
@@ -111,6 +105,7 @@ impl Dossier {
     pub(crate) fn missing(&self) -> Vec<(Operation, u32)> {
         self.requirements
             .iter()
+            .map(|r| &r.counts)
             .filter(|r| r.succeeded < r.required)
             .map(|r| (r.operation, r.required - r.succeeded))
             .collect()

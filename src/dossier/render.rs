@@ -4,7 +4,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::model::{Dossier, HELD_TO};
-use crate::models::Operation;
+use crate::evidence::RequirementResult;
 use crate::report::Format;
 
 /// At most this many exchange numbers are listed per bundle and requirement; the rest counted.
@@ -17,18 +17,14 @@ struct View<'a> {
     notice: Option<&'a str>,
     verdict: &'static str,
     held_to: &'static str,
-    requirements: Vec<RequirementView>,
+    requirements: Vec<RequirementView<'a>>,
     unmet: usize,
 }
 
 #[derive(Serialize)]
-struct RequirementView {
-    operation: Operation,
-    required: u32,
-    succeeded: u32,
-    failed: u32,
-    unconfirmed: u32,
-    met: bool,
+struct RequirementView<'a> {
+    #[serde(flatten)]
+    counts: &'a RequirementResult,
     proofs: Vec<ProofView>,
 }
 
@@ -43,12 +39,7 @@ struct ProofView {
 fn view(dossier: &Dossier) -> View<'_> {
     let requirements = (dossier.requirements.iter())
         .map(|r| RequirementView {
-            operation: r.operation,
-            required: r.required,
-            succeeded: r.succeeded,
-            failed: r.failed,
-            unconfirmed: r.unconfirmed,
-            met: r.met,
+            counts: &r.counts,
             proofs: (r.proven_by.iter())
                 .map(|p| ProofView {
                     run_id: p.run_id.clone(),
@@ -64,7 +55,11 @@ fn view(dossier: &Dossier) -> View<'_> {
         verdict: dossier.verdict.word(),
         held_to: HELD_TO,
         requirements,
-        unmet: dossier.requirements.iter().filter(|r| !r.met).count(),
+        unmet: dossier
+            .requirements
+            .iter()
+            .filter(|r| !r.counts.met)
+            .count(),
     }
 }
 
@@ -76,20 +71,10 @@ fn listed(seqs: &[u64]) -> String {
     }
 }
 
-/// A server's or partner's text made inert in a Markdown table cell.
-fn md(value: String) -> String {
-    value
-        .replace(['\r', '\n'], " ")
-        .replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('`', "'")
-}
-
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.add_filter("md", md);
+    env.add_filter("md", crate::report::md);
     for (name, text) in [
         ("dossier.html.j2", include_str!("templates/dossier.html.j2")),
         ("dossier.md.j2", include_str!("templates/dossier.md.j2")),

@@ -2,21 +2,22 @@
 //! against the manifest, every member as a bundle of its own, `dossier.json` against the
 //! ledger computed again from the members, and the attestation.
 
-use std::collections::HashMap;
-
 use ed25519_dalek::VerifyingKey;
 use serde_json::Value;
 
 use super::ledger::{self, Read};
 use super::members;
 use super::model::{Dossier, FILE_NAME, is_member_file};
-use crate::attest::bundle::{Source, has_file};
+use crate::attest::bundle::{Digests, Source, has_file};
 use crate::attest::verify::Signed;
 use crate::report::manifest::{self, ATTESTATION};
 
 /// Everything a check of a dossier found.
 pub(crate) struct Checked {
     pub problems: Vec<String>,
+    /// How many of `problems` are report files changed or missing (`ppcert report` writes
+    /// them again from the record).
+    pub rerenderable: usize,
     /// The dossier computed again from its members, when every member verified.
     pub dossier: Option<Dossier>,
     /// The members, verified and read, in the order the dossier lists them.
@@ -43,6 +44,7 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
             .into_iter()
             .map(|p| p.message)
             .collect(),
+        rerenderable: 0,
         dossier: None,
         members: Vec::new(),
         listed: Vec::new(),
@@ -56,18 +58,12 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
             return checked;
         }
     };
-    let mut digests: HashMap<String, String> = HashMap::new();
-    let mut digest = |name: &str| -> std::io::Result<String> {
-        if let Some(known) = digests.get(name) {
-            return Ok(known.clone());
-        }
-        let value = source.digest(name)?;
-        digests.insert(name.to_string(), value.clone());
-        Ok(value)
-    };
+    let mut digests = Digests::new(source);
+    let mut digest = |name: &str| digests.of(name);
     match source.read_to_string(manifest::FILE_NAME) {
         Ok(text) => {
             let found = manifest::check_holding(&text, &entries, &mut digest, &[FILE_NAME]);
+            checked.rerenderable = found.iter().filter(|p| p.rerenderable).count();
             checked
                 .problems
                 .extend(found.into_iter().map(|p| p.message));
@@ -91,7 +87,8 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
     };
     read_members(source, &recorded, &mut checked);
     let tool = recorded.tool.clone();
-    if checked.problems.is_empty() && !checked.members.is_empty() {
+    // A changed report does not stop the ledger being computed again: `report` rewrites it.
+    if checked.problems.len() == checked.rerenderable && !checked.members.is_empty() {
         let computed = ledger::compute(&checked.members);
         checked.problems.extend(differences(&recorded, &computed));
         checked.dossier = Some(computed);

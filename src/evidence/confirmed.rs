@@ -22,6 +22,8 @@ pub(crate) struct ClaimTally {
 #[derive(Default)]
 pub(crate) struct ClaimConfirmations {
     statuses: Vec<Option<ClaimStatus>>,
+    /// The `seq` of each accepted claim, beside its status (a dossier names the ones counted).
+    seqs: Vec<u64>,
     /// The latest claim of each (flow, booking): a later read of that booking's contracts
     /// tells its status.
     latest: HashMap<(String, Option<String>), usize>,
@@ -36,6 +38,7 @@ impl ClaimConfirmations {
             Operation::Claim if accepted => {
                 self.latest.insert(key, self.statuses.len());
                 self.statuses.push(status);
+                self.seqs.push(exchange.seq);
             }
             Operation::ReadContracts if status.is_some() => {
                 if let Some(index) = self.latest.get(&key) {
@@ -44,6 +47,17 @@ impl ClaimConfirmations {
             }
             _ => {}
         }
+    }
+
+    /// The `seq` of each claim that counts: its status read and not flagged.
+    pub(crate) fn confirmed(&self) -> impl Iterator<Item = u64> + '_ {
+        (self.statuses.iter().zip(&self.seqs))
+            .filter(|(status, _)| {
+                status
+                    .as_ref()
+                    .is_some_and(|s| *s != ClaimStatus::ManualVerificationNeeded)
+            })
+            .map(|(_, seq)| *seq)
     }
 
     pub(crate) fn tally(&self) -> ClaimTally {

@@ -3,7 +3,7 @@
 
 pub(crate) mod baseline;
 pub(crate) mod collect;
-mod confirmed;
+pub(crate) mod confirmed;
 pub(crate) mod derive;
 mod ledger;
 mod model;

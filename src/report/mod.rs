@@ -13,4 +13,4 @@ mod timeline;
 pub mod view;
 
 pub(crate) use files::{Format, write_atomic};
-pub(crate) use render::{append_step_summary, write_bundle, write_reports};
+pub(crate) use render::{append_step_summary, md, write_bundle, write_reports};

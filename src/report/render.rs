@@ -13,7 +13,7 @@ use crate::evidence::{self, Evidence};
 /// Markdown table cells: no pipe or line break may escape the cell.
 /// A server's text made inert in Markdown: on one line, no table cell break, no HTML (a
 /// comment would hide the rest of the job summary), no way out of a code span.
-fn md(value: String) -> String {
+pub(crate) fn md(value: String) -> String {
     value
         .replace(['\r', '\n'], " ")
         .replace('|', "\\|")

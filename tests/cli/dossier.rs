@@ -107,7 +107,36 @@ async fn a_proxy_session_and_a_run_of_what_it_lacked_make_one_passed_dossier() {
 
     let verified = ppcert(dir.path(), &["verify", "d"], None).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
+    // diff compares two dossiers by the bundles added last: the session, then the run.
+    let diffed = ppcert(dir.path(), &["diff", "d2", "d"], None).await;
+    assert!(diffed.code <= 1, "{}{}", diffed.stdout, diffed.stderr);
+    assert!(
+        diffed.stderr.contains("comparing the bundle added last"),
+        "{}",
+        diffed.stderr
+    );
     tampered_member_fails(dir.path()).await;
+    edited_record_fails(dir.path()).await;
+}
+
+/// A `dossier.json` claiming more than its members give (its manifest line rewritten too)
+/// fails `verify`, naming the field.
+async fn edited_record_fails(dir: &Path) {
+    copy_dir(&dir.join("d"), &dir.join("e"));
+    let path = dir.join("e/dossier.json");
+    let mut record = read_json(&path);
+    record["requirements"][0]["succeeded"] = serde_json::json!(99);
+    std::fs::write(&path, serde_json::to_vec_pretty(&record).unwrap()).unwrap();
+    rehash(&dir.join("e"), "dossier.json");
+    let verified = ppcert(dir, &["verify", "e"], None).await;
+    assert_eq!(verified.code, 1, "{}", verified.stdout);
+    assert!(
+        verified
+            .stderr
+            .contains("dossier.json.requirements[0].succeeded: says 99"),
+        "{}",
+        verified.stderr
+    );
 }
 
 /// A member whose journal was changed (its manifest line rewritten too, and the dossier's, as
@@ -179,7 +208,9 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
 
     let child = Run::against(&sandbox).out("i").spawn(dir.path());
     let journal = dir.path().join("i/journal.jsonl");
-    while journal_lines(&journal).await < 8 {
+    // Well into the run: its Ctrl-C handler is installed by then (a run killed by the signal
+    // before it is would end with no code at all).
+    while journal_lines(&journal).await < 20 {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     interrupt(&child).await;
@@ -205,6 +236,21 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
         "{}",
         verified.stdout
     );
+    // With --key, every bundle added must carry a signature by it: the session does not.
+    let unsigned = ppcert(
+        dir.path(),
+        &["dossier", "b", "--key", "k.pub", "--out", "s"],
+        None,
+    )
+    .await;
+    assert_eq!(unsigned.code, 1, "{}", unsigned.stderr);
+    assert!(
+        unsigned
+            .stderr
+            .contains("b: attestation.intoto.json: missing"),
+        "{}",
+        unsigned.stderr
+    );
 
     let dossier = read_json(&dir.path().join("d/dossier.json"));
     assert_eq!(dossier["verdict"], "passed");
@@ -226,6 +272,12 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
             assert!(line.contains(proof["run_id"].as_str().unwrap()), "{line}");
         }
     }
+    // A lost report is written again, the same bytes: the signature still holds.
+    std::fs::remove_file(dir.path().join("d/report.html")).unwrap();
+    let rendered = ppcert(dir.path(), &["report", "d"], None).await;
+    assert_eq!(rendered.code, 0, "{}", rendered.stderr);
+    let verified = ppcert(dir.path(), &["verify", "d", "--key", "k.pub"], None).await;
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
     // The package of the signed dossier verifies too, wherever it goes.
     let packed = ppcert(dir.path(), &["package", "d", "--out", "d.tar.gz"], None).await;
     assert_eq!(packed.code, 0, "{}", packed.stderr);

@@ -94,7 +94,14 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     )
     .await;
     if code == crate::exit_codes::INTERRUPTED {
-        crate::console::tell!("{}", resume_command(&args, &config, &dir));
+        match &args.dossier {
+            // The narrowed scenario is the dossier's to compute again, not the journal's.
+            Some(dossier) => crate::console::tell!(
+                "to finish: run with --dossier {} again; it sends only what is still missing",
+                shell_word(dossier)
+            ),
+            None => crate::console::tell!("{}", resume_command(&args, &config, &dir)),
+        }
     }
     let code = match &signer {
         Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
