@@ -11,7 +11,7 @@ use crate::evidence::baseline::BundleRef;
 use crate::evidence::{Evidence, PARTNER_TRAFFIC, RequirementResult, Verdict};
 use crate::journal;
 use crate::models::Operation;
-use crate::record::Exchange;
+use crate::record::{Delivery, Exchange};
 
 /// An operation as one step sends it, kept apart from the same operation sent elsewhere (a
 /// quote for an update has other fields than a first quote) and from negative checks.
@@ -82,6 +82,12 @@ impl OpProfile {
                 Some(_) => entry.found += 1,
                 None => entry.missing += 1,
             }
+        }
+        // A write whose answer was lost and that a conflict later confirmed: it succeeded,
+        // whatever the status of the attempt that found out.
+        if exchange.delivery == Delivery::Reconciled {
+            self.succeeded += 1;
+            return;
         }
         let Some(response) = &exchange.response else {
             self.unanswered += 1;

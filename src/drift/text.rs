@@ -5,12 +5,15 @@ use std::fmt::Write;
 use crate::evidence::baseline::{BundleRef, Drift, Finding};
 
 fn bundle(b: &BundleRef) -> String {
+    let what = if b.source == "proxy" {
+        "proxy session".to_string()
+    } else {
+        format!("scenario {}", b.scenario)
+    };
     format!(
-        "{} (run {}, {} {}, {})",
+        "{} (run {}, {what}, {})",
         b.bundle,
         b.run_id,
-        b.source,
-        b.scenario,
         b.verdict.to_uppercase()
     )
 }
