@@ -141,6 +141,9 @@ pub(crate) struct ResponseRecord {
     /// (an id past the cut is still an id); never written to the record.
     #[serde(skip)]
     pub full_json: Option<std::sync::Arc<Value>>,
+    /// The `Content-Encoding` the answer came in (`gzip`, `br`, ...); `body` is decoded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
 }
 
 impl ResponseRecord {

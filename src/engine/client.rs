@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::cancel::Cancel;
 pub(crate) use super::client_error::ClientError;
 pub use super::response::MAX_KEPT_BODY;
+pub(crate) use super::response::MAX_READ_BODY;
 use super::response::{describe, read_response};
 pub(crate) use super::response::{keep_body, tls_hint};
 pub use super::tls::install_crypto_provider;
@@ -253,6 +254,7 @@ impl ApiClient {
         for (name, value) in [
             ("content-type", "application/JSON"),
             ("accept", "application/JSON"),
+            ("accept-encoding", super::encoding::ACCEPT_ENCODING),
         ] {
             headers.insert(name, value.parse().expect("static header"));
             recorded.insert(name.to_string(), value.to_string());
@@ -364,6 +366,7 @@ mod tests {
             body_truncated: false,
             full_json: None,
             cut: None,
+            encoding: None,
         }
     }
 

@@ -7,6 +7,7 @@ pub(crate) mod cancel;
 mod claims;
 pub mod client;
 mod client_error;
+pub(crate) mod encoding;
 pub(crate) mod events;
 pub(crate) mod flow;
 pub(crate) mod gate;

@@ -73,6 +73,9 @@ pub(super) async fn read_response(
             }
         }
     }
+    let encoding = headers.get("content-encoding").map(String::as_str);
+    let (bytes, encoding) = super::encoding::decode(encoding, bytes, MAX_READ_BODY)
+        .map_err(|why| BodyError::Undecodable { status, why })?;
     let (body, body_truncated, full_json) = keep_body(&bytes, token);
     Ok(ResponseRecord {
         status,
@@ -81,6 +84,7 @@ pub(super) async fn read_response(
         body_truncated,
         full_json,
         cut: None,
+        encoding,
     })
 }
 

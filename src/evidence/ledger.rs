@@ -160,6 +160,7 @@ mod tests {
                 body_truncated: false,
                 full_json: None,
                 cut: None,
+                encoding: None,
             }),
             outcome: crate::record::Outcome::Error,
             checks: Vec::new(),

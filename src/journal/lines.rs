@@ -340,6 +340,7 @@ mod tests {
                 body: Body::from_value(&serde_json::json!("<html>bad gateway</html>")),
                 body_truncated: true,
                 cut: None,
+                encoding: None,
             }),
             outcome: Outcome::Error,
             checks: Vec::new(),
