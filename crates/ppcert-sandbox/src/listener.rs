@@ -66,6 +66,19 @@ pub async fn serve(
     limits: Limits,
     stop: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
+    serve_tls(listener, router, limits, None, stop).await
+}
+
+/// As [`serve`]; with `tls`, each connection is a TLS one (a handshake that fails, or takes
+/// longer than the header timeout, closes it).
+pub async fn serve_tls(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    stop: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let router = router.layer(axum::middleware::from_fn_with_state(limits, bounded_body));
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let (closing, closed) = watch::channel(false);
@@ -96,8 +109,19 @@ pub async fn serve(
         let _ = tcp.set_nodelay(true);
         let router = router.clone();
         let closed = closed.clone();
+        let acceptor = acceptor.clone();
         connections.spawn(async move {
-            connection(tcp, router, limits.header_timeout, closed).await;
+            match acceptor {
+                None => connection(tcp, router, limits.header_timeout, closed).await,
+                Some(acceptor) => {
+                    let handshake = acceptor.accept(tcp);
+                    if let Ok(Ok(tls)) =
+                        tokio::time::timeout(limits.header_timeout, handshake).await
+                    {
+                        connection(tls, router, limits.header_timeout, closed).await;
+                    }
+                }
+            }
             drop(permit);
         });
     }
@@ -111,12 +135,14 @@ pub async fn serve(
 }
 
 /// One HTTP/1.1 connection, closed gracefully (after its current request) once `closed` says so.
-async fn connection(
-    tcp: tokio::net::TcpStream,
+async fn connection<Io>(
+    tcp: Io,
     router: Router,
     header_timeout: Duration,
     mut closed: watch::Receiver<bool>,
-) {
+) where
+    Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
