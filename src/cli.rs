@@ -123,6 +123,18 @@ pub struct TargetArgs {
     /// themselves come from HTTPS_PROXY / NO_PROXY.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
+    /// Client certificate (PEM) for a staging that requires mutual TLS; needs --key
+    /// [default: `[target] client_cert`].
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// The private key (PEM) of --cert; never printed [default: `[target] client_key`].
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// A header sent on every API call, `NAME: VALUE` (repeatable); adds to or overrides
+    /// `[target.headers]`, an endpoint's own headers override it. The value is a template:
+    /// `{{ env.NAME }}` reads the environment (a secret, redacted everywhere).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
     /// How the staging spells its calls: `spec`, `provider-docs` or a dialect file
     /// [default: `[target] dialect`, else spec]. See `ppcert dialects`.
     #[arg(long, value_name = "NAME|PATH")]

@@ -4,10 +4,12 @@
 mod auth;
 mod error;
 mod file;
+pub(crate) mod headers;
 mod resumed;
 mod secrets;
 mod staging;
 mod target;
+pub(crate) mod tls;
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::ops::RangeInclusive;

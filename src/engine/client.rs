@@ -126,13 +126,18 @@ fn token_rejected(response: &ResponseRecord, tokens: &Tokens) -> bool {
     challenge || says(response.body.json()) || tokens.expired()
 }
 
-/// The HTTP client of a target: its timeout and extra TLS root; the token endpoint uses it too.
+/// The HTTP client of a target: its timeout, extra TLS root and client certificate (PEM
+/// chain and key, checked when the staging was resolved); the token endpoint uses it too.
 pub(crate) fn http_client(
     timeout: Duration,
     cacert: Option<&std::path::Path>,
+    identity: Option<&[u8]>,
 ) -> Result<reqwest::Client, ClientError> {
     install_crypto_provider();
     let mut builder = reqwest::Client::builder();
+    if let Some(pem) = identity {
+        builder = builder.identity(reqwest::Identity::from_pem(pem).map_err(ClientError::Build)?);
+    }
     if let Some(path) = cacert {
         let path = || path.to_path_buf();
         let pem = std::fs::read(path()).map_err(|error| ClientError::CacertUnreadable {
