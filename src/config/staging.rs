@@ -64,7 +64,7 @@ impl Staging {
             .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))?;
         Ok(Staging {
             timeout: request_timeout(args, &file),
-            cacert: tls::cacert(args, &file),
+            cacert: tls::cacert(args, &file)?,
             identity: tls::client_identity(args, &file)?,
             secrets,
             file,

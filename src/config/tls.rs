@@ -50,9 +50,20 @@ pub(crate) enum TlsError {
     Unpaired { missing: &'static str },
 }
 
-/// `--cacert`, else `[target] cacert` (already resolved against the file's directory).
-pub(crate) fn cacert(args: &TargetArgs, file: &FileConfig) -> Option<PathBuf> {
-    args.cacert.clone().or_else(|| file.target.cacert.clone())
+/// `--cacert`, else `[target] cacert` (already resolved against the file's directory),
+/// checked to hold a PEM certificate now: a key or an empty file there would trust nothing.
+pub(crate) fn cacert(args: &TargetArgs, file: &FileConfig) -> Result<Option<PathBuf>, TlsError> {
+    let (option, path) = match (&args.cacert, &file.target.cacert) {
+        (Some(path), _) => ("--cacert", path),
+        (None, Some(path)) => ("cacert", path),
+        (None, None) => return Ok(None),
+    };
+    let pem = read(option, path)?;
+    let certs = CertificateDer::pem_slice_iter(&pem).collect::<Result<Vec<_>, _>>();
+    if !certs.is_ok_and(|certs| !certs.is_empty()) {
+        return Err(invalid(option, path, "holds no PEM certificate".into()));
+    }
+    Ok(Some(path.clone()))
 }
 
 /// `--cert`/`--key`, else `[target] client_cert`/`client_key`: read and checked now.

@@ -34,6 +34,7 @@ mod scale;
 mod serve;
 mod staging_model;
 mod tls;
+mod transport;
 mod tokens;
 mod webhook_interop;
 mod webhook_send;
