@@ -40,8 +40,12 @@ async fn a_gzip_staging_needing_a_version_header_is_certified_with_a_config_alon
     let (refused, _) = Run::against(&sandbox).scenario("smoke").finish().await;
     assert_ne!(refused.code, 0);
     assert!(
-        refused.stdout.contains("this API needs the header X-Api-Version: 2")
-            || refused.stderr.contains("this API needs the header X-Api-Version: 2"),
+        refused
+            .stdout
+            .contains("this API needs the header X-Api-Version: 2")
+            || refused
+                .stderr
+                .contains("this API needs the header X-Api-Version: 2"),
         "{}\n{}",
         refused.stdout,
         refused.stderr
@@ -62,9 +66,14 @@ async fn a_gzip_staging_needing_a_version_header_is_certified_with_a_config_alon
     assert!(gzipped > 20, "answers with a body note gzip: {gzipped}");
     let utc = regex::Regex::new(r"^[A-Z0-9-]+ \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$").unwrap();
     for exchange in exchanges {
-        let id = exchange["request"]["headers"]["x-request-id"].as_str().unwrap_or_default();
+        let id = exchange["request"]["headers"]["x-request-id"]
+            .as_str()
+            .unwrap_or_default();
         assert!(utc.is_match(id), "{id}");
-        assert_eq!(exchange["request"]["headers"]["accept-encoding"], "gzip, deflate, br");
+        assert_eq!(
+            exchange["request"]["headers"]["accept-encoding"],
+            "gzip, deflate, br"
+        );
     }
 }
 
@@ -143,7 +152,10 @@ fn assert_nowhere(dir: &std::path::Path, streams: &[&str], secrets: &[String]) {
                 stack.push(path);
             } else if !path.starts_with(dir.join("certs")) {
                 let bytes = std::fs::read(&path).unwrap();
-                texts.push((path.display().to_string(), String::from_utf8_lossy(&bytes).into()));
+                texts.push((
+                    path.display().to_string(),
+                    String::from_utf8_lossy(&bytes).into(),
+                ));
             }
         }
     }
@@ -165,7 +177,11 @@ async fn an_https_staging_with_a_private_ca_gateway_key_and_client_certificate_i
     let dir = dir_with_certs();
     let unset = run().scenario("smoke").finish_in(dir.path()).await;
     assert_eq!(unset.code, 2, "{}", unset.stderr);
-    assert!(unset.stderr.contains("PPCERT_GATEWAY_KEY"), "{}", unset.stderr);
+    assert!(
+        unset.stderr.contains("PPCERT_GATEWAY_KEY"),
+        "{}",
+        unset.stderr
+    );
     assert_eq!(sandbox.requests_received(), 0);
 
     // A wrong key: the gateway's 401 in its words, not a rejected token (exit 3).
@@ -180,7 +196,10 @@ async fn an_https_staging_with_a_private_ca_gateway_key_and_client_certificate_i
     assert!(!said.contains("token was rejected"), "{said}");
 
     // Without the client certificate the staging refuses the connection.
-    let no_cert = GUARDED_CONFIG.replace("client_cert = \"certs/client.pem\"\nclient_key = \"certs/client.key\"\n", "");
+    let no_cert = GUARDED_CONFIG.replace(
+        "client_cert = \"certs/client.pem\"\nclient_key = \"certs/client.key\"\n",
+        "",
+    );
     let refused = Run::against(&sandbox)
         .config(&no_cert)
         .env("PPCERT_GATEWAY_KEY", key)
@@ -204,7 +223,12 @@ async fn an_https_staging_with_a_private_ca_gateway_key_and_client_certificate_i
         .filter(|l| !l.starts_with("-----"))
         .collect();
     let mut secrets = spellings(key);
-    secrets.extend(client_key.lines().filter(|l| !l.starts_with("-----")).map(str::to_string));
+    secrets.extend(
+        client_key
+            .lines()
+            .filter(|l| !l.starts_with("-----"))
+            .map(str::to_string),
+    );
     secrets.push(key_body);
     assert_nowhere(dir.path(), &[&finished.stdout, &finished.stderr], &secrets);
 }
@@ -213,17 +237,69 @@ async fn an_https_staging_with_a_private_ca_gateway_key_and_client_certificate_i
 async fn bad_tls_material_and_forbidden_headers_are_exit_2_naming_them() {
     let dir = dir_with_certs();
     for (config, args, named) in [
-        ("[target]\nclient_cert = \"certs/client.pem\"\nclient_key = \"certs/ca.pem\"\n", vec![], "certs/ca.pem"),
-        ("[target]\nclient_cert = \"certs/missing.pem\"\nclient_key = \"certs/client.key\"\n", vec![], "missing.pem"),
-        ("[target]\ncacert = \"certs/client.key\"\n", vec![], "client.key"),
-        ("[target.headers]\nAuthorization = \"x\"\n", vec![], "target.headers.Authorization"),
+        (
+            "[target]\nclient_cert = \"certs/client.pem\"\nclient_key = \"certs/ca.pem\"\n",
+            vec![],
+            "certs/ca.pem",
+        ),
+        (
+            "[target]\nclient_cert = \"certs/missing.pem\"\nclient_key = \"certs/client.key\"\n",
+            vec![],
+            "missing.pem",
+        ),
+        (
+            "[target]\ncacert = \"certs/client.key\"\n",
+            vec![],
+            "client.key",
+        ),
+        (
+            "[target.headers]\nAuthorization = \"x\"\n",
+            vec![],
+            "target.headers.Authorization",
+        ),
         ("", vec!["--header", "Host: x"], "--header Host"),
     ] {
-        let mut run = Run::at("http://127.0.0.1:9", "tok-0123456789abcdef").config(config).scenario("smoke");
+        let mut run = Run::at("http://127.0.0.1:9", "tok-0123456789abcdef")
+            .config(config)
+            .scenario("smoke");
         run = run.args(&args);
         let finished = run.finish_in(dir.path()).await;
         assert_eq!(finished.code, 2, "{config}: {}", finished.stderr);
-        assert!(finished.stderr.contains(named), "{config}: {}", finished.stderr);
-        assert!(!finished.stderr.contains("PRIVATE KEY"), "{}", finished.stderr);
+        assert!(
+            finished.stderr.contains(named),
+            "{config}: {}",
+            finished.stderr
+        );
+        assert!(
+            !finished.stderr.contains("PRIVATE KEY"),
+            "{}",
+            finished.stderr
+        );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_is_not_what_its_content_encoding_says_is_an_error_that_says_so() {
+    let base = serve(axum::Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::CREATED,
+            [
+                ("content-encoding", "gzip"),
+                ("content-type", "application/json"),
+            ],
+            r#"{"data": {"id": "qt_plain_marker", "reference": "QR-1"}}"#,
+        )
+    }))
+    .await;
+    let (finished, dir) = Run::at(&base, "tok-0123456789abcdef")
+        .scenario("smoke")
+        .args(&["--retries", "0"])
+        .finish()
+        .await;
+    assert_ne!(finished.code, 0);
+    let said = format!("{}{}", finished.stdout, finished.stderr);
+    assert!(said.contains("is not valid gzip"), "{said}");
+    assert!(!said.contains("qt_plain_marker"), "{said}");
+    let journal = std::fs::read_to_string(dir.path().join("b/journal.jsonl")).unwrap();
+    assert!(journal.contains("is not valid gzip"), "{journal}");
 }

@@ -7,4 +7,5 @@ mod expiry;
 mod listener;
 mod options;
 mod rules;
+mod transport;
 mod webhooks;
