@@ -194,6 +194,28 @@ async fn an_https_staging_with_a_private_ca_gateway_key_and_client_certificate_i
     let said = format!("{}{}", wrong.stdout, wrong.stderr);
     assert!(said.contains("missing gateway key"), "{said}");
     assert!(!said.contains("token was rejected"), "{said}");
+    let checked = ppcert_command(
+        dir.path(),
+        &[
+            "check-token",
+            "--base-url",
+            &sandbox.base_url(),
+            "--config",
+            "ppcert.toml",
+        ],
+        Some(sandbox.token()),
+    )
+    .env("PPCERT_GATEWAY_KEY", "not-the-key-at-all")
+    .output()
+    .await
+    .unwrap();
+    let checked = finished(checked);
+    assert_eq!(checked.code, 1, "{}", checked.stderr);
+    assert!(
+        checked.stderr.contains("not about the token"),
+        "{}",
+        checked.stderr
+    );
 
     // Without the client certificate the staging refuses the connection.
     let no_cert = GUARDED_CONFIG.replace(
