@@ -42,6 +42,10 @@ pub(crate) struct TargetSection {
     pub client_cert: Option<PathBuf>,
     /// The private key (PEM) of `client_cert`, as `--key`.
     pub client_key: Option<PathBuf>,
+    /// A PKCS#12 archive holding the client certificate and key (instead of the PEM pair).
+    pub client_pkcs12: Option<PathBuf>,
+    /// The environment variable holding the archive's password (never the password itself).
+    pub client_pkcs12_password_env: Option<String>,
     /// Headers sent on every API call; each value is a template (`{{ env.NAME }}`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,

@@ -5,6 +5,7 @@ mod auth;
 mod error;
 mod file;
 pub(crate) mod headers;
+mod pkcs12;
 mod resumed;
 mod secrets;
 mod staging;

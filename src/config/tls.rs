@@ -48,6 +48,12 @@ pub(crate) enum TlsError {
     },
     #[error("[target] client_cert and client_key go together: {missing} is missing")]
     Unpaired { missing: &'static str },
+    #[error("[target] client_pkcs12 and client_cert/client_key: choose one client certificate")]
+    TwoIdentities,
+    #[error(
+        "[target] client_pkcs12_password_env names {name}, which is not set (or blank): set it to the archive's password"
+    )]
+    NoPassword { name: String },
 }
 
 /// `--cacert`, else `[target] cacert` (already resolved against the file's directory),
@@ -71,11 +77,17 @@ pub(crate) fn client_identity(
     args: &TargetArgs,
     file: &FileConfig,
 ) -> Result<Option<ClientIdentity>, TlsError> {
+    let target = &file.target;
+    if target.client_pkcs12.is_some()
+        && (target.client_cert.is_some() || target.client_key.is_some())
+    {
+        return Err(TlsError::TwoIdentities);
+    }
     let (cert, key, names) = match (&args.cert, &args.key) {
         (Some(cert), Some(key)) => (cert, key, ("--cert", "--key")),
-        _ => match (&file.target.client_cert, &file.target.client_key) {
+        _ => match (&target.client_cert, &target.client_key) {
             (Some(cert), Some(key)) => (cert, key, ("client_cert", "client_key")),
-            (None, None) => return Ok(None),
+            (None, None) => return pkcs12_identity(file),
             (Some(_), None) => {
                 return Err(TlsError::Unpaired {
                     missing: "client_key",
@@ -115,6 +127,30 @@ pub(crate) fn client_identity(
                 "does not make a client identity with {}: {e}",
                 cert.display()
             ),
+        )
+    })?;
+    Ok(Some(ClientIdentity { pem }))
+}
+
+/// `[target] client_pkcs12`, opened with the password from `client_pkcs12_password_env`
+/// (none when that is not set).
+fn pkcs12_identity(file: &FileConfig) -> Result<Option<ClientIdentity>, TlsError> {
+    let Some(path) = &file.target.client_pkcs12 else {
+        return Ok(None);
+    };
+    let password = match &file.target.client_pkcs12_password_env {
+        Some(name) => {
+            crate::env::named(name).ok_or_else(|| TlsError::NoPassword { name: name.clone() })?
+        }
+        None => String::new(),
+    };
+    let bytes = read("client_pkcs12", path)?;
+    let pem = super::pkcs12::pem_from_pkcs12(path, &bytes, &password)?;
+    reqwest::Identity::from_pem(&pem).map_err(|e| {
+        invalid(
+            "client_pkcs12",
+            path,
+            format!("does not make a client identity: {e}"),
         )
     })?;
     Ok(Some(ClientIdentity { pem }))

@@ -325,3 +325,44 @@ async fn an_answer_that_is_not_what_its_content_encoding_says_is_an_error_that_s
     let journal = std::fs::read_to_string(dir.path().join("b/journal.jsonl")).unwrap();
     assert!(journal.contains("is not valid gzip"), "{journal}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_certificate_from_a_pkcs12_archive_is_presented() {
+    let key = "gw-key-0123456789";
+    let sandbox = guarded_staging(key).await;
+    let dir = dir_with_certs();
+    std::fs::copy(fixture("client.p12"), dir.path().join("certs/client.p12")).unwrap();
+    let config = r#"
+[target]
+cacert = "certs/ca.pem"
+client_pkcs12 = "certs/client.p12"
+client_pkcs12_password_env = "PARTNER_P12_PASSWORD"
+
+[target.headers]
+X-Gateway-Key = "{{ env.PPCERT_GATEWAY_KEY }}"
+"#;
+    let run = || {
+        Run::against(&sandbox)
+            .config(config)
+            .env("PPCERT_GATEWAY_KEY", key)
+            .scenario("smoke")
+    };
+    let no_password = run().finish_in(dir.path()).await;
+    assert_eq!(no_password.code, 2, "{}", no_password.stderr);
+    assert!(
+        no_password.stderr.contains("PARTNER_P12_PASSWORD"),
+        "{}",
+        no_password.stderr
+    );
+    let wrong = run()
+        .env("PARTNER_P12_PASSWORD", "wrong-password")
+        .finish_in(dir.path())
+        .await;
+    assert_eq!(wrong.code, 2, "{}", wrong.stderr);
+    assert!(wrong.stderr.contains("client.p12"), "{}", wrong.stderr);
+    let passed = run()
+        .env("PARTNER_P12_PASSWORD", "p12-pass-0123456789")
+        .finish_in(dir.path())
+        .await;
+    assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
+}
