@@ -2,23 +2,11 @@
 //! from the variable `client_pkcs12_password_env` names), turned into the PEM chain and key
 //! the HTTP client takes. Parsed by p12-keystore (pure Rust); the key is never shown.
 
-use std::path::Path;
-
 use base64::Engine as _;
 
-use super::tls::TlsError;
-
-/// The archive's first certificate chain and its key, as PEM (certificates, then the key).
-pub(super) fn pem_from_pkcs12(
-    path: &Path,
-    bytes: &[u8],
-    password: &str,
-) -> Result<Vec<u8>, TlsError> {
-    let invalid = |what: String| TlsError::Invalid {
-        option: "client_pkcs12",
-        path: path.to_path_buf(),
-        what,
-    };
+/// The archive's first certificate chain and its key, as PEM (certificates, then the key);
+/// else what is wrong with the archive, in words that never quote it.
+pub(super) fn pem_from_pkcs12(bytes: &[u8], password: &str) -> Result<Vec<u8>, String> {
     // The crate's errors say what failed (a wrong password, a MAC mismatch, an unknown
     // algorithm), never the key.
     let store = p12_keystore::KeyStore::from_pkcs12(
@@ -26,12 +14,12 @@ pub(super) fn pem_from_pkcs12(
         password,
         p12_keystore::Pkcs12ImportPolicy::Relaxed,
     )
-    .map_err(|e| invalid(format!("not a PKCS#12 archive this password opens ({e})")))?;
+    .map_err(|e| format!("not a PKCS#12 archive this password opens ({e})"))?;
     let (_, chain) = store
         .private_key_chain()
-        .ok_or_else(|| invalid("holds no private key with its certificate".into()))?;
+        .ok_or_else(|| "holds no private key with its certificate".to_string())?;
     if chain.certs().is_empty() {
-        return Err(invalid("holds a private key but no certificate".into()));
+        return Err("holds a private key but no certificate".to_string());
     }
     let mut pem = String::new();
     for cert in chain.certs() {

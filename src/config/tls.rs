@@ -145,7 +145,8 @@ fn pkcs12_identity(file: &FileConfig) -> Result<Option<ClientIdentity>, TlsError
         None => String::new(),
     };
     let bytes = read("client_pkcs12", path)?;
-    let pem = super::pkcs12::pem_from_pkcs12(path, &bytes, &password)?;
+    let pem = super::pkcs12::pem_from_pkcs12(&bytes, &password)
+        .map_err(|what| invalid("client_pkcs12", path, what))?;
     reqwest::Identity::from_pem(&pem).map_err(|e| {
         invalid(
             "client_pkcs12",

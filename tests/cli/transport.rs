@@ -332,18 +332,14 @@ async fn a_client_certificate_from_a_pkcs12_archive_is_presented() {
     let sandbox = guarded_staging(key).await;
     let dir = dir_with_certs();
     std::fs::copy(fixture("client.p12"), dir.path().join("certs/client.p12")).unwrap();
-    let config = r#"
-[target]
-cacert = "certs/ca.pem"
-client_pkcs12 = "certs/client.p12"
-client_pkcs12_password_env = "PARTNER_P12_PASSWORD"
-
-[target.headers]
-X-Gateway-Key = "{{ env.PPCERT_GATEWAY_KEY }}"
-"#;
+    let config = GUARDED_CONFIG.replace(
+        "client_cert = \"certs/client.pem\"\nclient_key = \"certs/client.key\"",
+        "client_pkcs12 = \"certs/client.p12\"\nclient_pkcs12_password_env = \"PARTNER_P12_PASSWORD\"",
+    );
+    assert_ne!(config, GUARDED_CONFIG);
     let run = || {
         Run::against(&sandbox)
-            .config(config)
+            .config(&config)
             .env("PPCERT_GATEWAY_KEY", key)
             .scenario("smoke")
     };
