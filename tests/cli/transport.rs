@@ -362,3 +362,45 @@ async fn a_client_certificate_from_a_pkcs12_archive_is_presented() {
         .await;
     assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_forwards_a_compressed_answer_as_is_and_records_it_decoded() {
+    use std::io::Read as _;
+    let sandbox = sandbox_with(SandboxOptions {
+        transport: Transport {
+            gzip: true,
+            ..Transport::default()
+        },
+        ..fast_options()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut proxy, url) = crate::proxy::start_proxy(dir.path(), &sandbox.base_url(), &[]).await;
+    let answer = http_client()
+        .post(format!("{url}/quotes"))
+        .bearer_auth(sandbox.token())
+        .header("content-type", "application/json")
+        .header("accept-encoding", "gzip")
+        .body(quote_body(1, 350.0, 40).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 201);
+    assert_eq!(
+        answer.headers()["content-encoding"],
+        "gzip",
+        "forwarded as it came"
+    );
+    let bytes = answer.bytes().await.unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    let id = serde_json::from_str::<serde_json::Value>(&text).unwrap()["data"]["id"].clone();
+    assert!(id.is_string(), "{text}");
+    crate::proxy::stop(&mut proxy).await;
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let quote = &evidence["exchanges"][0];
+    assert_eq!(quote["response"]["encoding"], "gzip", "{quote}");
+    assert_eq!(quote["response"]["body"]["data"]["id"], id, "{quote}");
+}
