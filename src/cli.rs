@@ -188,6 +188,18 @@ pub struct TargetArgs {
     /// themselves come from HTTPS_PROXY / NO_PROXY.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
+    /// Client certificate (PEM) for a staging that requires mutual TLS; needs --key
+    /// [default: `[target] client_cert`].
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// The private key (PEM) of --cert; never printed [default: `[target] client_key`].
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// A header sent on every API call, `NAME: VALUE` (repeatable); adds to or overrides
+    /// `[target.headers]`, an endpoint's own headers override it. The value is a template:
+    /// `{{ env.NAME }}` reads the environment (a secret, redacted everywhere).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
     /// How the staging spells its calls: `spec`, `provider-docs` or a dialect file
     /// [default: `[target] dialect`, else spec]. See `ppcert dialects`.
     #[arg(long, value_name = "NAME|PATH")]
@@ -653,6 +665,8 @@ pub struct ServeArgs {
     pub webhook_scheme: Scheme,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
+    #[command(flatten)]
+    pub transport: ServeTransportArgs,
 }
 
 /// The webhook signature schemes by name.
@@ -668,4 +682,25 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// How `ppcert serve` can be reached: compression, required headers, HTTPS, client certificates.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ServeTransportArgs {
+    /// Answer with gzip when the client's Accept-Encoding allows it.
+    #[arg(long)]
+    pub gzip: bool,
+    /// A header every API call must carry, `NAME: VALUE` (repeatable): without it the answer
+    /// is 400 "this API needs the header …", or 401 "missing gateway key" when NAME says key.
+    #[arg(long, value_name = "NAME: VALUE", value_parser = crate::sandbox::parse_header)]
+    pub require_header: Vec<(String, String)>,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Require a client certificate signed by this CA (PEM); needs --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub client_ca: Option<PathBuf>,
 }

@@ -145,6 +145,9 @@ pub(crate) struct ResponseRecord {
     /// TLS: what lets the provider tell its staging from another server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_certificate_sha256: Option<Box<str>>,
+    /// The `Content-Encoding` the answer came in (`gzip`, `br`, ...); `body` is decoded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
 }
 
 impl ResponseRecord {
@@ -188,10 +191,40 @@ impl ResponseRecord {
         }
     }
 
+    /// A 401 that refuses the bearer token, as opposed to one about something else a gateway
+    /// wants (a missing API key, a client certificate): a challenge names its scheme (a
+    /// `Bearer` one is about the token); without one, the words decide, and a 401 with no
+    /// words about anything is taken to be about the token, as the spec's 401 is.
+    pub(crate) fn rejects_token(&self) -> bool {
+        rejects_token(
+            self.status,
+            self.header("www-authenticate"),
+            &self.describe(),
+        )
+    }
+
     /// A 2xx whose body does not state an error: the server says it did what was asked.
     pub(crate) fn accepted(&self) -> bool {
         (200..300).contains(&self.status) && self.error_words().is_none()
     }
+}
+
+/// [`ResponseRecord::rejects_token`] from an answer's status, challenge and words.
+pub(crate) fn rejects_token(status: u16, challenge: Option<&str>, words: &str) -> bool {
+    if status != 401 {
+        return false;
+    }
+    if let Some(challenge) = challenge {
+        return challenge.to_ascii_lowercase().contains("bearer");
+    }
+    let words = words.to_ascii_lowercase();
+    let about_token = ["token", "bearer", "authorization", "jwt"]
+        .iter()
+        .any(|w| words.contains(w));
+    let about_other = ["key", "gateway", "certificate", "subscription", "header"]
+        .iter()
+        .any(|w| words.contains(w));
+    about_token || !about_other
 }
 
 /// The value of header `name` in recorded headers, its name matched case-insensitively (as

@@ -47,7 +47,20 @@ pub(crate) async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
 
 /// Any answer but 401 means the token is valid; a 404 or 405 means the URL is not the API's.
 fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8, Failure> {
+    let words = || {
+        last.response
+            .as_ref()
+            .map(|r| r.describe())
+            .unwrap_or_default()
+    };
     match last.status() {
+        Some(401) if !last.response.as_ref().is_some_and(|r| r.rejects_token()) => {
+            Err(Failure::not_met(format!(
+                "POST {} answered 401, but not about the token: {}; the token could not be judged",
+                last.url,
+                words()
+            )))
+        }
         Some(401) => Err(Failure::token_rejected(format!(
             "token {fingerprint}… rejected: POST {} answered 401: {}",
             last.url,

@@ -20,6 +20,7 @@ pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod run_webhooks;
 pub(crate) mod serve;
+mod serve_transport;
 pub(crate) mod target;
 pub(crate) mod validate;
 pub(crate) mod webhook;

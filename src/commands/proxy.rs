@@ -229,28 +229,11 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         required,
     )
     .map_err(Failure::usage)?;
-    if let Some(path) = &config.staging.cacert {
-        proxy.client = trusting(path, config.staging.timeout)?;
+    if config.staging.cacert.is_some() || config.staging.identity.is_some() {
+        // The upstream trusts the staging's CA and presents the partner's certificate.
+        proxy.client = super::target::http(&config.staging)?;
     }
     Ok(proxy)
-}
-
-/// The upstream client as [`Proxy::new`] builds it, also trusting `--cacert`'s root.
-fn trusting(path: &Path, timeout: Duration) -> Result<reqwest::Client, Failure> {
-    let pem = crate::bounds::read_capped(path, crate::bounds::CA_FILE_BYTES)
-        .map_err(|e| Failure::usage(format!("--cacert {}: cannot read: {e}", path.display())))?;
-    let root = reqwest::Certificate::from_pem(&pem).map_err(|e| {
-        Failure::usage(format!(
-            "--cacert {}: not a PEM certificate: {e}",
-            path.display()
-        ))
-    })?;
-    reqwest::Client::builder()
-        .add_root_certificate(root)
-        .timeout(timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| Failure::usage(format!("cannot build an HTTP client: {e}")))
 }
 
 /// Where the partner points its client (stdout, for scripts), and how the session ends.

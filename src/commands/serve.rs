@@ -86,6 +86,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             &args.listen_limits,
             crate::sandbox::listener::DEFAULT_MAX_BODY,
         ),
+        transport: super::serve_transport::transport(&args.transport)?,
     })
 }
 

@@ -90,18 +90,27 @@ pub(crate) async fn tokens(
     staging: &crate::config::Staging,
     source: &TokenSource,
 ) -> Result<Arc<Tokens>, Failure> {
-    if let TokenSource::Static { token, file: None } = source {
-        return Ok(Tokens::fixed(token.clone()));
-    }
-    let http = http(staging)?;
-    Tokens::start(source.clone(), http).await.map_err(|why| {
-        Failure::token_rejected(format!("no token: {why} (nothing was sent to the API)"))
-    })
+    let tokens = if let TokenSource::Static { token, file: None } = source {
+        Tokens::fixed(token.clone())
+    } else {
+        let http = http(staging)?;
+        Tokens::start(source.clone(), http).await.map_err(|why| {
+            Failure::token_rejected(format!("no token: {why} (nothing was sent to the API)"))
+        })?
+    };
+    // What `env.NAME` templates read is scrubbed wherever a token would be.
+    tokens.also_scrub(&staging.secrets);
+    Ok(tokens)
 }
 
-fn http(staging: &crate::config::Staging) -> Result<reqwest::Client, Failure> {
-    crate::engine::client::http_client(staging.timeout, staging.cacert.as_deref())
-        .map_err(Failure::usage)
+/// The HTTP client of the staging: its timeout, TLS roots and client certificate.
+pub(crate) fn http(staging: &crate::config::Staging) -> Result<reqwest::Client, Failure> {
+    crate::engine::client::http_client(
+        staging.timeout,
+        staging.cacert.as_deref(),
+        staging.identity.as_ref().map(|i| i.pem()),
+    )
+    .map_err(Failure::usage)
 }
 
 /// The API client every command talks to a staging with: the staging's timeout and TLS roots.

@@ -39,6 +39,12 @@ pub(crate) enum ConfigError {
     Secret(#[from] SecretError),
     #[error(transparent)]
     Resume(#[from] ResumeError),
+    /// The CA, client certificate or key is unreadable or not what it should be.
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
+    /// A header for every call is refused (its name, or a variable it reads is not set).
+    #[error(transparent)]
+    Header(#[from] super::headers::HeaderError),
     /// A CI job whose base URL went missing would otherwise pass against the embedded sandbox.
     #[error(
         "a token is set (PPCERT_TOKEN or --token-file) but no target: pass --base-url URL (or PPCERT_BASE_URL, or [target] base_url) to reach staging, or unset the token to run against the embedded sandbox"
@@ -69,6 +75,8 @@ impl From<ConfigError> for Failure {
             | ConfigError::Auth(_)
             | ConfigError::Secret(_)
             | ConfigError::Resume(_)
+            | ConfigError::Tls(_)
+            | ConfigError::Header(_)
             | ConfigError::TokenWithoutTarget
             | ConfigError::TargetWithoutToken
             | ConfigError::WebhooksWithoutListen => Failure::Usage(error.to_string()),

@@ -47,6 +47,37 @@ pub(crate) struct TargetSection {
     pub environment: Option<Environment>,
     /// `spec` (default), `provider-docs`, or a path to a dialect file.
     pub dialect: Option<String>,
+    /// Extra root certificate (PEM) to trust, as `--cacert`.
+    pub cacert: Option<PathBuf>,
+    /// Client certificate chain (PEM) for mTLS, as `--cert`; needs `client_key`.
+    pub client_cert: Option<PathBuf>,
+    /// The private key (PEM) of `client_cert`, as `--key`.
+    pub client_key: Option<PathBuf>,
+    /// A PKCS#12 archive holding the client certificate and key (instead of the PEM pair).
+    pub client_pkcs12: Option<PathBuf>,
+    /// The environment variable holding the archive's password (never the password itself).
+    pub client_pkcs12_password_env: Option<String>,
+    /// Headers sent on every API call; each value is a template (`{{ env.NAME }}`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl TargetSection {
+    /// Relative paths are the file's: resolved against the directory holding it.
+    fn resolve_paths(&mut self, dir: &Path) {
+        for path in [
+            &mut self.cacert,
+            &mut self.client_cert,
+            &mut self.client_key,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if path.is_relative() {
+                *path = dir.join(&*path);
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -101,7 +132,10 @@ pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileError> {
         None => return Ok(FileConfig::default()),
     };
     let (shown, text) = scenario::read_text(&path)?;
-    parse_file(&shown, &text)
+    let mut config = parse_file(&shown, &text)?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    config.target.resolve_paths(dir);
+    Ok(config)
 }
 
 pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {

@@ -5,10 +5,13 @@ mod auth;
 mod data;
 mod error;
 mod file;
+pub(crate) mod headers;
+mod pkcs12;
 mod resumed;
 mod secrets;
 mod staging;
 mod target;
+pub(crate) mod tls;
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::ops::RangeInclusive;

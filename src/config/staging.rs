@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::error::ConfigError;
 use super::file::{FileConfig, load_file};
+use super::{headers, tls};
 use crate::cli::TargetArgs;
 use crate::dialect::{self, Definitions, Dialect};
 use crate::endpoints::Endpoints;
@@ -37,6 +38,10 @@ pub(crate) struct Staging {
     pub timeout: Duration,
     /// Extra root certificate (PEM) for the target's TLS.
     pub cacert: Option<PathBuf>,
+    /// Client certificate and key for mutual TLS.
+    pub identity: Option<super::tls::ClientIdentity>,
+    /// Values the templates read from the environment (`env.NAME`): scrubbed like the token.
+    pub secrets: Vec<crate::secret::Secret>,
 }
 
 impl Staging {
@@ -50,12 +55,18 @@ impl Staging {
     pub(crate) fn resolve(args: &TargetArgs, file: FileConfig) -> Result<Staging, ConfigError> {
         let dialect =
             dialect::resolve(&dialect_choice(args, &file)).map_err(ConfigError::Dialect)?;
-        let definitions = dialect::definitions(&dialect, &file.endpoints);
+        let mut definitions = dialect::definitions(&dialect, &file.endpoints);
+        let common = headers::common(&file.target.headers, &args.headers)?;
+        headers::merge(&mut definitions, &common);
+        // Before compiling: a variable not set is named, not reported as a template error.
+        let secrets = headers::env_secrets(&definitions)?;
         let endpoints = Endpoints::compile(&definitions)
             .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))?;
         Ok(Staging {
             timeout: request_timeout(args, &file),
-            cacert: args.cacert.clone(),
+            cacert: tls::cacert(args, &file)?,
+            identity: tls::client_identity(args, &file)?,
+            secrets,
             file,
             dialect,
             definitions,

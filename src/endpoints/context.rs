@@ -37,6 +37,19 @@ pub(crate) fn booking_context(booking: &Booking) -> Value {
         .take(10)
         .collect();
     flight["localDepartureDate"] = json!(local_date);
+    // The same instants in UTC (`...Z`), for stagings that refuse any other offset.
+    for (local, utc) in [
+        ("departureDate", "departureDateUtc"),
+        ("arrivalDate", "arrivalDateUtc"),
+    ] {
+        if let Some(instant) = flight[local]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        {
+            let instant = instant.with_timezone(&Utc);
+            flight[utc] = json!(instant.to_rfc3339_opts(SecondsFormat::Secs, true));
+        }
+    }
     json!({
         "booking": {
             "number": booking.number, "client": booking.client, "currency": booking.currency,
@@ -60,6 +73,10 @@ pub(crate) fn call_context(booking: &Booking, known: &Known<'_>) -> Value {
     }
     if let Some((date, day)) = &known.claim_dates {
         context["claim_date"] = json!(date);
+        if let Ok(instant) = chrono::DateTime::parse_from_rfc3339(date) {
+            let utc = instant.with_timezone(&Utc);
+            context["claim_date_utc"] = json!(utc.to_rfc3339_opts(SecondsFormat::Secs, true));
+        }
         context["claim_day"] = json!(day);
     }
     if let Some(product_type) = known.product_type {
@@ -169,6 +186,23 @@ pub(crate) fn sample(op: Operation) -> (Value, Option<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_generated_instants_have_utc_forms() {
+        let (context, _) = sample(Operation::Claim);
+        let flight = &context["flight"];
+        for (local, utc) in [
+            ("departureDate", "departureDateUtc"),
+            ("arrivalDate", "arrivalDateUtc"),
+        ] {
+            let local = chrono::DateTime::parse_from_rfc3339(flight[local].as_str().unwrap());
+            let utc_text = flight[utc].as_str().unwrap();
+            assert!(utc_text.ends_with('Z'), "{utc_text}");
+            let utc = chrono::DateTime::parse_from_rfc3339(utc_text).unwrap();
+            assert_eq!(local.unwrap(), utc);
+        }
+        assert!(context["claim_date_utc"].as_str().unwrap().ends_with('Z'));
+    }
 
     #[test]
     fn an_idempotency_key_is_a_uuid_stable_per_write_and_distinct_between_writes() {

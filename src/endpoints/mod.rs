@@ -6,6 +6,7 @@
 
 pub(crate) mod capture;
 pub(crate) mod context;
+mod dates;
 mod error;
 mod flow_reads;
 mod success;
@@ -173,7 +174,7 @@ fn compile_one(
     })
 }
 
-fn check_header_name(name: &str) -> Result<(), EndpointProblem> {
+pub(crate) fn check_header_name(name: &str) -> Result<(), EndpointProblem> {
     let name = name.to_string();
     if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
         return Err(EndpointProblem::ReservedHeader { name });

@@ -50,6 +50,7 @@ pub(super) fn environment(encode_values: bool) -> Environment<'static> {
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_fuel(Some(TEMPLATE_FUEL));
     env.add_filter("tojson", strict_tojson);
+    super::dates::register(&mut env);
     if encode_values {
         env.set_formatter(|out, _state, value| {
             let text = value
@@ -140,8 +141,10 @@ pub(super) fn captured_in(source: &str, names: impl IntoIterator<Item = String>)
     found
 }
 
-/// minijinja's global functions and the names its blocks define.
-const BUILTIN_GLOBALS: [&str; 11] = [
+/// minijinja's global functions, the names its blocks define, and ppcert's `env` (checked
+/// against the environment when the staging is resolved).
+const BUILTIN_GLOBALS: [&str; 12] = [
+    "env",
     "range",
     "dict",
     "namespace",

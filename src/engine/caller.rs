@@ -305,7 +305,11 @@ impl Caller<'_> {
 /// whether refused or silent), or the way open.
 fn first_call(last: &Attempt) -> GateState {
     match last.status() {
-        Some(401) => GateState::TokenRejected,
+        // A 401 about something else (a gateway's key) is the server's refusal of the call,
+        // reported in its words, not a rejected token.
+        Some(401) if last.response.as_ref().is_some_and(|r| r.rejects_token()) => {
+            GateState::TokenRejected
+        }
         // Still unavailable or rate-limited after its retries: the target does not serve, and
         // every other flow would only meet the same (exit 4).
         Some(429 | 502 | 503 | 504) => GateState::Unreachable,

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::cancel::Cancel;
 pub(crate) use super::client_error::ClientError;
 pub use super::response::MAX_KEPT_BODY;
+pub(crate) use super::response::MAX_READ_BODY;
 pub(crate) use super::response::{certificate_sha256, keep_body, tls_hint};
 use super::response::{describe, read_response};
 pub use super::tls::install_crypto_provider;
@@ -127,13 +128,18 @@ fn token_rejected(response: &ResponseRecord, tokens: &Tokens) -> bool {
     challenge || says(response.body.json()) || tokens.expired()
 }
 
-/// The HTTP client of a target: its timeout and extra TLS root; the token endpoint uses it too.
+/// The HTTP client of a target: its timeout, extra TLS root and client certificate (PEM
+/// chain and key, checked when the staging was resolved); the token endpoint uses it too.
 pub(crate) fn http_client(
     timeout: Duration,
     cacert: Option<&std::path::Path>,
+    identity: Option<&[u8]>,
 ) -> Result<reqwest::Client, ClientError> {
     install_crypto_provider();
     let mut builder = reqwest::Client::builder();
+    if let Some(pem) = identity {
+        builder = builder.identity(reqwest::Identity::from_pem(pem).map_err(ClientError::Build)?);
+    }
     if let Some(path) = cacert {
         let path = || path.to_path_buf();
         let pem =
@@ -269,6 +275,7 @@ impl ApiClient {
             ("content-type", "application/JSON"),
             ("accept", "application/JSON"),
             (crate::trace::HEADER, traceparent.as_str()),
+            ("accept-encoding", super::encoding::ACCEPT_ENCODING),
         ] {
             headers.insert(name, value.parse().expect("an ASCII header"));
             recorded.insert(name.to_string(), value.to_string());
@@ -387,6 +394,7 @@ mod tests {
             full_json: None,
             cut: None,
             tls_certificate_sha256: None,
+            encoding: None,
         }
     }
 

@@ -27,4 +27,10 @@ pub(crate) enum BodyError {
     /// `why` is the transport's words (a timeout, a reset).
     #[error("HTTP {status} but the body was cut off: {why}")]
     CutOff { status: u16, why: String },
+    /// The body came whole but could not be decoded (its bytes are never shown).
+    #[error("HTTP {status} but the body could not be read: {why}")]
+    Undecodable {
+        status: u16,
+        why: super::encoding::DecodeError,
+    },
 }

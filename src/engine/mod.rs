@@ -8,6 +8,7 @@ mod claims;
 pub mod client;
 mod client_error;
 pub(crate) mod confirm_claim;
+pub(crate) mod encoding;
 pub(crate) mod events;
 pub(crate) mod flow;
 pub(crate) mod gate;

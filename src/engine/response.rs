@@ -82,6 +82,9 @@ pub(super) async fn read_response(
             }
         }
     }
+    let encoding = headers.get("content-encoding").map(String::as_str);
+    let (bytes, encoding) = super::encoding::decode(encoding, bytes, MAX_READ_BODY)
+        .map_err(|why| BodyError::Undecodable { status, why })?;
     let (body, body_truncated, full_json) = keep_body(&bytes, token);
     Ok(ResponseRecord {
         status,
@@ -91,6 +94,7 @@ pub(super) async fn read_response(
         full_json,
         cut: None,
         tls_certificate_sha256,
+        encoding,
     })
 }
 

@@ -222,6 +222,12 @@ impl Tokens {
         self.calls.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Scrubs these secrets too (values a template read from the environment).
+    pub(crate) fn also_scrub(&self, secrets: &[Secret]) {
+        let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
+        known.extend(secrets.iter().filter(|s| s.scrubbable()).cloned());
+    }
+
     /// `text` with every token issued so far and the client secret removed.
     pub(crate) fn scrub(&self, text: &str) -> String {
         let known = self.known.read().unwrap_or_else(|e| e.into_inner());

@@ -173,6 +173,7 @@ mod tests {
                 full_json: None,
                 cut: None,
                 tls_certificate_sha256: None,
+                encoding: None,
             }),
             outcome: crate::record::Outcome::Error,
             checks: Vec::new(),

@@ -352,6 +352,7 @@ mod tests {
                 body_truncated: true,
                 cut: None,
                 tls_certificate_sha256: None,
+                encoding: None,
             }),
             outcome: Outcome::Error,
             checks: Vec::new(),

@@ -342,11 +342,15 @@ impl Prober {
 
 /// The first call settles whether the target is there and takes the token.
 fn gate(call: &CallReport, answer: &Answer) -> Result<(), Stop> {
+    let challenge = crate::record::header(&answer.headers, "www-authenticate");
     match answer.status {
-        Some(401) => Err(Stop::TokenRejected(format!(
-            "{} answered 401: the token was rejected: {}",
-            call.request, answer.words
-        ))),
+        // A gateway's 401 about its own key is a refusal like any other, not the token's.
+        Some(401) if crate::record::rejects_token(401, challenge, &answer.words) => {
+            Err(Stop::TokenRejected(format!(
+                "{} answered 401: the token was rejected: {}",
+                call.request, answer.words
+            )))
+        }
         None if answer.unreachable => Err(Stop::Unreachable(format!(
             "{} could not be reached: {}",
             call.request,

@@ -91,7 +91,21 @@ pub(crate) fn response_record(
     body: &[u8],
     token: &Secret,
 ) -> ResponseRecord {
-    let (body, body_truncated, full_json, cut) = kept(body, token);
+    // Forwarded as it came; recorded decoded, so the evidence and the counting read it.
+    let encoding = headers
+        .get("content-encoding")
+        .and_then(|v| v.to_str().ok());
+    let limit = crate::engine::client::MAX_READ_BODY;
+    let (decoded, encoding, error) =
+        match crate::engine::encoding::decode(encoding, body.to_vec(), limit) {
+            Ok((decoded, encoding)) => (decoded, encoding, None),
+            Err(why) => (Vec::new(), None, Some(why.to_string())),
+        };
+    let (mut body, body_truncated, full_json, cut) = kept(&decoded, token);
+    if let Some(why) = error {
+        // The bytes are not shown: they are binary, and the proxy forwarded them untouched.
+        body = Body::from_value(&Value::String(format!("<{why}>")));
+    }
     ResponseRecord {
         status,
         headers: recorded_headers(headers, Some(token)),
@@ -100,6 +114,7 @@ pub(crate) fn response_record(
         full_json,
         cut,
         tls_certificate_sha256: None,
+        encoding,
     }
 }
 

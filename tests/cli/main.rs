@@ -47,6 +47,7 @@ mod staging_model;
 mod tls;
 mod token_hostile;
 mod tokens;
+mod transport;
 mod webhook_interop;
 mod webhook_send;
 mod webhooks;

@@ -19,6 +19,7 @@ mod shape;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod transport;
 pub mod validate;
 mod webhooks;
 
@@ -42,6 +43,7 @@ pub use store::{
     DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE,
     QUOTE_VALIDITY_HOURS,
 };
+pub use transport::{TlsIdentity, Transport, parse_header};
 pub use webhooks::{DELIVERY_TIMEOUT, DeliveryAttempt, RETRY_DELAYS, WebhookOptions};
 
 /// Response layouts for the points the spec leaves open, so clients can be tested against each.
@@ -181,6 +183,8 @@ pub struct SandboxOptions {
     /// `PATCH /subscriptions/{bn}` needs `If-Match` with the `ETag` of the booking's latest
     /// contracts read: 428 without it, 412 when stale. Contracts reads then carry `ETag`.
     pub require_if_match: bool,
+    /// Compression, required headers, HTTPS and client certificates.
+    pub transport: Transport,
 }
 
 impl Default for SandboxOptions {
@@ -211,6 +215,7 @@ impl Default for SandboxOptions {
             limits: listener::Limits::default(),
             contracts_delay: None,
             require_if_match: false,
+            transport: Transport::default(),
         }
     }
 }
@@ -321,8 +326,12 @@ impl Sandbox {
         });
         let app = router(shared.clone());
         let limits = shared.options.limits;
+        let tls = match &shared.options.transport.tls {
+            Some(identity) => Some(Arc::new(transport::server_config(identity)?)),
+            None => None,
+        };
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(listener::serve(listener, app, limits, async {
+        let task = tokio::spawn(listener::serve_tls(listener, app, limits, tls, async {
             let _ = stopped.await;
         }));
         Ok(Sandbox {
@@ -335,7 +344,7 @@ impl Sandbox {
 
     /// `http://127.0.0.1:PORT` plus the path prefix, with no trailing slash.
     pub fn base_url(&self) -> String {
-        format!("http://{}{}", self.addr, self.shared.options.api_prefix())
+        format!("{}{}", self.root_url(), self.shared.options.api_prefix())
     }
 
     /// Every API request that reached the sandbox, refused ones included.
@@ -347,12 +356,16 @@ impl Sandbox {
 
     /// The server's root, without the API's path prefix (the token endpoint is there).
     pub fn root_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = match self.shared.options.transport.tls {
+            Some(_) => "https",
+            None => "http",
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Where the OpenAPI document is: always at the root, whatever the path prefix.
     pub fn openapi_url(&self) -> String {
-        format!("http://{}/openapi.json", self.addr)
+        format!("{}/openapi.json", self.root_url())
     }
 
     pub fn token(&self) -> &str {
@@ -458,6 +471,10 @@ fn router(shared: Arc<Shared>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             shape::reshape,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            transport::require_headers,
         ));
     let api = match shared.options.api_prefix() {
         "" => api,
@@ -470,6 +487,10 @@ fn router(shared: Arc<Shared>) -> Router {
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .layer(axum::middleware::map_response(name_the_sandbox))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            transport::compress,
+        ))
         .with_state(shared)
 }
 

@@ -71,6 +71,19 @@ pub async fn serve(
     limits: Limits,
     stop: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
+    serve_tls(listener, router, limits, None, stop).await
+}
+
+/// As [`serve`]; with `tls`, each connection is a TLS one (a handshake that fails, or takes
+/// longer than the header timeout, closes it).
+pub async fn serve_tls(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    stop: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let router = router
         .layer(axum::middleware::from_fn_with_state(limits, bounded_body))
         .layer(axum::middleware::from_fn(json_errors));
@@ -110,6 +123,7 @@ pub async fn serve(
         let router = router.clone();
         let mut closed = closed.clone();
         let permits = permits.clone();
+        let acceptor = acceptor.clone();
         connections.spawn(async move {
             // A slot is taken once a request starts: a silent connection never holds one.
             let started = tokio::select! {
@@ -124,7 +138,17 @@ pub async fn serve(
                 _ = closed.wait_for(|closed| *closed) => return,
             };
             drop(waiting);
-            connection(tcp, router, limits.header_timeout, closed).await;
+            match acceptor {
+                None => connection(tcp, router, limits.header_timeout, closed).await,
+                Some(acceptor) => {
+                    let handshake = acceptor.accept(tcp);
+                    if let Ok(Ok(tls)) =
+                        tokio::time::timeout(limits.header_timeout, handshake).await
+                    {
+                        tls_connection(tls, router, limits.header_timeout, closed).await;
+                    }
+                }
+            }
             drop(permit);
         });
     }
@@ -137,7 +161,9 @@ pub async fn serve(
     Ok(())
 }
 
-/// One HTTP/1.1 connection, closed gracefully (after its current request) once `closed` says so.
+/// One HTTP/1.1 connection, closed gracefully (after its current request) once `closed` says so;
+/// then what the client still sends is read and dropped for a while (a lingering close), so a
+/// client refused mid-upload reads its answer instead of a reset.
 async fn connection(
     tcp: tokio::net::TcpStream,
     router: Router,
@@ -166,6 +192,29 @@ async fn connection(
     if let Ok(tcp) = returned.await {
         linger::linger(tcp).await;
     }
+}
+
+/// A TLS connection (the test stagings' HTTPS listener), served as [`connection`] is but
+/// without the lingering close, which reads the raw socket.
+async fn tls_connection<Io>(
+    io: Io,
+    router: Router,
+    header_timeout: Duration,
+    mut closed: watch::Receiver<bool>,
+) where
+    Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(router));
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = closed.wait_for(|closed| *closed) => conn.as_mut().graceful_shutdown(),
+    }
+    let _ = conn.await;
 }
 
 /// Reads the whole body within the limits before any handler sees it: 413 for a body over

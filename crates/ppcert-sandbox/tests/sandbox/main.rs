@@ -9,4 +9,5 @@ mod living;
 mod options;
 mod rules;
 mod staging_behaviours;
+mod transport;
 mod webhooks;

@@ -1,0 +1,148 @@
+//! Headers for every API call: `[target.headers]`, then `--header "NAME: VALUE"` over it, each
+//! added to every endpoint that does not set the header itself. Their values are templates;
+//! `{{ env.NAME }}` reads the environment, and every variable a template reads is checked set
+//! now (exit 2 naming it, before anything is sent) and returned as a secret to scrub.
+
+use std::collections::BTreeMap;
+
+use regex::Regex;
+
+use crate::dialect::Definitions;
+use crate::endpoints::check_header_name;
+use crate::secret::Secret;
+
+/// Why a header for every call was refused.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HeaderError {
+    #[error("--header `{given}`: expected NAME: VALUE")]
+    Malformed { given: String },
+    /// `key` is `target.headers.NAME` or `--header NAME`.
+    #[error("{key}: {problem}")]
+    Refused {
+        key: String,
+        problem: crate::endpoints::EndpointProblem,
+    },
+    #[error(
+        "{key} reads the environment variable {name}, which is not set (or blank): set it, or remove the header"
+    )]
+    MissingEnv { key: String, name: String },
+}
+
+/// `[target.headers]` with `--header` over it (names compared as HTTP does, ignoring case),
+/// each name checked as an endpoint header's is.
+pub(crate) fn common(
+    file: &BTreeMap<String, String>,
+    flags: &[String],
+) -> Result<Vec<(String, String)>, HeaderError> {
+    let mut out: Vec<(String, String, String)> = Vec::new();
+    let mut put = |key: String, name: &str, value: &str| {
+        out.retain(|(_, n, _)| !n.eq_ignore_ascii_case(name));
+        out.push((key, name.to_string(), value.to_string()));
+    };
+    for (name, value) in file {
+        put(format!("target.headers.{name}"), name, value);
+    }
+    for given in flags {
+        let (name, value) = given
+            .split_once(':')
+            .map(|(n, v)| (n.trim(), v.trim()))
+            .filter(|(n, _)| !n.is_empty())
+            .ok_or_else(|| HeaderError::Malformed {
+                given: given.clone(),
+            })?;
+        put(format!("--header {name}"), name, value);
+    }
+    for (key, name, _) in &out {
+        check_header_name(name).map_err(|problem| HeaderError::Refused {
+            key: key.clone(),
+            problem,
+        })?;
+    }
+    Ok(out
+        .into_iter()
+        .map(|(_, name, value)| (name, value))
+        .collect())
+}
+
+/// Every endpoint gains the common headers it does not set itself (its own win).
+pub(crate) fn merge(definitions: &mut Definitions, common: &[(String, String)]) {
+    for endpoint in definitions.values_mut() {
+        for (name, value) in common {
+            let own = endpoint
+                .headers
+                .keys()
+                .any(|n| n.eq_ignore_ascii_case(name));
+            if !own {
+                endpoint.headers.insert(name.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// The environment variables the endpoints' templates read (`env.NAME`, `env["NAME"]`), each
+/// checked set; their values come back as secrets to scrub from everything recorded.
+pub(crate) fn env_secrets(definitions: &Definitions) -> Result<Vec<Secret>, HeaderError> {
+    let reads =
+        Regex::new(r#"\benv\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])"#)
+            .expect("static pattern");
+    let mut secrets = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (op, endpoint) in definitions {
+        let templates = endpoint
+            .headers
+            .iter()
+            .map(|(name, value)| (format!("endpoints.{op}.headers.{name}"), value))
+            .chain(
+                endpoint
+                    .path
+                    .iter()
+                    .map(|p| (format!("endpoints.{op}.path"), p)),
+            )
+            .chain(
+                endpoint
+                    .body
+                    .iter()
+                    .map(|b| (format!("endpoints.{op}.body"), b)),
+            );
+        for (key, template) in templates {
+            for found in reads.captures_iter(template) {
+                let Some(name) = found.get(1).or_else(|| found.get(2)) else {
+                    continue;
+                };
+                let name = name.as_str().to_string();
+                if !seen.insert(name.clone()) {
+                    continue;
+                }
+                match crate::env::named(&name) {
+                    Some(value) => secrets.push(Secret::new(value)),
+                    None => return Err(HeaderError::MissingEnv { key, name }),
+                }
+            }
+        }
+    }
+    Ok(secrets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_reserved_names_are_refused_by_key() {
+        let file = BTreeMap::from([("X-Api-Version".to_string(), "1".to_string())]);
+        let headers = common(&file, &["x-api-version: 2".into(), "X-Other:a:b".into()]).unwrap();
+        assert_eq!(
+            headers,
+            vec![
+                ("x-api-version".to_string(), "2".to_string()),
+                ("X-Other".to_string(), "a:b".to_string())
+            ]
+        );
+        let refused = common(&BTreeMap::new(), &["Authorization: x".into()]).unwrap_err();
+        assert!(
+            refused.to_string().starts_with("--header Authorization:"),
+            "{refused}"
+        );
+        assert!(common(&BTreeMap::new(), &["nocolon".into()]).is_err());
+    }
+}
