@@ -52,7 +52,8 @@ impl Staging {
             dialect::resolve(&dialect_choice(args, &file)).map_err(ConfigError::Dialect)?;
         let definitions = dialect::definitions(&dialect, &file.endpoints);
         let endpoints = Endpoints::compile(&definitions)
-            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))?;
+            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))?
+            .with_bundle(file.partner.bundle.clone());
         Ok(Staging {
             timeout: request_timeout(args, &file),
             cacert: args.cacert.clone(),

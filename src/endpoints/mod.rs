@@ -63,6 +63,8 @@ pub(crate) struct Endpoints {
     bodies: Arc<Environment<'static>>,
     headers: Arc<Environment<'static>>,
     captures: Arc<Environment<'static>>,
+    /// `[partner] bundle`: which entry of a multi-bundle quote answer is read.
+    bundle: Option<String>,
 }
 
 impl std::fmt::Debug for Endpoints {
@@ -189,7 +191,18 @@ impl Endpoints {
             bodies: Arc::new(templates.bodies),
             headers: Arc::new(templates.headers),
             captures: Arc::new(templates.captures),
+            bundle: None,
         })
+    }
+
+    /// The bundle this partner sells (`[partner] bundle`), chosen from multi-bundle answers.
+    pub(crate) fn with_bundle(mut self, bundle: Option<String>) -> Endpoints {
+        self.bundle = bundle.filter(|b| !b.trim().is_empty());
+        self
+    }
+
+    pub(crate) fn bundle(&self) -> Option<&str> {
+        self.bundle.as_deref()
     }
 
     /// Reads `name` from an answer with the configured capture; `None` when no capture is

@@ -23,6 +23,7 @@ mod proxy;
 mod proxy_checks;
 mod proxy_command;
 mod proxy_many;
+mod quote_bundles;
 mod reports;
 mod resume;
 mod run;

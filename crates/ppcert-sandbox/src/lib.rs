@@ -164,6 +164,9 @@ pub struct SandboxOptions {
     pub webhooks: Option<WebhookOptions>,
     /// Body size, timeouts, connections and the stop's grace period.
     pub limits: listener::Limits,
+    /// Answer quotes one entry per bundle, in the provider's documented shape
+    /// (`{"data": [ {id, reference, bundle, price, documents}, ... ]}`); empty: one quote.
+    pub quote_bundles: Vec<String>,
 }
 
 impl Default for SandboxOptions {
@@ -190,6 +193,7 @@ impl Default for SandboxOptions {
             max_bookings: DEFAULT_MAX_BOOKINGS,
             webhooks: None,
             limits: listener::Limits::default(),
+            quote_bundles: Vec::new(),
         }
     }
 }
@@ -339,6 +343,12 @@ impl Sandbox {
     /// The sandbox's own count of successful operations per kind (responses lost included).
     pub fn counts(&self) -> BTreeMap<Operation, u64> {
         self.shared.store().counts()
+    }
+
+    /// Subscribed quotes per bundle (with `quote_bundles`): which bundle's reference a
+    /// partner subscribed with.
+    pub fn subscribed_bundles(&self) -> BTreeMap<String, u64> {
+        self.shared.store().subscribed_bundles()
     }
 
     /// Every webhook delivery attempt so far (the newest 10,000), in the order they ended.
