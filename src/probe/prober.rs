@@ -106,6 +106,8 @@ pub(crate) struct Prober {
     writes: AtomicU32,
     /// Paths learned by trying another spelling (deletion by reference).
     pub proven_paths: BTreeMap<Operation, Proven>,
+    /// The bundles a multi-bundle quote answer offered, when it was one.
+    pub bundles_offered: Option<Vec<String>>,
 }
 
 impl Prober {
@@ -128,6 +130,7 @@ impl Prober {
             probe_id: format!("probe-{}", rand::random::<u64>()),
             writes: AtomicU32::new(0),
             proven_paths: BTreeMap::new(),
+            bundles_offered: None,
         }
     }
 
@@ -354,6 +357,17 @@ impl Prober {
         self.definitions = before;
         self.endpoints = compile(&self.definitions)?;
         Ok(())
+    }
+
+    /// What the written config records.
+    pub(crate) fn learned(&self) -> super::write::Learned<'_> {
+        super::write::Learned {
+            dialect: &self.dialect,
+            dialect_reason: self.dialect_reason.as_deref(),
+            proven: &self.proven,
+            proven_paths: &self.proven_paths,
+            bundles_offered: self.bundles_offered.as_deref(),
+        }
     }
 
     /// Records a finished call.

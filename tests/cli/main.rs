@@ -19,6 +19,7 @@ mod openapi;
 mod outcomes;
 mod package;
 mod probe;
+mod probe_learns;
 mod proxy;
 mod proxy_checks;
 mod proxy_command;
