@@ -106,6 +106,8 @@ pub(crate) struct Prober {
     writes: AtomicU32,
     /// Paths learned by trying another spelling (deletion by reference).
     pub proven_paths: BTreeMap<Operation, Proven>,
+    /// Why every path is sent with a trailing slash, once a redirect said so.
+    pub slashed: Option<String>,
     /// The bundles a multi-bundle quote answer offered, when it was one.
     pub bundles_offered: Option<Vec<String>>,
 }
@@ -131,6 +133,7 @@ impl Prober {
             writes: AtomicU32::new(0),
             proven_paths: BTreeMap::new(),
             bundles_offered: None,
+            slashed: None,
         }
     }
 
@@ -175,9 +178,24 @@ impl Prober {
         context: &Value,
         default_body: Option<Value>,
     ) -> Result<Answer, Broken> {
-        let (request, answer) = self
+        let (mut request, mut answer) = self
             .send_with(&self.endpoints, op, context, default_body.clone())
             .await?;
+        if self.slashed.is_none()
+            && let Some(why) = slash_redirect(&request, &answer)
+        {
+            // The staging wants every path slashed: learned once, then the call is sent again;
+            // the redirect's Location is never read as a value.
+            report.lines.push(format!(
+                "{why}: every path is sent with a trailing slash from now on"
+            ));
+            self.slashed = Some(format!("{op} {why}"));
+            self.definitions = self.with_learned(self.definitions.clone());
+            self.endpoints = compile(&self.definitions)?;
+            (request, answer) = self
+                .send_with(&self.endpoints, op, context, default_body.clone())
+                .await?;
+        }
         report.request = request;
         report.status = answer.status;
         let refused_shape = matches!(answer.status, Some(400 | 404 | 405 | 422))
@@ -240,7 +258,42 @@ impl Prober {
                 definitions.entry(op.as_str().to_string()).or_default().path = Some(path.clone());
             }
         }
+        if self.slashed.is_some() {
+            for definition in definitions.values_mut() {
+                if let Some(path) = definition.path.as_mut()
+                    && !path.ends_with('/')
+                {
+                    path.push('/');
+                }
+            }
+        }
         definitions
+    }
+
+    /// Paths learned (deletion by reference) and, when the staging redirects to slashed
+    /// paths, every operation's path as it is sent now.
+    fn learned_paths(&self) -> BTreeMap<Operation, Proven> {
+        let mut paths = self.proven_paths.clone();
+        if let Some(why) = &self.slashed {
+            for op in Operation::ALL {
+                if let Some(path) = self
+                    .definitions
+                    .get(op.as_str())
+                    .and_then(|d| d.path.clone())
+                {
+                    let inferred_from = format!("proven: {why}");
+                    let path = CaptureSpec::Path(path);
+                    paths.insert(
+                        op,
+                        Proven {
+                            path,
+                            inferred_from,
+                        },
+                    );
+                }
+            }
+        }
+        paths
     }
 
     /// Reads `name` with the endpoints in force; `Err` carries candidates when it could not.
@@ -267,6 +320,8 @@ impl Prober {
                     .push(format!("read {name} = {value} from {from}"));
                 Ok(value)
             }
+            // A refusal or a redirect holds no value: its `Location` is never an id.
+            Ok(_) if !answer.accepted() => Err(Vec::new()),
             Ok(Reading { from, .. }) => {
                 let found = candidates::candidates(answer.view(), name, product_type);
                 self.found_in.insert(
@@ -365,7 +420,7 @@ impl Prober {
             dialect: &self.dialect,
             dialect_reason: self.dialect_reason.as_deref(),
             proven: &self.proven,
-            proven_paths: &self.proven_paths,
+            proven_paths: self.learned_paths(),
             bundles_offered: self.bundles_offered.as_deref(),
         }
     }
@@ -386,6 +441,23 @@ impl Prober {
         }
         self.calls.push(report);
     }
+}
+
+/// A redirect (301, 302, 307, 308) to the request's own path with a trailing slash: what it
+/// says, or `None` for any other answer. `request` is "METHOD URL".
+fn slash_redirect(request: &str, answer: &Answer) -> Option<String> {
+    let status = answer
+        .status
+        .filter(|s| matches!(s, 301 | 302 | 307 | 308))?;
+    let location = crate::record::header(&answer.headers, "Location")?;
+    let sent = url::Url::parse(request.split_once(' ')?.1).ok()?;
+    let to = sent.join(location).ok()?;
+    (to.path() == format!("{}/", sent.path())).then(|| {
+        format!(
+            "answered {status} to the same path with a trailing slash ({})",
+            to.path()
+        )
+    })
 }
 
 fn compile(definitions: &Definitions) -> Result<Endpoints, EndpointError> {

@@ -18,7 +18,7 @@ pub(crate) struct Learned<'a> {
     pub dialect: &'a str,
     pub dialect_reason: Option<&'a str>,
     pub proven: &'a BTreeMap<(Operation, String), Proven>,
-    pub proven_paths: &'a BTreeMap<Operation, Proven>,
+    pub proven_paths: BTreeMap<Operation, Proven>,
     pub bundles_offered: Option<&'a [String]>,
 }
 
@@ -127,7 +127,7 @@ fn set_endpoints(doc: &mut DocumentMut, learned: &Learned<'_>) {
         return;
     }
     let endpoints = table(doc.as_table_mut(), "endpoints");
-    for (op, proven) in learned.proven_paths {
+    for (op, proven) in &learned.proven_paths {
         if let CaptureSpec::Path(path) = &proven.path {
             let definition = table(endpoints, op.as_str());
             definition.set_implicit(false);
@@ -212,7 +212,7 @@ answer = 42
             dialect: "provider-docs",
             dialect_reason: Some("subscription was refused"),
             proven: &captures,
-            proven_paths: &paths,
+            proven_paths: paths,
             bundles_offered: Some(&offered),
         };
         let text = config_text(Some(INPUT), &learned, Some("https://new.example"), "now").unwrap();

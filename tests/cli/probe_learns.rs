@@ -171,3 +171,31 @@ async fn write_config_keeps_every_table_and_comment_of_its_input_and_the_run_use
     let evidence = read_json(&dir.path().join("b/evidence.json"));
     assert_eq!(evidence["run"]["partner"]["name"], "Acme Travel");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_the_slashed_path_makes_every_path_slashed_and_is_never_an_id() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let base = staging(&sandbox, Twist::Slashed).await;
+    let (probed, ran, written, _dir) = probe_then_run(&base, &sandbox, None, &[]).await;
+    assert_eq!(probed.code, 0, "{}{}", probed.stdout, probed.stderr);
+    assert!(
+        probed
+            .stdout
+            .contains("answered 308 to the same path with a trailing slash"),
+        "{}",
+        probed.stdout
+    );
+    assert!(
+        !probed.stdout.contains("/quotes/quotes"),
+        "{}",
+        probed.stdout
+    );
+    for path in [
+        "path = \"/quotes/\"",
+        "path = \"/quotes/{{ quote.id }}/\"",
+        "path = \"/subscriptions/\"",
+    ] {
+        assert!(written.contains(path), "{path} missing:\n{written}");
+    }
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+}
