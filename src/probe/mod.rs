@@ -7,6 +7,7 @@
 mod candidates;
 mod prober;
 mod proof;
+mod refusal;
 mod steps;
 mod stop;
 pub(crate) mod write;

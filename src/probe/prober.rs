@@ -25,6 +25,8 @@ pub(crate) struct CallReport {
     pub shape: String,
     pub lines: Vec<String>,
     pub ok: bool,
+    /// The operation last sent for this call: what a refusal's proposals name.
+    pub op: Option<Operation>,
 }
 
 /// A capture the probe proved, with what it was inferred from.
@@ -198,6 +200,7 @@ impl Prober {
         }
         report.request = request;
         report.status = answer.status;
+        report.op = Some(op);
         let refused_shape = matches!(answer.status, Some(400 | 404 | 405 | 422))
             && (op != Operation::QuoteDeletion);
         if !refused_shape || self.dialect_reason.is_some() {
@@ -438,6 +441,12 @@ impl Prober {
                 "{}: {} answered {why}",
                 report.label, report.request
             ));
+            // The staging's words say what it wants: the setting that gives it, not a stop.
+            if let (Some(op), Some(400..=499)) = (report.op, answer.status) {
+                for proposal in super::refusal::proposals(op, &answer.body) {
+                    self.left.push(format!("→ {proposal}"));
+                }
+            }
         }
         self.calls.push(report);
     }

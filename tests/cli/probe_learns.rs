@@ -199,3 +199,59 @@ async fn a_redirect_to_the_slashed_path_makes_every_path_slashed_and_is_never_an
     }
     assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_naming_a_missing_header_proposes_the_header_setting() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let base = staging(&sandbox, Twist::NeedsVersionHeader).await;
+    let dir = tempfile::tempdir().unwrap();
+    let probed = ppcert(
+        dir.path(),
+        &["probe", "--base-url", &base],
+        Some(sandbox.token()),
+    )
+    .await;
+    assert_eq!(probed.code, 1, "{}{}", probed.stdout, probed.stderr);
+    let out = &probed.stdout;
+    assert!(out.contains("→ the staging wants the header X-Api-Version on every call: add `[target.headers] X-Api-Version"), "{out}");
+    // JSON:API's code and source are in the words, once.
+    assert!(
+        out.contains("missing_header: this API needs the header X-Api-Version"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("missing_header: this API needs").count(),
+        out.matches("answered HTTP 400").count(),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_naming_a_decimal_string_field_proposes_the_body_that_sends_one() {
+    let refuse = || async {
+        let problem = json!({"type": "about:blank", "title": "Unprocessable", "status": 422,
+            "detail": "trips[0].price.amount must be a decimal string",
+            "errors": [{"pointer": "/data/trips/0/price/amount", "detail": "must be a decimal string"}]});
+        let mut response = (StatusCode::UNPROCESSABLE_ENTITY, axum::Json(problem)).into_response();
+        response
+            .headers_mut()
+            .insert("content-type", "application/problem+json".parse().unwrap());
+        response
+    };
+    let base = serve(Router::new().route("/quotes", axum::routing::post(refuse))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let probed = ppcert(dir.path(), &["probe", "--base-url", &base], Some("a-token")).await;
+    assert_eq!(probed.code, 1, "{}{}", probed.stdout, probed.stderr);
+    let out = &probed.stdout;
+    assert!(out.contains("wants `/data/trips/0/price/amount` as a decimal string: spell it so in `[endpoints.quote] body`"), "{out}");
+    assert!(
+        out.contains("request.data.trips[0].price.amount | string"),
+        "{out}"
+    );
+    // The problem's detail is said once, its item by its pointer.
+    assert_eq!(
+        out.matches("must be a decimal string (").count(),
+        out.matches("answered HTTP 422").count(),
+        "{out}"
+    );
+}
