@@ -257,6 +257,9 @@ pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path
     if let Some(notice) = &evidence.run.notice {
         out.push_str(&format!("\n{} {notice}\n", mode.paint("note:", "33")));
     }
+    if let Some(next) = crate::evidence::hints::next_step(evidence) {
+        out.push_str(&format!("\n{} {next}\n", mode.paint("next:", "1")));
+    }
     out.push_str(&format!("\nevidence bundle: {}\n", bundle.display()));
     out.push_str(&one_line(evidence));
     out

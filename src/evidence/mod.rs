@@ -3,6 +3,7 @@
 
 pub(crate) mod collect;
 pub(crate) mod derive;
+pub(crate) mod hints;
 mod ledger;
 mod model;
 pub(crate) mod stream;

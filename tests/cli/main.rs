@@ -9,6 +9,7 @@ mod common;
 #[cfg(unix)]
 mod container;
 mod datagen;
+mod dialect_hint;
 mod dialects;
 mod faults;
 mod hostile;

@@ -11,7 +11,7 @@ use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use ppcert::sandbox::{ApiDialect, Sandbox, SandboxOptions};
+use ppcert::sandbox::Sandbox;
 use serde_json::{Value, json};
 
 use crate::common::*;

@@ -1,0 +1,52 @@
+//! A run whose failures look like a dialect mismatch ends, on the console and in report.md,
+//! with the command that would fix it; a run failing for other reasons does not say so.
+
+use ppcert::sandbox::{ApiDialect, SandboxOptions};
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialect_mismatch_ends_with_the_command_that_fixes_it() {
+    let sandbox = sandbox_with(SandboxOptions {
+        dialect: ApiDialect::ProviderDocs,
+        ..fast_options()
+    })
+    .await;
+    let (finished, _evidence, dir) = Run::against(&sandbox)
+        .args(&["--backoff-ms", "1"])
+        .evidence()
+        .await;
+    assert_eq!(finished.code, 1, "{}", finished.stdout);
+    let next = finished
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("next: "))
+        .unwrap_or_else(|| panic!("no next line: {}", finished.stdout));
+    assert!(
+        next.contains("ppcert run --dialect provider-docs"),
+        "{next}"
+    );
+    assert!(
+        next.contains("ppcert probe --write-config ppcert.toml"),
+        "{next}"
+    );
+    let report = std::fs::read_to_string(dir.path().join("b/report.md")).unwrap();
+    let tail: Vec<&str> = report.trim_end().lines().rev().take(3).collect();
+    assert!(
+        tail[0].contains("ppcert probe --write-config ppcert.toml"),
+        "{tail:?}"
+    );
+    assert!(tail[2].contains("What to try next"), "{tail:?}");
+    let html = std::fs::read_to_string(dir.path().join("b/report.html")).unwrap();
+    assert!(html.contains("--dialect provider-docs"));
+
+    // The same dialect on both sides passes and names no next step.
+    let (finished, _evidence, dir) = Run::against(&sandbox)
+        .args(&["--backoff-ms", "1", "--dialect", "provider-docs"])
+        .evidence()
+        .await;
+    assert_eq!(finished.code, 0, "{}", finished.stdout);
+    assert!(!finished.stdout.contains("next: "), "{}", finished.stdout);
+    let report = std::fs::read_to_string(dir.path().join("b/report.md")).unwrap();
+    assert!(!report.contains("What to try next"));
+}
