@@ -4,6 +4,7 @@
 //! using it; where a request shape is refused it tries the other dialect's. What it proved can
 //! be written as a `ppcert.toml`.
 
+mod bundled;
 mod candidates;
 mod prober;
 mod proof;

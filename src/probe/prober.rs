@@ -47,7 +47,7 @@ pub(crate) struct Answer {
     pub words: String,
     pub unreachable: bool,
     /// A success by the endpoint's rule whose body states no error: what `run` counts.
-    ok: bool,
+    pub(super) ok: bool,
 }
 
 impl Answer {

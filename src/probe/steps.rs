@@ -55,6 +55,7 @@ impl Prober {
         if first {
             gate(&call, &answer)?;
         }
+        let answer = self.through_bundle(&mut call, answer);
         let ids = tries(self.read(&mut call, Operation::Quote, "id", &context, &answer));
         let references =
             tries(self.read(&mut call, Operation::Quote, "reference", &context, &answer));
@@ -203,6 +204,7 @@ impl Prober {
         let answer = self
             .send(&mut call, Operation::Quote, &context, Some(body))
             .await?;
+        let answer = self.through_bundle(&mut call, answer);
         let ids = tries(self.read(&mut call, Operation::Quote, "id", &context, &answer));
         let reference = self
             .read(&mut call, Operation::Quote, "reference", &context, &answer)

@@ -255,3 +255,42 @@ async fn a_refusal_naming_a_decimal_string_field_proposes_the_body_that_sends_on
         "{out}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_lists_the_bundles_offered_and_proposes_the_setting_never_data_0() {
+    let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions {
+        dialect: ppcert::sandbox::ApiDialect::ProviderDocs,
+        quote_bundles: vec!["Silver".into(), "Gold".into()],
+        ..fast_options()
+    })
+    .await;
+    let base = sandbox.base_url();
+    let (probed, _ran, written, _dir) = probe_then_run(&base, &sandbox, None, &[]).await;
+    assert_eq!(probed.code, 1, "{}{}", probed.stdout, probed.stderr);
+    let out = &probed.stdout;
+    assert!(
+        out.contains("the answer offers one quote per bundle: Silver, Gold"),
+        "{out}"
+    );
+    assert!(out.contains("set `[partner] bundle = \"NAME\"`"), "{out}");
+    assert!(!written.contains("$.data[0]"), "{written}");
+    assert!(
+        written.contains("# bundle = \"Silver\"   # one of: Silver, Gold"),
+        "{written}"
+    );
+
+    // With the bundle named, the probe is ready and the run it suggests passes.
+    let config = format!(
+        "[partner]\nbundle = \"Gold\"\n\n[auth]\ncommand = \"echo {}\"\n",
+        sandbox.token()
+    );
+    let (probed, ran, written, _dir) = probe_then_run(&base, &sandbox, Some(&config), &[]).await;
+    assert_eq!(probed.code, 0, "{}{}", probed.stdout, probed.stderr);
+    assert!(
+        probed.stdout.contains("read bundle Gold from $.data[1]"),
+        "{}",
+        probed.stdout
+    );
+    assert!(written.contains("bundle = \"Gold\""), "{written}");
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+}
