@@ -6,6 +6,7 @@
 
 mod bundled;
 mod candidates;
+mod paths;
 mod prober;
 mod proof;
 mod refusal;

@@ -92,7 +92,7 @@ pub(crate) struct Prober {
     /// The dialect in force, and its definitions with the user's tables and learned captures.
     pub dialect: String,
     user: Definitions,
-    definitions: Definitions,
+    pub(super) definitions: Definitions,
     pub(super) endpoints: Endpoints,
     /// Why the dialect was switched, when it was.
     pub dialect_reason: Option<String>,
@@ -273,32 +273,6 @@ impl Prober {
         definitions
     }
 
-    /// Paths learned (deletion by reference) and, when the staging redirects to slashed
-    /// paths, every operation's path as it is sent now.
-    fn learned_paths(&self) -> BTreeMap<Operation, Proven> {
-        let mut paths = self.proven_paths.clone();
-        if let Some(why) = &self.slashed {
-            for op in Operation::ALL {
-                if let Some(path) = self
-                    .definitions
-                    .get(op.as_str())
-                    .and_then(|d| d.path.clone())
-                {
-                    let inferred_from = format!("proven: {why}");
-                    let path = CaptureSpec::Path(path);
-                    paths.insert(
-                        op,
-                        Proven {
-                            path,
-                            inferred_from,
-                        },
-                    );
-                }
-            }
-        }
-        paths
-    }
-
     /// Reads `name` with the endpoints in force; `Err` carries candidates when it could not.
     pub(crate) fn read(
         &mut self,
@@ -379,55 +353,6 @@ impl Prober {
         Ok(())
     }
 
-    /// Puts `path` in force for `op` for the next calls; what was in force before comes back.
-    pub(crate) fn try_path(
-        &mut self,
-        op: Operation,
-        path: &str,
-    ) -> Result<Definitions, EndpointError> {
-        let before = self.definitions.clone();
-        self.definitions
-            .entry(op.as_str().to_string())
-            .or_default()
-            .path = Some(path.to_string());
-        self.endpoints = compile(&self.definitions)?;
-        Ok(before)
-    }
-
-    /// Keeps a path that worked, to be written with what proved it.
-    pub(crate) fn keep_path(&mut self, op: Operation, before: Definitions, proof: String) {
-        let path = self.definitions[op.as_str()]
-            .path
-            .clone()
-            .unwrap_or_default();
-        drop(before);
-        self.proven_paths.insert(
-            op,
-            Proven {
-                path: CaptureSpec::Path(path),
-                inferred_from: format!("proven: {proof}"),
-            },
-        );
-    }
-
-    /// Puts back the definitions in force before [`Prober::try_path`].
-    pub(crate) fn restore_path(&mut self, before: Definitions) -> Result<(), EndpointError> {
-        self.definitions = before;
-        self.endpoints = compile(&self.definitions)?;
-        Ok(())
-    }
-
-    /// What the written config records.
-    pub(crate) fn learned(&self) -> super::write::Learned<'_> {
-        super::write::Learned {
-            dialect: &self.dialect,
-            dialect_reason: self.dialect_reason.as_deref(),
-            proven: &self.proven,
-            proven_paths: self.learned_paths(),
-            bundles_offered: self.bundles_offered.as_deref(),
-        }
-    }
-
     /// Records a finished call.
     pub(crate) fn done(&mut self, mut report: CallReport, answer: &Answer) {
         report.shape = candidates::shape(&answer.body);
@@ -469,7 +394,7 @@ fn slash_redirect(request: &str, answer: &Answer) -> Option<String> {
     })
 }
 
-fn compile(definitions: &Definitions) -> Result<Endpoints, EndpointError> {
+pub(super) fn compile(definitions: &Definitions) -> Result<Endpoints, EndpointError> {
     Endpoints::compile(definitions)
 }
 

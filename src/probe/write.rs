@@ -29,6 +29,19 @@ const HEADER_MARKS: [&str; 3] = [
     "# Next: `ppcert run`",
 ];
 
+impl super::Prober {
+    /// What the written config records.
+    pub(crate) fn learned(&self) -> Learned<'_> {
+        Learned {
+            dialect: &self.dialect,
+            dialect_reason: self.dialect_reason.as_deref(),
+            proven: &self.proven,
+            proven_paths: self.learned_paths(),
+            bundles_offered: self.bundles_offered.as_deref(),
+        }
+    }
+}
+
 /// The config text: `original` (the user's file as written, if any) plus what `prober` learned.
 /// `remote` is the target's base URL when it is not the embedded sandbox.
 pub(crate) fn config_text(
