@@ -1,5 +1,6 @@
 //! A run whose failures look like a dialect mismatch ends, on the console and in report.md,
-//! with the command that would fix it; a run failing for other reasons does not say so.
+//! with the command that would fix it; a run failing for other reasons does not say so, and a
+//! failure by the user's own `expect` rule names the rule.
 
 use ppcert::sandbox::{ApiDialect, SandboxOptions};
 
@@ -49,4 +50,23 @@ async fn a_dialect_mismatch_ends_with_the_command_that_fixes_it() {
     assert!(!finished.stdout.contains("next: "), "{}", finished.stdout);
     let report = std::fs::read_to_string(dir.path().join("b/report.md")).unwrap();
     assert!(!report.contains("What to try next"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_by_the_users_expect_rule_names_the_rule() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let (finished, _dir) = Run::against(&sandbox)
+        .scenario("smoke")
+        .config("[endpoints.quote]\nexpect = [200, 202]\n")
+        .finish()
+        .await;
+    assert_eq!(finished.code, 1, "{}", finished.stdout);
+    assert!(
+        finished
+            .stdout
+            .contains("answered HTTP 201 (not in `[endpoints.quote] expect = [200, 202]`)"),
+        "{}",
+        finished.stdout
+    );
+    assert!(!finished.stdout.contains("next: "), "{}", finished.stdout);
 }
