@@ -237,7 +237,12 @@ impl Endpoints {
             let (mut context, default_body) = sample(op);
             let fail = |key: &str, error: RenderError| {
                 let key = key.to_string();
-                EndpointError::new(op, EndpointProblem::Unrendered { key, error })
+                // A misspelt attribute piped to `tojson` is named like any other.
+                let problem = match error.undefined_attribute() {
+                    Some(attribute) => EndpointProblem::UnknownAttribute { key, attribute, op },
+                    None => EndpointProblem::Unrendered { key, error },
+                };
+                EndpointError::new(op, problem)
             };
             self.path(op, &context).map_err(|e| fail("path", e))?;
             self.headers(op, &context).map_err(|e| fail("headers", e))?;

@@ -1,6 +1,7 @@
 //! A run whose failures look like a dialect mismatch ends, on the console and in report.md,
 //! with the command that would fix it; a run failing for other reasons does not say so, and a
-//! failure by the user's own `expect` rule names the rule.
+//! failure by the user's own `expect` rule names the rule; a misspelt attribute is named even
+//! when piped to `tojson`.
 
 use ppcert::sandbox::{ApiDialect, SandboxOptions};
 
@@ -69,4 +70,21 @@ async fn a_failure_by_the_users_expect_rule_names_the_rule() {
         finished.stdout
     );
     assert!(!finished.stdout.contains("next: "), "{}", finished.stdout);
+}
+
+#[tokio::test]
+async fn a_misspelt_attribute_piped_to_tojson_is_named() {
+    let dir = dir_with_config(
+        "[endpoints.quote]\nbody = '''{\"data\": {\"airline\": {{ flight.airline_iata | tojson }}}}'''\n",
+    );
+    let checked = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+    assert_eq!(checked.code, 2, "{}", checked.stderr);
+    assert!(
+        checked.stderr.contains("ppcert.toml:2")
+            && checked
+                .stderr
+                .contains("`flight.airline_iata` is not in the template context of quote"),
+        "{}",
+        checked.stderr
+    );
 }
