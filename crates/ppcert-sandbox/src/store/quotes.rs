@@ -70,9 +70,7 @@ impl Store {
                 self.set_bundle(&base.id, name);
                 (base.id.clone(), base.reference.clone())
             } else {
-                let made =
-                    self.insert_quote(&quote, &facts, price, Some(name), &product_types, now);
-                made
+                self.insert_quote(&quote, &facts, price, Some(name), &product_types, now)
             };
             let price_delta = (quote.booking_number.as_ref())
                 .and_then(|bn| self.bookings.get(bn))
