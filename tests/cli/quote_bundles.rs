@@ -98,3 +98,50 @@ async fn one_bundle_needs_no_setting_and_an_unknown_one_names_what_was_offered()
         finished.stdout
     );
 }
+
+#[tokio::test]
+async fn serve_quote_bundles_answers_the_documented_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--quote-bundles",
+        "Silver,Gold",
+    ];
+    let mut child = ppcert_command(dir.path(), &args, None)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (base, token, document_url) = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        crate::serve::announced(stdout),
+    )
+    .await
+    .expect("serve announces itself");
+    let http = http_client();
+    let document: serde_json::Value = http
+        .get(&document_url)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let reply: serde_json::Value = http
+        .post(format!("{base}/quotes"))
+        .bearer_auth(&token)
+        .json(openapi_example_quote(&document))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = (reply["data"].as_array().unwrap().iter())
+        .map(|e| e["bundle"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Silver", "Gold"], "{reply}");
+    child.kill().await.unwrap();
+}

@@ -6,7 +6,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use crate::common::*;
 
 /// Reads `serve`'s stdout until it has said where the API and the document are.
-async fn announced(stdout: tokio::process::ChildStdout) -> (String, String, String) {
+pub async fn announced(stdout: tokio::process::ChildStdout) -> (String, String, String) {
     let mut lines = BufReader::new(stdout).lines();
     let (mut base, mut token) = (None, None);
     while let Some(line) = lines.next_line().await.unwrap() {
