@@ -21,6 +21,12 @@ pub(crate) const TRAVELERS: RangeInclusive<u32> = 1..=50;
 /// Flight plans per booking.
 pub(crate) const FLIGHT_PLANS: RangeInclusive<u32> = 1..=5;
 
+/// Milliseconds between the polls of an `[endpoints.NAME.wait]`: often enough to follow a
+/// staging that settles in a second, rarely enough not to hammer one.
+pub(crate) const WAIT_EVERY_MS: RangeInclusive<u64> = 50..=60_000;
+/// Milliseconds a wait may last: ten minutes is longer than any staging should take.
+pub(crate) const WAIT_TIMEOUT_MS: RangeInclusive<u64> = 100..=600_000;
+
 /// Flow instances in one run (repeats × scale): beyond this a run is a mistake, not a soak.
 pub(crate) const FLOW_INSTANCES: RangeInclusive<u64> = 1..=1_000_000;
 

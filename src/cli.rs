@@ -30,7 +30,8 @@ pub struct Cli {
 /// The documented exit codes, shown under every `--help`.
 pub const EXIT_CODES: &str = "Exit codes:
   0    every requirement met (or the command succeeded)
-  1    the run finished, a requirement not met or a step failed; verify found a difference
+  1    the run finished, a requirement not met or a step failed; verify found a difference;
+       diff (or --baseline) found a regression
   2    usage, config or scenario error (nothing sent)
   3    token rejected (401 on the first call)
   4    target unreachable (no answer to the first call, or not the API root)
@@ -92,6 +93,69 @@ pub enum Command {
     /// Pack a bundle and its attestation into one .tar.gz to hand to the provider
     /// (`ppcert verify FILE.tar.gz` checks it without unpacking).
     Package(PackageArgs),
+    /// Gather verified bundles (runs and proxy sessions) of one partner and target into a
+    /// dossier: one ledger where each operation counts once, each requirement naming the
+    /// bundles that proved it; `verify`, `sign` and `package` work on it. Exit 0 when the
+    /// dossier meets every requirement, 1 when not (or a bundle does not verify), 2 when a
+    /// bundle belongs to another partner, target or environment.
+    Dossier(DossierArgs),
+    /// Compare two bundles (directories or packages, each verified first): verdict, ledger,
+    /// and per operation statuses, answer shapes, errors and latency. Regressions first, then
+    /// other changes; ids, timestamps and generated data never count. Exits 1 on a regression.
+    /// With --run and --proxy instead: which side changed, the staging or the partner's client.
+    Diff(DiffArgs),
+    /// Export a bundle's exchanges for other tools: `--har` writes HAR 1.2 (browser devtools,
+    /// HAR viewers), redacted as the evidence is.
+    Export(ExportArgs),
+}
+
+/// Options of `ppcert dossier`.
+#[derive(Debug, Args, Clone)]
+pub struct DossierArgs {
+    /// Bundle directories or packages to add.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
+    /// The dossier's directory: made when it does not exist, added to when it does.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The signer's public key (KEY.pub): every bundle added must carry a valid signature by it.
+    #[arg(long, value_name = "KEY.pub")]
+    pub key: Option<PathBuf>,
+}
+
+/// Options of `ppcert diff`.
+#[derive(Debug, Args, Clone)]
+pub struct DiffArgs {
+    /// The earlier bundle: a directory or a package (`ppcert package`).
+    #[arg(value_name = "BASE", required_unless_present = "run", requires = "new")]
+    pub base: Option<PathBuf>,
+    /// The later bundle, compared with BASE.
+    #[arg(value_name = "NEW")]
+    pub new: Option<PathBuf>,
+    /// Attribution: the pair of `ppcert run` bundles, earlier then later.
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"], requires = "proxy", conflicts_with = "base")]
+    pub run: Option<Vec<PathBuf>>,
+    /// Attribution: the pair of `ppcert proxy` bundles (the partner's client) against the
+    /// same staging, earlier then later.
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"], requires = "run")]
+    pub proxy: Option<Vec<PathBuf>>,
+    /// Print one JSON object on stdout instead of text (its shape: docs/drift.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `ppcert export`.
+#[derive(Debug, Args, Clone)]
+pub struct ExportArgs {
+    /// Write HAR 1.2 (the only format so far).
+    #[arg(long, required = true)]
+    pub har: bool,
+    /// The bundle: a directory or a package (verified first).
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: PathBuf,
+    /// Where the HAR goes [default: stdout]. Never over an existing file.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Where to send requests, and with which token.
@@ -148,8 +212,9 @@ pub struct ProxyArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Address your integration sends its requests to (port 0 picks a free port). With
-    /// COMMAND, the default is a free loopback port.
-    #[arg(long, default_value = DEFAULT_LISTEN)]
+    /// COMMAND, the default is a free loopback port. `--addr` is the same flag, as on `serve`
+    /// and `webhook listen`.
+    #[arg(long, visible_alias = "addr", default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
     /// Where the evidence bundle goes [default: reports/<run-id>].
     #[arg(long, value_name = "DIR")]
@@ -157,6 +222,9 @@ pub struct ProxyArgs {
     /// Stop, and write the bundle, as soon as every requirement is met.
     #[arg(long)]
     pub until_met: bool,
+    /// Add the session's bundle to the dossier DIR when it ends (a new DIR starts one).
+    #[arg(long, value_name = "DIR")]
+    pub dossier: Option<PathBuf>,
     /// Answer a request that breaks a rule locally with a 400 instead of forwarding it (always
     /// on against production).
     #[arg(long)]
@@ -178,6 +246,9 @@ pub struct ProxyArgs {
     /// the bundle is written. Exit code: COMMAND's own when it failed, else the table below.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
+    /// Compare the session with an earlier bundle, as `run --baseline` does.
+    #[arg(long, value_name = "BUNDLE")]
+    pub baseline: Option<PathBuf>,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }
@@ -231,8 +302,8 @@ pub struct WebhookSendArgs {
 /// Options of `ppcert webhook listen`.
 #[derive(Debug, Args, Clone)]
 pub struct WebhookListenArgs {
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:3000")]
+    /// Address to listen on (port 0 picks a free port); `--listen` is the same flag.
+    #[arg(long, visible_alias = "listen", default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
     /// Signature scheme: provider-docs (Koala-Signature), standard-webhooks, github.
     #[arg(long, default_value = "provider-docs", value_parser = scheme_parser())]
@@ -292,6 +363,10 @@ pub struct RunArgs {
     /// Continue an interrupted run from DIR/journal.jsonl.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// Send only what the dossier DIR still lacks (the fewest flows that make it; nothing
+    /// when it lacks nothing), then add this run's bundle to it; a new DIR starts a dossier.
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    pub dossier: Option<PathBuf>,
     /// Reports to write besides evidence.json, the journal and the manifest (always written):
     /// html, md, junit, json [default: all].
     #[arg(long, value_delimiter = ',', value_parser = crate::report::Format::parse, value_name = "LIST")]
@@ -303,6 +378,11 @@ pub struct RunArgs {
     /// attestation.intoto.json, as `ppcert sign` does. Read before anything is sent.
     #[arg(long, value_name = "KEY")]
     pub sign_key: Option<PathBuf>,
+    /// Compare the run with an earlier bundle (directory or package, verified before anything
+    /// is sent): the reports gain a "Since the baseline" section, and a run that passed but
+    /// regressed exits 1 (see `ppcert diff`).
+    #[arg(long, value_name = "BUNDLE")]
+    pub baseline: Option<PathBuf>,
     /// First retry delay; later ones double, with jitter.
     #[arg(long, default_value_t = 250, value_name = "MS", hide = true)]
     pub backoff_ms: u64,
@@ -436,7 +516,8 @@ pub struct GenerateArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free port); other than loopback only with --public.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// `--listen` is the same flag, as on `proxy`.
+    #[arg(long, visible_alias = "listen", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
     /// Bearer token the sandbox accepts [default: a fresh random token, printed at start].
     #[arg(long, env = "PPCERT_SANDBOX_TOKEN", hide_env_values = true)]
@@ -483,6 +564,15 @@ pub struct ServeArgs {
     /// the first answer without writing again.
     #[arg(long)]
     pub require_idempotency_key: bool,
+    /// List a new booking's contracts only MS milliseconds after its subscription is answered
+    /// (read-after-write lag); until then the contracts read lists none, and neither the
+    /// subscription's nor an update's answer names them.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub contracts_delay_ms: Option<u64>,
+    /// Require If-Match on PATCH /subscriptions/{bn} with the ETag the contracts read carries
+    /// (428 without it, 412 when stale; the ETag changes with every update).
+    #[arg(long)]
+    pub require_if_match: bool,
     /// Issue tokens that live SECS seconds at POST /oauth/token (OAuth 2.0 client credentials:
     /// --client-id, with the sandbox's token as the client secret); the API then accepts only
     /// those, and answers an expired one 401 with WWW-Authenticate: Bearer error="invalid_token".
@@ -498,9 +588,10 @@ pub struct ServeArgs {
     /// Success status of DELETE /quotes/{id}.
     #[arg(long, default_value_t = 204, value_parser = clap::builder::PossibleValuesParser::new(["200", "202", "204"]).map(|s| s.parse::<u16>().unwrap_or(204)))]
     pub delete_status: u16,
-    /// How priceDelta is written: `number` (12.5), `string` ("12.50") or `object`
-    /// ({"amount": 12.5, "currency": "EUR"}).
-    #[arg(long, default_value = "number", value_parser = clap::builder::PossibleValuesParser::new(["number", "string", "object"]).map(|s| match s.as_str() { "string" => DeltaShape::String, "object" => DeltaShape::Object, _ => DeltaShape::Number }))]
+    /// How priceDelta is written: `number` (12.5), `string` ("12.50"), `object`
+    /// ({"amount": 12.5, "currency": "EUR"}) or `units-nanos` ({"currencyCode": "EUR",
+    /// "units": "12", "nanos": 500000000}, prices too).
+    #[arg(long, default_value = "number", value_parser = clap::builder::PossibleValuesParser::new(["number", "string", "object", "units-nanos"]).map(|s| match s.as_str() { "string" => DeltaShape::String, "object" => DeltaShape::Object, "units-nanos" => DeltaShape::UnitsNanos, _ => DeltaShape::Number }))]
     pub delta_shape: DeltaShape,
     /// Time a refundable claim stays in each status (ACCEPTED, REFUNDABLE) before moving on.
     #[arg(long, default_value_t = 2000, value_name = "MS")]
@@ -527,6 +618,14 @@ pub struct ServeArgs {
     /// Refuse a claimDate that is not a plain date (YYYY-MM-DD), as the spec types it.
     #[arg(long)]
     pub claim_date_day_only: bool,
+    /// Decide claims after answering them: a claim's answer carries no status, and the
+    /// contracts read shows it MS milliseconds after the claim (0: at once).
+    #[arg(long, value_name = "MS")]
+    pub claims_decided_after_ms: Option<u64>,
+    /// Refuse (400) a subscription whose booking number does not match this regex whole,
+    /// e.g. `[A-Z]{2}[0-9]{8}`.
+    #[arg(long, value_name = "REGEX")]
+    pub booking_number_pattern: Option<String>,
     /// Unused quotes held at most; beyond it the oldest expire, as any unused quote does 72 h
     /// after it was made (by the sandbox's clock). Keeps a long-lived sandbox's memory bounded.
     #[arg(long, default_value_t = crate::sandbox::DEFAULT_MAX_OPEN_QUOTES, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000).map(|n| n as usize))]

@@ -60,6 +60,9 @@ pub(crate) fn merge(base: &Definitions, over: &Definitions) -> Definitions {
         if table.expect.is_some() {
             entry.expect = table.expect.clone();
         }
+        if table.wait.is_some() {
+            entry.wait = table.wait.clone();
+        }
         entry
             .headers
             .extend(table.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -324,14 +327,22 @@ mod capture_tests {
 
     #[test]
     fn unknown_names_and_bad_jsonpath_are_refused_naming_the_key() {
-        let error = with_capture("quote", "idd", "$.id").unwrap_err();
+        // A name of the user's own is a value of its own (`captured.idd`); a built-in value
+        // of another answer, or a name no template could spell, is refused.
+        assert!(with_capture("quote", "idd", "$.id").is_ok());
+        let error = with_capture("quote", "contract_id", "$.id").unwrap_err();
         assert!(matches!(
             &error.problem,
-            EndpointProblem::Capture(CaptureError::Unknown { name, op: Operation::Quote, .. }) if name == "idd"
+            EndpointProblem::Capture(CaptureError::Unknown { name, op: Operation::Quote, .. }) if name == "contract_id"
         ));
-        assert!(error.to_string().contains("capture.idd"), "{error:?}");
+        assert!(
+            error.to_string().contains("capture.contract_id"),
+            "{error:?}"
+        );
         assert!(error.to_string().contains("id, reference, price_delta"));
-        assert_eq!(error.key(), Some("idd"));
+        assert_eq!(error.key(), Some("contract_id"));
+        let error = with_capture("quote", "my-etag", "$.id").unwrap_err();
+        assert_eq!(error.key(), Some("my-etag"));
         let error = with_capture("quote", "id", "$.quote[").unwrap_err();
         assert!(matches!(
             &error.problem,

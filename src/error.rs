@@ -1,5 +1,5 @@
 //! The one error type of a command: what to tell the user and the documented exit code it
-//! ends with (README, "Exit codes").
+//! ends with (docs/certify.md, the exit code table).
 
 use crate::exit_codes;
 
@@ -102,6 +102,9 @@ pub(crate) enum FirstCall {
     Answered,
     TokenRejected,
     Unreachable,
+    /// The first call answered 404: the base URL is not the API root (exit 4, as
+    /// `check-token` says of the same URL).
+    NotTheApi,
 }
 
 /// Everything about a finished run that decides its exit code.
@@ -130,7 +133,7 @@ pub(crate) fn run_exit_code(outcome: &RunOutcome) -> u8 {
             ..
         } => exit_codes::TOKEN_REJECTED,
         RunOutcome {
-            first_call: FirstCall::Unreachable,
+            first_call: FirstCall::Unreachable | FirstCall::NotTheApi,
             ..
         } => exit_codes::UNREACHABLE,
         RunOutcome { passed: true, .. } => exit_codes::SUCCESS,
@@ -160,6 +163,7 @@ mod tests {
             ((true, false, Answered, false), 1),
             ((true, false, TokenRejected, false), 3),
             ((true, false, Unreachable, false), 4),
+            ((true, false, NotTheApi, false), 4),
             ((true, true, Answered, false), 130),
             ((true, true, TokenRejected, false), 130),
             ((false, false, Answered, true), 6),

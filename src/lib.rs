@@ -14,6 +14,8 @@ pub(crate) mod console;
 pub mod datagen;
 pub mod dialect;
 pub mod digest;
+pub(crate) mod dossier;
+pub(crate) mod drift;
 pub(crate) mod endpoints;
 pub mod engine;
 pub(crate) mod env;
@@ -21,7 +23,9 @@ pub(crate) mod environment;
 pub(crate) mod error;
 pub(crate) mod evidence;
 pub(crate) mod exit_codes;
+pub(crate) mod har;
 pub(crate) mod journal;
+pub(crate) mod money;
 /// The API models, shared with the sandbox crate.
 pub use ppcert_models as models;
 pub(crate) mod output;

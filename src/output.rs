@@ -107,7 +107,8 @@ impl Progress {
     fn exchange(&self, exchange: &crate::record::Exchange) {
         let counted = exchange.counts_as_success();
         // A counted kind's final attempt that did not succeed (the ledger's `failed`).
-        let failed = !counted && !exchange.retried && exchange.expectation.is_acceptance();
+        let failed =
+            !counted && !exchange.retried && !exchange.poll && exchange.expectation.is_acceptance();
         let last_attempt = !exchange.retried;
         if counted && let Some(bar) = self.bars.get(&exchange.operation) {
             bar.inc(1);
@@ -125,9 +126,10 @@ impl Progress {
             (None, Some(error)) => format!("no answer: {}", printable(error)),
             (None, None) => "no answer".into(),
         };
+        // Named by flow instance and step, so concurrent flows' lines can be told apart.
         let line = format!(
-            "{} {} → {answer} ({} ms)",
-            exchange.method, exchange.url, exchange.duration_ms
+            "{} › {}: {} {} → {answer} ({} ms)",
+            exchange.flow, exchange.step, exchange.method, exchange.url, exchange.duration_ms
         );
         match &self.multi {
             Some(multi) => {
@@ -239,23 +241,31 @@ pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path
         .filter(|f| f.reason.is_some())
         .collect();
     if !failed.is_empty() {
-        out.push_str(&format!("\n{} flow(s) did not complete:\n", failed.len()));
-        for flow in failed.iter().take(SHOWN) {
-            out.push_str(&format!(
-                "  {}: {}\n",
-                flow.label,
-                printable(flow.reason.as_deref().unwrap_or_default())
-            ));
+        out.push_str(&format!(
+            "\n{} did not complete:\n",
+            counted(failed.len(), "flow", "flows")
+        ));
+        let reasons = grouped(
+            failed
+                .iter()
+                .map(|f| (f.label.as_str(), f.reason.as_deref().unwrap_or_default())),
+        );
+        for (labels, reason) in reasons.iter().take(SHOWN) {
+            out.push_str(&format!("  {}: {}\n", labels, printable(reason)));
         }
-        out.push_str(&left_out(failed.len(), "flow(s)"));
+        out.push_str(&left_out(reasons.len(), "reasons"));
     }
     for warning in evidence.warnings.iter().take(SHOWN) {
         let warning = printable(warning);
         out.push_str(&format!("{} {warning}\n", mode.paint("warning:", "33")));
     }
-    out.push_str(&left_out(evidence.warning_count(), "warning(s)"));
+    out.push_str(&left_out(evidence.warning_count(), "warnings"));
     if let Some(notice) = &evidence.run.notice {
         out.push_str(&format!("\n{} {notice}\n", mode.paint("note:", "33")));
+    }
+    // Before the bundle's path: the one-line summary stays the last line, for scripts.
+    if let Some(why) = why_not_passed(evidence) {
+        out.push_str(&format!("\n{why}\n"));
     }
     if let Some(next) = crate::evidence::hints::next_step(evidence) {
         out.push_str(&format!("\n{} {next}\n", mode.paint("next:", "1")));
@@ -265,8 +275,73 @@ pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path
     out
 }
 
+/// Why the verdict is not PASSED, in one line, so the table above is never left to contradict
+/// it (every row "yes" and still FAILED).
+pub(crate) fn why_not_passed(evidence: &Evidence) -> Option<String> {
+    let short: Vec<String> = evidence
+        .requirements
+        .iter()
+        .filter(|r| !r.met)
+        .map(|r| format!("{} {}/{}", r.operation.as_str(), r.succeeded, r.required))
+        .collect();
+    let incomplete = evidence.flows.iter().filter(|f| f.reason.is_some()).count();
+    match evidence.verdict {
+        Verdict::Passed => None,
+        Verdict::Incomplete => Some(
+            "not passed: the run did not end on its own (interrupted), so it is incomplete".into(),
+        ),
+        Verdict::Failed if !short.is_empty() => Some(format!(
+            "not passed: {} not met ({})",
+            counted(short.len(), "requirement", "requirements"),
+            short.join(", ")
+        )),
+        Verdict::Failed if incomplete > 0 => Some(format!(
+            "not passed: every requirement is met, but {} did not complete",
+            counted(incomplete, "flow", "flows")
+        )),
+        Verdict::Failed => Some(
+            "not passed: every requirement is met, but a request broke a rule of the spec or a step failed (report.md lists the failures)".into(),
+        ),
+    }
+}
+
 /// How many items a list shows before it says how many it left out.
 const SHOWN: usize = 10;
+
+/// `1 flow`, `13 flows`.
+pub(crate) fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Flows that failed for the same reason on one line (`lifecycle#1, lifecycle#2 and 2 more:
+/// ...`), in the order the reasons first appear: a dead target is one line, not thirteen.
+fn grouped<'a>(failed: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, &'a str)> {
+    let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (label, reason) in failed {
+        match groups.iter_mut().find(|(_, r)| *r == reason) {
+            Some((labels, _)) => labels.push(label),
+            None => groups.push((vec![label], reason)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(labels, reason)| {
+            let named = labels
+                .iter()
+                .take(3)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let more = labels.len().saturating_sub(3);
+            let labels = if more > 0 {
+                format!("{named} and {more} more")
+            } else {
+                named
+            };
+            (labels, reason)
+        })
+        .collect()
+}
 
 fn left_out(total: usize, what: &str) -> String {
     if total > SHOWN {
@@ -320,4 +395,33 @@ pub(crate) fn summary_json(evidence: &Evidence, bundle: &std::path::Path, exit_c
         "bundle": bundle.display().to_string(),
     })
     .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flows_failing_for_one_reason_share_a_line_in_first_seen_order() {
+        let failed = [
+            ("lifecycle#1", "no answer"),
+            ("lifecycle#2", "HTTP 400"),
+            ("lifecycle#3", "no answer"),
+            ("lifecycle#4", "no answer"),
+            ("lifecycle#5", "no answer"),
+        ];
+        let lines = grouped(failed.into_iter());
+        assert_eq!(
+            lines,
+            vec![
+                (
+                    "lifecycle#1, lifecycle#3, lifecycle#4 and 1 more".to_string(),
+                    "no answer"
+                ),
+                ("lifecycle#2".to_string(), "HTTP 400"),
+            ]
+        );
+        assert_eq!(counted(1, "flow", "flows"), "1 flow");
+        assert_eq!(counted(13, "flow", "flows"), "13 flows");
+    }
 }

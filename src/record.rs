@@ -260,6 +260,10 @@ pub(crate) struct Exchange {
     /// The fingerprint of the token the request carried: the evidence shows when it rotated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_fingerprint: Option<String>,
+    /// One poll of an `[endpoints.NAME.wait]` whose condition did not hold yet: recorded,
+    /// never counted (the call that satisfies the wait is the one that counts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub poll: bool,
 }
 
 /// A value the engine read from an answer (`id`, `contract_id`, …): what it found, or `None`,
@@ -324,6 +328,7 @@ impl Exchange {
     /// answer afterwards. Negative checks never count.
     pub(crate) fn counts_as_success(&self) -> bool {
         self.expectation.is_acceptance()
+            && !self.poll
             && (self.delivery == Delivery::Reconciled
                 || self.response.as_ref().is_some_and(ResponseRecord::accepted))
     }

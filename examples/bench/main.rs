@@ -16,7 +16,9 @@
 //!   zero-latency sandbox and through `ppcert proxy` (the release binary) in front of it.
 //! - `webhook-flood`, `proxy-flood [SECS] [RUNS]`, `serve-batches [SECS]`: memory of the
 //!   long-lived listeners under hostile or heavy traffic (see `listeners.rs`).
+//! - `diff`: `ppcert diff` of two `--scale 100` bundles (see `diff.rs`).
 
+mod diff;
 mod listeners;
 
 use std::path::Path;
@@ -550,6 +552,9 @@ fn main() {
     }
     if all || which == "proxy" {
         proxy(&runtime);
+    }
+    if all || which == "diff" {
+        diff::diff();
     }
     ppcert::engine::client::install_crypto_provider();
     let secs = std::env::args()

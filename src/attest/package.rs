@@ -163,7 +163,16 @@ pub(crate) fn read(path: &Path) -> Result<Loaded, BundleError> {
         path: path.to_path_buf(),
         error,
     })?;
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    read_from(path, file)
+}
+
+/// Reads a package from `bytes` (one kept inside a dossier); `path` names it in errors.
+pub(crate) fn read_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded, BundleError> {
+    read_from(path, bytes)
+}
+
+fn read_from(path: &Path, input: impl Read) -> Result<Loaded, BundleError> {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(input));
     let bad = |error: ArchiveError| BundleError::NotTarGz {
         path: path.to_path_buf(),
         error,

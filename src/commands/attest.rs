@@ -31,7 +31,10 @@ pub(crate) fn keygen(args: KeygenArgs) -> Result<u8, Failure> {
 
 pub(crate) fn sign(args: SignArgs) -> Result<u8, Failure> {
     let key = keys::load_signing(&args.key)?;
-    let (path, fingerprint) = sign_dir(&args.dir, &key, args.force)?;
+    let (path, fingerprint) = match args.dir.join(crate::dossier::FILE_NAME).is_file() {
+        true => super::dossier::sign(&args.dir, &key, args.force)?,
+        false => sign_dir(&args.dir, &key, args.force)?,
+    };
     crate::console::say!("signed: {} (key SHA256:{fingerprint})", path.display());
     Ok(exit_codes::SUCCESS)
 }
@@ -122,6 +125,10 @@ pub(crate) fn package(args: PackageArgs) -> Result<u8, Failure> {
     let dir = &args.dir;
     bundle_dir(dir)?;
     let source = Source::Dir(dir.clone());
+    if crate::dossier::verify::is_dossier(&source) {
+        let (top, out) = package_names(&args)?;
+        return super::dossier::package(dir, &top, &out);
+    }
     let checked = check(&source, None, true);
     if !checked.problems.is_empty() {
         return Err(refuse(
@@ -130,21 +137,7 @@ pub(crate) fn package(args: PackageArgs) -> Result<u8, Failure> {
             "refusing to package a bundle that does not verify",
         ));
     }
-    let top = dir
-        .canonicalize()
-        .ok()
-        .and_then(|d| d.file_name().and_then(|n| n.to_str()).map(String::from))
-        .unwrap_or_else(|| "bundle".into());
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_package(dir, &top));
-    if out.symlink_metadata().is_ok() {
-        return Err(Failure::usage(format!(
-            "{}: already exists; ppcert package never overwrites (give another --out)",
-            out.display()
-        )));
-    }
+    let (top, out) = package_names(&args)?;
     let mut files: Vec<String> = checked.listed.iter().map(|(_, n)| n.clone()).collect();
     files.push(manifest::FILE_NAME.to_string());
     if checked.signed != Signed::No {
@@ -163,6 +156,27 @@ pub(crate) fn package(args: PackageArgs) -> Result<u8, Failure> {
     Ok(exit_codes::SUCCESS)
 }
 
+/// The package's top directory (the bundle's name) and where it goes, never over a file.
+fn package_names(args: &PackageArgs) -> Result<(String, PathBuf), Failure> {
+    let dir = &args.dir;
+    let top = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().and_then(|n| n.to_str()).map(String::from))
+        .unwrap_or_else(|| "bundle".into());
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_package(dir, &top));
+    if out.symlink_metadata().is_ok() {
+        return Err(Failure::usage(format!(
+            "{}: already exists; ppcert package never overwrites (give another --out)",
+            out.display()
+        )));
+    }
+    Ok((top, out))
+}
+
 pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     let key = match &args.key {
         Some(path) => Some(keys::load_verifying(path)?),
@@ -176,6 +190,9 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
     }
     // An archive that cannot be read is a package that does not verify.
     let source = Source::open(&args.dir)?;
+    if crate::dossier::verify::is_dossier(&source) {
+        return super::dossier::verify(&source, key.as_ref());
+    }
     let checked = check(&source, key.as_ref(), true);
     if !checked.problems.is_empty() {
         return Err(refuse(

@@ -37,7 +37,14 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     )?;
     let start = Utc::now();
     let seed: u64 = rand::random();
-    let generator = Generator::new(seed, run_id(start, seed), start, DataProfile::default());
+    // The probe books twice (a quote to delete, then a booking), in the staging's shape.
+    let profile = DataProfile {
+        booking_number_pattern: (config.staging.file.data.booking_number_pattern).clone(),
+        ..DataProfile::default()
+    };
+    let generator = Generator::new(seed, run_id(start, seed), start, profile)
+        .with_booking_numbers(2)
+        .map_err(|why| Failure::usage(format!("data.booking_number_pattern: {why}")))?;
     let mut prober = Prober::new(client, &config.staging, config.flight_seller);
     crate::console::say!(
         "ppcert probe against {} (dialect {chosen})\n",

@@ -32,6 +32,8 @@ struct ProxyConfig {
     flight_seller: bool,
     partner_name: String,
     strict: bool,
+    /// `--baseline`'s profile, read before the proxy listens.
+    baseline: Option<crate::drift::Profile>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -54,6 +56,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
         partner_name: crate::config::partner_name(args.partner_name.as_ref(), file),
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
+        baseline: super::baseline::load(args.baseline.as_deref())?,
         staging,
     })
 }
@@ -87,6 +90,9 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
 
 pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
+    if let Some(dossier) = &args.dossier {
+        super::dossier::open(dossier)?; // a dossier that does not verify is refused before the session
+    }
     super::listening::check_exposure(
         args.listen,
         args.listen_limits.public,
@@ -99,13 +105,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         super::target::sandbox_dialect(config.staging.dialect_name()),
     )
     .await?;
-    let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
-    let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
-    let journal = super::bundle::open_journal(&dir, &run, false)?;
-    // Nothing per exchange in memory: a session may forward requests for hours.
-    let recording = Recording::spilling(journal);
-    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
-    let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
+    // Listening first: a proxy that cannot listen leaves no bundle directory or journal behind.
     let listen = super::proxy_command::listen_address(&args);
     let socket = tokio::net::TcpListener::bind(listen)
         .await
@@ -113,9 +113,17 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let addr = socket
         .local_addr()
         .map_err(|e| Failure::usage(e.to_string()))?;
+    let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
+    let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
+    let journal = super::bundle::open_journal(&dir, &run, false)?;
+    // Nothing per exchange in memory: a session may forward requests for hours.
+    let recording = Recording::spilling(journal);
+    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
+    let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     if !args.command.is_empty() {
         let listening = (socket, addr, limits);
-        return with_command(&args, listening, (&config, run, &dir), proxy, opened).await;
+        let code = with_command(&args, listening, (&config, run, &dir), proxy, opened).await?;
+        return join_dossier(&args, &dir, code);
     }
     // Listening for Ctrl-C before the address is printed: a client (or a script) that stops
     // the proxy as soon as it reads it must still get a bundle.
@@ -126,7 +134,16 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     if let Err(e) = serve(socket, proxy.clone(), (args.until_met, interrupted), limits).await {
         crate::console::tell!("error: the proxy stopped: {e}");
     }
-    finish(&config, run, &proxy, &dir, opened.sandbox, false).await
+    let code = finish(&config, run, &proxy, &dir, opened.sandbox, false).await?;
+    join_dossier(&args, &dir, code)
+}
+
+/// With `--dossier`, the session's bundle joins the dossier.
+fn join_dossier(args: &ProxyArgs, dir: &Path, code: u8) -> Result<u8, Failure> {
+    match &args.dossier {
+        Some(dossier) => super::dossier_run::join(dossier, dir, code, None),
+        None => Ok(code),
+    }
 }
 
 /// `proxy -- COMMAND`: the session lasts as long as COMMAND; its failure is the exit code.
@@ -179,7 +196,14 @@ async fn with_command(
         ended.interrupted(),
     )
     .await?;
-    Ok(ended.exit_code(code))
+    let exit = ended.exit_code(code);
+    if exit != code {
+        crate::console::tell!(
+            "exit {exit}: `{}` failed by itself (its own exit code, passed on); the verdict above judges only the traffic it sent through the proxy",
+            Path::new(&args.command[0]).display()
+        );
+    }
+    Ok(exit)
 }
 
 /// The proxy in front of `base_url`, counting the requirements the partner must meet.
@@ -292,6 +316,8 @@ async fn finish(
     sandbox: Option<crate::sandbox::Sandbox>,
     interrupted: bool,
 ) -> Result<u8, Failure> {
+    // A claim counts once its status is known: read what the partner's traffic never showed.
+    proxy.confirm_claims().await;
     let recorded = proxy.recording.take();
     run.finished_at = Some(Timestamp::now());
     // Ctrl-C is how a bare proxy session ends; with COMMAND it cuts the partner's suite short.
@@ -307,6 +333,7 @@ async fn finish(
         warnings.push(format!("{count} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})"));
     }
     let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, warnings);
+    super::baseline::attach(dir, &mut evidence, config.baseline.as_ref());
     let published = super::bundle::publish(
         dir,
         &mut evidence,
@@ -325,10 +352,11 @@ async fn finish(
         first_call: FirstCall::Answered,
         passed: evidence.verdict == evidence::Verdict::Passed,
     };
-    let code = run_exit_code(&outcome);
+    let code = super::baseline::exit_code(run_exit_code(&outcome), &evidence);
     if published.is_ok() {
         let mode = crate::output::OutputMode::decide(&Default::default());
         crate::console::say!("{}", crate::output::summary(&mode, &evidence, dir));
+        super::baseline::tell(&evidence, false);
     }
     Ok(code)
 }

@@ -117,6 +117,7 @@ impl InFlight {
                 layout: None,
                 reads: Vec::new(),
                 token_fingerprint: None,
+                poll: false,
             })
             .collect()
     }

@@ -45,6 +45,8 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         rate_limit_every: args.rate_limit_every,
         rate_limit_header: args.rate_limit_header,
         require_idempotency_key: args.require_idempotency_key,
+        contracts_delay: args.contracts_delay_ms.map(Duration::from_millis),
+        require_if_match: args.require_if_match,
         token_ttl: args.token_ttl.map(Duration::from_secs),
         client_id: args.client_id.clone(),
         retry_after_secs: args.retry_after_secs,
@@ -67,6 +69,15 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             location_ids: args.location_ids,
         },
         claim_step: Duration::from_millis(args.claim_step_ms),
+        claims_decided_after: args.claims_decided_after_ms.map(Duration::from_millis),
+        booking_number_pattern: match &args.booking_number_pattern {
+            Some(pattern) => Some(
+                regex::Regex::new(pattern)
+                    .map(|_| pattern.clone())
+                    .map_err(|e| Failure::usage(format!("--booking-number-pattern: {e}")))?,
+            ),
+            None => None,
+        },
         path_prefix: args.path_prefix.clone(),
         dialect: args.dialect,
         max_open_quotes: args.max_quotes,

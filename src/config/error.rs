@@ -22,6 +22,13 @@ pub(crate) enum ConfigError {
     Dialect(FileError),
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
+    /// A template reads a `captured.NAME` its flow captures only later, or never.
+    #[error("{file}: scenario `{scenario}`: {error}")]
+    CapturedTooEarly {
+        file: String,
+        scenario: String,
+        error: Box<crate::endpoints::CapturedTooEarly>,
+    },
     #[error(transparent)]
     OutOfBounds(#[from] OutOfBounds),
     #[error(transparent)]
@@ -56,6 +63,7 @@ impl From<ConfigError> for Failure {
             | ConfigError::Scenario(_)
             | ConfigError::Dialect(_)
             | ConfigError::Endpoint(_)
+            | ConfigError::CapturedTooEarly { .. }
             | ConfigError::OutOfBounds(_)
             | ConfigError::BaseUrl(_)
             | ConfigError::Auth(_)

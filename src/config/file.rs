@@ -27,6 +27,17 @@ pub struct FileConfig {
     /// Where the token comes from, when it is not a static one.
     #[serde(default)]
     pub(crate) auth: AuthSection,
+    /// What data this staging accepts.
+    #[serde(default)]
+    pub(crate) data: DataSection,
+}
+
+/// `[data]` in `ppcert.toml`: the shape of data the staging accepts (over the scenario's).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DataSection {
+    /// Every generated booking number matches this regex.
+    pub booking_number_pattern: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -107,6 +118,13 @@ pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
         line: line_with(text, key),
         message: refused.to_string(),
     })?;
+    if let Some(pattern) = &config.data.booking_number_pattern {
+        crate::datagen::numbers::compile(pattern).map_err(|e| FileError {
+            file: file.into(),
+            line: line_with(text, "booking_number_pattern"),
+            message: format!("data.booking_number_pattern: {e}"),
+        })?;
+    }
     let chosen = config.target.dialect.as_deref().unwrap_or(dialect::DEFAULT);
     let dialect = dialect::resolve(chosen).map_err(|e| FileError {
         file: file.into(),

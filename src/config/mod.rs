@@ -2,6 +2,7 @@
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
 mod auth;
+mod data;
 mod error;
 mod file;
 mod resumed;
@@ -150,6 +151,35 @@ fn resumed(args: &RunArgs, file: &FileConfig, run: &Recorded) -> Result<Chosen, 
     ))
 }
 
+/// Every `captured.NAME` a template reads is captured by an earlier call of each flow that
+/// makes the call (see [`Endpoints::check_flow`](crate::endpoints::Endpoints::check_flow)).
+fn check_captured(
+    args: &crate::cli::TargetArgs,
+    staging: &Staging,
+    scenario: &LoadedScenario,
+) -> Result<(), ConfigError> {
+    for flow in &scenario.scenario.flows {
+        let steps: Vec<crate::endpoints::FlowStep> = (flow.steps.iter())
+            .map(|step| crate::endpoints::FlowStep {
+                name: step.name(),
+                operations: step.operations(),
+            })
+            .collect();
+        staging
+            .endpoints
+            .check_flow(&flow.name, &steps)
+            .map_err(|error| ConfigError::CapturedTooEarly {
+                file: (args.config.as_deref())
+                    .unwrap_or(std::path::Path::new(DEFAULT_CONFIG))
+                    .display()
+                    .to_string(),
+                scenario: scenario.scenario.name.clone(),
+                error: Box::new(error),
+            })?;
+    }
+    Ok(())
+}
+
 impl RunConfig {
     /// Merges defaults < `ppcert.toml` < environment < flags, with an interrupted run's
     /// recorded values (`--resume`) filling what the invocation leaves out, then validates the
@@ -160,10 +190,11 @@ impl RunConfig {
     ) -> Result<RunConfig, ConfigError> {
         let staging = Staging::load(&args.target)?;
         let file = &staging.file;
-        let (target, scenario, scale, resume_note) = match recorded {
+        let (target, mut scenario, scale, resume_note) = match recorded {
             None => fresh(args, file)?,
             Some(run) => resumed(args, file, run)?,
         };
+        check_captured(&args.target, &staging, &scenario)?;
         let scale = positive("--scale", scale, &bounds::SCALE)?;
         let flows: u64 = scenario
             .scenario
@@ -175,6 +206,15 @@ impl RunConfig {
             "flow instances (repeats × --scale)",
             flows.saturating_mul(u64::from(scale.get())),
             &bounds::FLOW_INSTANCES,
+        )?;
+        let file_name = (args.target.config.as_deref())
+            .map_or_else(|| file::DEFAULT_CONFIG.into(), |p| p.display().to_string());
+        data::apply(
+            &mut scenario.scenario.data,
+            file,
+            &file_name,
+            flows.saturating_mul(u64::from(scale.get())),
+            &scenario.source.to_string(),
         )?;
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
         let concurrency = positive("concurrency", concurrency, &bounds::CONCURRENCY)?;

@@ -8,6 +8,7 @@
 mod booking;
 mod flights;
 mod mutate;
+pub(crate) mod numbers;
 mod people;
 pub mod places;
 
@@ -39,6 +40,10 @@ pub struct DataProfile {
     pub flight_plans: u32,
     /// Product types each quote asks for.
     pub product_types: Vec<String>,
+    /// A regex every generated booking number matches (the staging's own shape); else
+    /// `PP-<run id>-<index>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub booking_number_pattern: Option<String>,
 }
 
 impl Default for DataProfile {
@@ -50,6 +55,7 @@ impl Default for DataProfile {
             currency: "EUR".to_string(),
             flight_plans: 1,
             product_types: vec![WITHDRAWAL.to_string()],
+            booking_number_pattern: None,
         }
     }
 }
@@ -61,6 +67,8 @@ pub struct Generator {
     run_id: String,
     start: DateTime<Utc>,
     profile: DataProfile,
+    /// The booking numbers drawn from the profile's pattern, by index.
+    numbers: Option<std::sync::Arc<Vec<String>>>,
 }
 
 /// SplitMix64: spreads (seed, index) pairs over independent RNG seeds.
@@ -97,16 +105,32 @@ impl Generator {
             run_id: run_id.into(),
             start,
             profile,
+            numbers: None,
         }
+    }
+
+    /// Draws the booking numbers of `count` bookings from the profile's pattern, if it has
+    /// one: distinct, and the same for the same seed.
+    pub fn with_booking_numbers(mut self, count: u64) -> Result<Self, String> {
+        if let Some(pattern) = &self.profile.booking_number_pattern {
+            let drawn = numbers::draw(pattern, self.seed, count)?;
+            self.numbers = Some(std::sync::Arc::new(drawn));
+        }
+        Ok(self)
     }
 
     fn rng(&self, index: u64, purpose: u64) -> ChaCha8Rng {
         ChaCha8Rng::seed_from_u64(mix(self.seed ^ mix(index ^ mix(purpose))))
     }
 
-    /// Booking numbers: `PP-<run id>-<index>`, `[A-Z0-9-]`, at most 32 characters.
+    /// Booking numbers: `PP-<run id>-<index>`, `[A-Z0-9-]`, at most 32 characters, or the
+    /// one drawn for `index` from the profile's pattern.
     pub fn booking_number(&self, index: u64) -> String {
-        format!("PP-{}-{index:04}", self.run_id)
+        let drawn = (self.numbers.as_ref()).and_then(|n| n.get(usize::try_from(index).ok()?));
+        match drawn {
+            Some(number) => number.clone(),
+            None => format!("PP-{}-{index:04}", self.run_id),
+        }
     }
 
     /// The booking of `index`, the same whenever it is asked for.

@@ -133,7 +133,12 @@ pub(super) fn compile(
 ) -> Result<Compiled, CaptureError> {
     let known = capture_names(op);
     let name = name.to_string();
-    if !known.contains(&name.as_str()) {
+    // Any other name is the user's own value (`etag`), kept as `captured.NAME`; a built-in
+    // name of another operation is a mistake, not a new value of the same name.
+    let elsewhere = Operation::ALL
+        .iter()
+        .any(|other| capture_names(*other).contains(&name.as_str()));
+    if (elsewhere && !known.contains(&name.as_str())) || !is_identifier(&name) {
         return Err(CaptureError::Unknown { name, op, known });
     }
     match spec {
@@ -174,6 +179,15 @@ pub(super) fn compile(
             }
         }
     }
+}
+
+/// A name templates can read as `captured.NAME`: letters, digits and `_`, not a digit first.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Reads one value with a compiled capture.

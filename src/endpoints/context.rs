@@ -1,4 +1,4 @@
-//! The one template context of endpoint paths, bodies, headers and captures (README: "Template
+//! The one template context of endpoint paths, bodies, headers and captures (docs/config.md: "Template
 //! context"), built from a booking and what the call knows; `run`, `probe`, `validate` and the
 //! rehearsal before a run all build it here, so whatever one accepts the others accept.
 
@@ -21,6 +21,9 @@ pub(crate) struct Known<'a> {
     pub product_type: Option<&'a str>,
     /// One per logical write (see [`idempotency_key`]).
     pub idempotency_key: Option<String>,
+    /// The values earlier calls of the flow captured, by name (`captured.NAME`); a context
+    /// always holds `captured`, empty when nothing was, so `captured.x is defined` works.
+    pub captured: Option<Value>,
 }
 
 pub(crate) fn booking_context(booking: &Booking) -> Value {
@@ -65,6 +68,7 @@ pub(crate) fn call_context(booking: &Booking, known: &Known<'_>) -> Value {
     if let Some(key) = &known.idempotency_key {
         context["idempotency_key"] = json!(key);
     }
+    context["captured"] = known.captured.clone().unwrap_or_else(|| json!({}));
     context
 }
 

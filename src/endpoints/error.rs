@@ -59,12 +59,14 @@ pub(crate) enum EndpointProblem {
     NotAStatus { status: u16 },
     #[error(transparent)]
     Capture(#[from] CaptureError),
+    #[error(transparent)]
+    Wait(#[from] super::WaitError),
     /// A template that compiled but does not render with the sample context of its call.
     #[error("{key} does not render with a sample booking: {error}")]
     Unrendered { key: String, error: RenderError },
     /// A template names an attribute its call's context never holds (a typo, usually).
     #[error(
-        "{key}: `{attribute}` is not in the template context of {op} (README: \"Template context\")"
+        "{key}: `{attribute}` is not in the template context of {op} (docs/config.md: \"Template context\")"
     )]
     UnknownAttribute {
         key: String,
@@ -87,6 +89,7 @@ impl EndpointProblem {
             | EndpointProblem::HeaderTemplate { name, .. } => Some(name),
             EndpointProblem::EmptyExpect | EndpointProblem::NotAStatus { .. } => Some("expect"),
             EndpointProblem::Capture(capture) => Some(capture.name()),
+            EndpointProblem::Wait(wait) => Some(wait.key),
             EndpointProblem::Unrendered { key, .. }
             | EndpointProblem::UnknownAttribute { key, .. } => Some(key),
         }
@@ -102,7 +105,9 @@ fn known_operations() -> String {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CaptureError {
     #[error(
-        "capture.{name}: unknown value for {op} (known: {})",
+        "capture.{name}: not a name a capture of {op} can have: a name of your own is \
+         letters, digits and `_` (read later as `captured.{name}`), and a built-in value of \
+         another answer cannot be read from this one (built-in here: {})",
         known_captures(known)
     )]
     Unknown {

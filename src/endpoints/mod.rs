@@ -7,8 +7,10 @@
 pub(crate) mod capture;
 pub(crate) mod context;
 mod error;
+mod flow_reads;
 mod success;
 mod template;
+mod wait;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,7 +23,9 @@ use serde_json::Value;
 use crate::models::Operation;
 pub(crate) use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture};
 pub(crate) use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
+pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
 pub(crate) use success::SuccessRule;
+pub(crate) use wait::{Wait, WaitError, WaitSpec};
 
 /// Headers a definition may not set: ppcert sends them itself, and a second `Authorization`
 /// would put a token into the configuration.
@@ -43,6 +47,9 @@ pub(crate) struct EndpointOverride {
     /// `[endpoints.NAME.capture]`: value name → JSONPath template or header capture.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub capture: BTreeMap<String, CaptureSpec>,
+    /// `[endpoints.NAME.wait]`: repeat the request until a condition over its answer holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<WaitSpec>,
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +60,7 @@ struct Endpoint {
     /// Header names as configured, in order; their templates are in `Endpoints::headers`.
     headers: Vec<String>,
     success: SuccessRule,
+    wait: Option<Wait>,
 }
 
 /// The compiled endpoints of a run.
@@ -65,6 +73,8 @@ pub(crate) struct Endpoints {
     captures: Arc<Environment<'static>>,
     /// `[partner] bundle`: which entry of a multi-bundle quote answer is read.
     bundle: Option<String>,
+    /// Where each operation's templates read `captured.NAME` (see `flow_reads.rs`).
+    reads: Arc<flow_reads::FlowReads>,
 }
 
 impl std::fmt::Debug for Endpoints {
@@ -148,12 +158,20 @@ fn compile_one(
             .map_err(|e| fail(e.into()))?;
         captures.insert(name.clone(), compiled);
     }
+    let wait = match &custom.wait {
+        Some(spec) => Some(
+            spec.check(&templates.captures)
+                .map_err(|e| fail(e.into()))?,
+        ),
+        None => None,
+    };
     Ok(Endpoint {
         method,
         has_body_template,
         captures,
         headers,
         success,
+        wait,
     })
 }
 
@@ -185,14 +203,66 @@ impl Endpoints {
             let custom = definitions.get(op.as_str()).cloned().unwrap_or_default();
             endpoints.insert(op, compile_one(op, custom, &mut templates)?);
         }
-        Ok(Endpoints {
+        let mut compiled = Endpoints {
             endpoints,
             paths: Arc::new(templates.paths),
             bodies: Arc::new(templates.bodies),
             headers: Arc::new(templates.headers),
             captures: Arc::new(templates.captures),
             bundle: None,
-        })
+            reads: Arc::default(),
+        };
+        compiled.reads = Arc::new(compiled.find_reads());
+        Ok(compiled)
+    }
+
+    /// What each operation's templates read of `captured`, and what its answer gives.
+    fn find_reads(&self) -> flow_reads::FlowReads {
+        let mut all = BTreeMap::new();
+        for op in Operation::ALL {
+            let endpoint = &self.endpoints[&op];
+            let mut templates = Vec::new();
+            let key = format!("endpoints.{op}.path");
+            flow_reads::add_reads(&mut templates, key, &self.paths, op.as_str());
+            for name in &endpoint.headers {
+                let key = format!("endpoints.{op}.headers.{name}");
+                flow_reads::add_reads(&mut templates, key, &self.headers, &header_key(op, name));
+            }
+            if endpoint.has_body_template {
+                let key = format!("endpoints.{op}.body");
+                flow_reads::add_reads(&mut templates, key, &self.bodies, op.as_str());
+            }
+            for name in endpoint.captures.keys() {
+                let key = capture::capture_key(op, name);
+                flow_reads::add_reads(&mut templates, key.clone(), &self.captures, &key);
+            }
+            let wait = (endpoint.wait.as_ref()).map_or_else(Vec::new, |w| w.reads(&self.captures));
+            let gives = self.may_capture(op);
+            all.insert(
+                op,
+                flow_reads::OpReads {
+                    templates,
+                    wait,
+                    gives,
+                },
+            );
+        }
+        flow_reads::FlowReads(all)
+    }
+
+    /// Every (template key, NAME) pair where a template of `op` reads `captured.NAME`.
+    pub(crate) fn captured_reads(&self, op: Operation) -> &[(String, String)] {
+        self.reads.templates(op)
+    }
+
+    /// Checks that every `captured.NAME` a call of the flow reads is captured by a call
+    /// before it in `steps` (built-in values included: an answer may carry them).
+    pub(crate) fn check_flow(
+        &self,
+        flow: &str,
+        steps: &[FlowStep],
+    ) -> Result<(), CapturedTooEarly> {
+        self.reads.check_flow(flow, steps)
     }
 
     /// The bundle this partner sells (`[partner] bundle`), chosen from multi-bundle answers.
@@ -233,8 +303,10 @@ impl Endpoints {
         &self,
         sample: impl Fn(Operation) -> (Value, Option<Value>),
     ) -> Result<(), EndpointError> {
+        let captured = self.sample_captured();
         for op in Operation::ALL {
             let (mut context, default_body) = sample(op);
+            context["captured"] = captured.clone();
             let fail = |key: &str, error: RenderError| {
                 let key = key.to_string();
                 // A misspelt attribute piped to `tojson` is named like any other.
@@ -266,8 +338,72 @@ impl Endpoints {
                     return Err(fail(name, e));
                 }
             }
+            self.rehearse_wait(op, &context)?;
         }
         Ok(())
+    }
+
+    /// A wait's condition names only what its call's context holds, and evaluates over it.
+    fn rehearse_wait(&self, op: Operation, context: &Value) -> Result<(), EndpointError> {
+        let Some(wait) = &self.endpoints[&op].wait else {
+            return Ok(());
+        };
+        let fail = |reason| {
+            EndpointError::new(
+                op,
+                WaitError {
+                    key: "until",
+                    reason,
+                },
+            )
+        };
+        wait.rehearse(&self.captures, op, context).map_err(fail)
+    }
+
+    /// Every value some endpoint may capture, with a sample value: what `captured` may hold.
+    fn sample_captured(&self) -> Value {
+        let mut names = serde_json::Map::new();
+        for op in Operation::ALL {
+            for name in self.may_capture(op) {
+                names.insert(name, Value::String("sample".into()));
+            }
+        }
+        Value::Object(names)
+    }
+
+    /// The names an answer of `op` may give `captured`: its built-in values and the captures
+    /// configured for it.
+    pub(crate) fn may_capture(&self, op: Operation) -> Vec<String> {
+        let mut names: Vec<String> = capture::capture_names(op)
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        for name in self.endpoints[&op].captures.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The captures configured for `op` whose names are no built-in value: read from every
+    /// answer of `op`, by the engine, into `captured`.
+    pub(crate) fn named_captures(&self, op: Operation) -> Vec<String> {
+        let builtin = capture::capture_names(op);
+        (self.endpoints[&op].captures.keys())
+            .filter(|name| !builtin.contains(&name.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// The operation's wait, if it has one.
+    pub(crate) fn wait(&self, op: Operation) -> Option<&Wait> {
+        self.endpoints[&op].wait.as_ref()
+    }
+
+    /// Whether the operation's wait condition holds over `context`.
+    pub(crate) fn wait_holds(&self, wait: &Wait, context: &Value) -> Result<bool, String> {
+        wait.holds(&self.captures, context)
     }
 
     /// Paths, headers and captures name only attributes the operation's context holds.

@@ -106,6 +106,40 @@ pub(super) fn unknown_attribute(
         .find(|dotted| !resolves(context, dotted))
 }
 
+/// Whether `dotted`, as `source` uses it, is guarded there or held by `context`.
+pub(super) fn names_resolve(source: &str, dotted: &str, context: &Value) -> bool {
+    let root = dotted.split('.').next().unwrap_or_default();
+    BUILTIN_GLOBALS.contains(&root) || guarded(source, dotted) || resolves(context, dotted)
+}
+
+/// The `captured.NAME` values a template reads unguarded (a `captured.x is defined` test or
+/// a `| default` reads nothing it needs): each NAME once.
+pub(super) fn captured_reads(env: &Environment<'static>, name: &str) -> Vec<String> {
+    let Ok(template) = env.get_template(name) else {
+        return Vec::new();
+    };
+    let source = template.source().to_string();
+    captured_in(&source, template.undeclared_variables(true))
+}
+
+/// The `captured.NAME` among `names` (dotted, as minijinja gives them) that `source` does
+/// not guard.
+pub(super) fn captured_in(source: &str, names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut found: Vec<String> = names
+        .into_iter()
+        .filter(|dotted| !guarded(source, dotted))
+        .filter_map(|dotted| {
+            let mut parts = dotted.split('.');
+            (parts.next() == Some("captured"))
+                .then(|| parts.next().map(str::to_string))
+                .flatten()
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// minijinja's global functions and the names its blocks define.
 const BUILTIN_GLOBALS: [&str; 11] = [
     "range",

@@ -20,7 +20,7 @@ impl StepContext<'_> {
 
     /// Sends the call (see [`Caller::send`]) and returns the final attempt pending.
     /// A conflict that follows a lost answer is reconciled before it is returned.
-    pub(super) async fn send(&mut self, spec: CallSpec) -> Pending {
+    pub(super) async fn send_once(&mut self, spec: CallSpec) -> Pending {
         // Resumed inside a step: a write the interrupted run already got answered and recorded
         // is not sent again (its step line was lost, not its exchange); its answer is reused.
         if let Some(done) = self.take_done(&spec) {
@@ -144,7 +144,8 @@ impl StepContext<'_> {
     }
 
     /// Records the final attempt with the step's checks; true when the exchange passed.
-    pub(super) fn finish(&mut self, pending: Pending) -> bool {
+    pub(super) fn finish(&mut self, mut pending: Pending) -> bool {
+        self.keep_captured(&mut pending);
         self.caller.finish(pending, self.booking_number())
     }
 }

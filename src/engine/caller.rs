@@ -19,6 +19,7 @@ use crate::scenario::ExpectedStatus;
 use crate::timestamp::Timestamp;
 
 /// What a step asks for.
+#[derive(Clone)]
 pub(super) struct CallSpec {
     pub operation: Operation,
     pub step: String,
@@ -29,9 +30,15 @@ pub(super) struct CallSpec {
     pub headers: Vec<(String, String)>,
     pub expect: Expect,
     pub wrong_token: Option<String>,
+    /// The template context the call was built with: a wait's condition and the captures
+    /// are evaluated over it, with what the answer gave.
+    pub context: Value,
+    /// The `captured.NAME` values its templates read, and which step captured each where.
+    pub uses: Vec<crate::record::ValueRead>,
 }
 
 /// The statuses that count as the expected answer.
+#[derive(Clone)]
 pub(super) enum Expect {
     /// The endpoint's success rule (any 2xx unless `expect` says otherwise).
     Success(SuccessRule),
@@ -75,6 +82,10 @@ pub(super) struct Pending {
     /// The answer as its values are read, when that is not the whole body: the chosen entry
     /// of a multi-bundle quote answer (`engine/bundles.rs`).
     pub view: Option<Value>,
+    /// The values read from the answer, for `captured`: (name, value, where).
+    pub captured: Vec<(String, Value, String)>,
+    /// A poll of a wait whose condition did not hold: recorded, never counted.
+    pub poll: bool,
 }
 
 impl Pending {
@@ -100,6 +111,8 @@ impl Pending {
             reads: Vec::new(),
             replayed: true,
             view: None,
+            captured: Vec::new(),
+            poll: false,
         }
     }
 
@@ -175,6 +188,7 @@ impl Caller<'_> {
             layout: None,
             reads: Vec::new(),
             token_fingerprint: attempt.token_fingerprint.clone(),
+            poll: false,
         }
     }
 
@@ -239,6 +253,8 @@ impl Caller<'_> {
                 reads: Vec::new(),
                 replayed: false,
                 view: None,
+                captured: Vec::new(),
+                poll: false,
             },
             lost_before,
         )
@@ -283,7 +299,9 @@ impl Caller<'_> {
         };
         exchange.checks = checks;
         exchange.layout = pending.layout;
-        exchange.reads = pending.reads;
+        exchange.reads = std::mem::take(&mut pending.spec.uses);
+        exchange.reads.append(&mut pending.reads);
+        exchange.poll = pending.poll;
         self.shared
             .events
             .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
@@ -299,6 +317,9 @@ fn first_call(last: &Attempt) -> GateState {
         // Still unavailable or rate-limited after its retries: the target does not serve, and
         // every other flow would only meet the same (exit 4).
         Some(429 | 502 | 503 | 504) => GateState::Unreachable,
+        // The first call is a quote, which every API root has: a 404 says the base URL misses
+        // the API (most often its path prefix), and every other call would 404 the same way.
+        Some(404) => GateState::NotTheApi,
         Some(_) => GateState::Open,
         None => GateState::Unreachable,
     }

@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 use chrono::{SecondsFormat, Utc};
 use serde_json::json;
 
+use super::confirm_claim::{confirm_by_reading, status_check};
 use super::reading::{Need, as_text, claimed_contract_status};
 use super::step_context::StepContext;
 use super::steps::read_contracts_call;
 use crate::environment::Environment;
 use crate::models::{ClaimRequest, ClaimStatus, Envelope, Operation, ProductType};
-use crate::record::Check;
 
 /// A postdated claim must land at least 24 h after the subscription; an hour more absorbs clock skew.
 const CLAIM_DATE_MARGIN_HOURS: i64 = 25;
@@ -74,19 +74,18 @@ pub(super) async fn claim(
         .as_ref()
         .and_then(as_text)
         .map(ClaimStatus::from);
+    let request = pending.spec.body.clone();
     if let Some(status) = &status {
-        let flagged = *status == ClaimStatus::ManualVerificationNeeded;
-        let detail = if flagged {
-            "flagged MANUAL_VERIFICATION_NEEDED: claim within 24 h of the subscription".to_string()
-        } else {
-            format!("claim status {status}")
-        };
-        pending
-            .checks
-            .push(Check::new("not_flagged", !flagged, detail).warning());
+        let environment = cx.shared.environment;
+        (pending.checks).push(status_check(status, request.as_ref(), environment));
     }
-    cx.state.claim_status = status;
-    cx.conclude(pending)
+    cx.state.claim_status = status.clone();
+    let accepted = pending.status_ok();
+    cx.conclude(pending)?;
+    if status.is_none() && accepted {
+        return confirm_by_reading(cx, product_type, &contract, request.as_ref()).await;
+    }
+    Ok(())
 }
 
 /// Polls the contracts until the claim shows `target`; a settled other status fails at once.

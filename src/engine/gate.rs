@@ -12,6 +12,8 @@ pub(crate) enum GateState {
     Open,
     TokenRejected,
     Unreachable,
+    /// The first call found no such endpoint (404): the base URL is not the API root.
+    NotTheApi,
 }
 
 impl std::fmt::Display for GateState {
@@ -21,6 +23,7 @@ impl std::fmt::Display for GateState {
             GateState::Open => "an answer",
             GateState::TokenRejected => "a rejected token (401)",
             GateState::Unreachable => "no answer from the target",
+            GateState::NotTheApi => "a 404 (the base URL is not the API root)",
         })
     }
 }

@@ -42,6 +42,10 @@ impl StepContext<'_> {
             .value
             .as_ref()
             .and_then(|v| as_text(v).or_else(|| Some(v.to_string())));
+        if let Some(value) = &reading.value {
+            let kept = (name.to_string(), value.clone(), reading.from.clone());
+            pending.captured.push(kept);
+        }
         if reading.value.is_some() || reading.configured || need == Need::Required {
             pending.reads.push(ValueRead {
                 name: name.to_string(),

@@ -14,23 +14,31 @@ pub const MAX_KEPT_BODY: usize = 64 * 1024;
 /// Reading stops here: a larger body is an error, never a memory problem.
 pub(crate) const MAX_READ_BODY: usize = 16 * 1024 * 1024;
 
-/// A failed request in words, with every cause and what to do about an untrusted certificate.
+/// A failed request in one line: what kind of failure, its innermost cause (the layers between
+/// say nothing a user can act on), and what to check.
 pub(super) fn describe(e: &reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    let mut text = format!("{kind}: {e}");
+    let mut chain = e.to_string();
+    let mut innermost = chain.clone();
     let mut source = std::error::Error::source(e);
     while let Some(inner) = source {
-        text.push_str(&format!(": {inner}"));
+        innermost = inner.to_string();
+        chain.push_str(&format!(": {inner}"));
         source = inner.source();
     }
-    text.push_str(tls_hint(&text));
-    text
+    let hint = tls_hint(&chain);
+    let (kind, hint) = if e.is_timeout() {
+        ("timed out", " (no answer within --timeout)")
+    } else if e.is_connect() && hint.is_empty() {
+        (
+            "connection failed",
+            " (is the staging up, and are the host and port of --base-url right?)",
+        )
+    } else if e.is_connect() {
+        ("connection failed", hint)
+    } else {
+        ("request failed", hint)
+    };
+    format!("{kind}: {innermost}{hint}")
 }
 
 /// What to do about a certificate the client does not trust: usually a TLS-inspecting

@@ -55,6 +55,30 @@ pub(crate) struct FlowState {
     pub claim_status: Option<crate::models::ClaimStatus>,
     pub price_delta: Option<f64>,
     pub mutation: Option<Mutation>,
+    /// Every value the flow's answers gave so far, by name: what templates read as
+    /// `captured.NAME`, kept for the rest of the flow instance (and across `--resume`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub captured: BTreeMap<String, CapturedValue>,
+}
+
+/// A value an answer gave: the value, the step whose call read it, and where in the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CapturedValue {
+    pub value: serde_json::Value,
+    /// `4:read_contracts`: the step's place in its flow (from 1) and its name.
+    pub step: String,
+    pub from: String,
+}
+
+impl FlowState {
+    /// `captured` as templates see it: NAME → value.
+    pub(crate) fn captured_values(&self) -> serde_json::Value {
+        serde_json::Value::Object(
+            (self.captured.iter())
+                .map(|(name, c)| (name.clone(), c.value.clone()))
+                .collect(),
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +111,7 @@ impl FlowResult {
         }
         state.open_quotes = Vec::new();
         state.quotes = Vec::new();
+        state.captured = BTreeMap::new();
         self
     }
 }

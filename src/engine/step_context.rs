@@ -53,6 +53,7 @@ impl StepContext<'_> {
             quote: quote.map(|q| (q.id.as_str(), q.reference.as_str())),
             contract,
             claim_dates,
+            captured: Some(self.state.captured_values()),
             ..Known::default()
         };
         call_context(self.booking(), &known)
@@ -129,7 +130,33 @@ impl StepContext<'_> {
                 .map_err(|e| StepError::Template(e.to_string()))?,
             expect,
             wrong_token: None,
+            uses: self.captured_uses(operation),
+            context: context.clone(),
         })
+    }
+
+    /// The `captured.NAME` values the operation's templates read, each with the step that
+    /// captured it and where: recorded on the exchange that sends them.
+    fn captured_uses(&self, operation: Operation) -> Vec<crate::record::ValueRead> {
+        let mut uses: Vec<crate::record::ValueRead> = Vec::new();
+        for (template, name) in self.shared.endpoints.captured_reads(operation) {
+            let Some(found) = self.state.captured.get(name) else {
+                continue;
+            };
+            let name = format!("captured.{name}");
+            if uses.iter().any(|u| u.name == name) {
+                continue;
+            }
+            uses.push(crate::record::ValueRead {
+                name,
+                value: super::reading::as_text(&found.value).or(Some(found.value.to_string())),
+                from: format!(
+                    "read by {template}; captured by step {} from {}",
+                    found.step, found.from
+                ),
+            });
+        }
+        uses
     }
 
     /// Finishes the exchange; a failed one fails the step with its first failed check.

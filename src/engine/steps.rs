@@ -1,11 +1,13 @@
 //! The positive steps: what each sends, what it checks, and what it hands the next step.
 
 use super::step_error::{StepError, missing};
+use rust_decimal::Decimal;
 
 use serde_json::{Value, json};
 
 use super::bundles;
 use super::caller::Pending;
+use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};
 use super::reading::{Need, as_text};
 use super::state::QuoteRef;
 use super::step_context::StepContext;
@@ -21,7 +23,7 @@ pub(super) async fn quote_call(
     step: &str,
     body: Value,
     expected: Option<Sign>,
-) -> Result<(QuoteRef, Option<f64>), StepError> {
+) -> Result<(QuoteRef, Option<Decimal>), StepError> {
     let context = cx.context(None, None, None);
     let expect = cx.success(Operation::Quote);
     let spec = cx.spec(Operation::Quote, step, &context, Some(body), expect)?;
@@ -186,7 +188,7 @@ pub(super) async fn update(
         let expected = single.then_some(update.expected_delta);
         let (quote, delta) = quote_call(cx, &step, body, expected).await?;
         total_delta = delta
-            .map(|d| d + total_delta.unwrap_or(0.0))
+            .map(|d| d + total_delta.unwrap_or(Decimal::ZERO))
             .or(total_delta);
         quotes.push(quote);
     }
@@ -198,7 +200,7 @@ pub(super) async fn update(
     write_contract(cx, Operation::Update, &context, body).await?;
     cx.state.booking = Some(update.booking);
     cx.state.quotes = quotes;
-    cx.state.price_delta = total_delta;
+    cx.state.price_delta = total_delta.map(crate::money::to_f64);
     cx.state.mutation = Some(update.mutation);
     Ok(())
 }
@@ -222,7 +224,7 @@ pub(super) async fn read_contracts(
         // The scenario asked to read only what is not known yet: nothing is.
         return Ok(());
     }
-    let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
+    let mut pending = read_until_listed(cx).await?;
     pending.payload();
     for product_type in cx.booking().product_types.clone() {
         let mut context = cx.context(None, None, None);
@@ -250,6 +252,36 @@ pub(super) async fn read_contracts(
         }
     }
     cx.conclude(pending)
+}
+
+/// Reads the contracts; when an id is still unknown (the subscription's answer did not carry
+/// it), a staging that lists a new booking's contracts only later is asked again, every
+/// [`CONTRACTS_EVERY`] for at most [`CONTRACTS_WAIT`]: an empty list is not final. An
+/// `[endpoints.read_contracts.wait]` of the user's replaces this wait.
+async fn read_until_listed(cx: &mut StepContext<'_>) -> Result<Pending, StepError> {
+    let unknown: Vec<String> = (cx.booking().product_types.iter())
+        .filter(|t| !cx.state.contracts.contains_key(*t))
+        .map(|t| t.as_str().to_string())
+        .collect();
+    if unknown.is_empty() || cx.shared.endpoints.wait(Operation::ReadContracts).is_some() {
+        return read_contracts_call(cx, &cx.step_name.clone()).await;
+    }
+    let context = cx.read_context();
+    let expect = cx.success(Operation::ReadContracts);
+    let step = cx.step_name.clone();
+    let spec = cx.spec(Operation::ReadContracts, &step, &context, None, expect)?;
+    let poll = Poll {
+        condition: format!("the booking's {} contract listed", unknown.join(" and ")),
+        every: CONTRACTS_EVERY,
+        timeout: CONTRACTS_WAIT,
+        fail_on_timeout: false,
+    };
+    let pending = cx
+        .send_polling(spec, poll, |cx, pending| {
+            Ok(cx.lists_contracts(pending, &unknown))
+        })
+        .await;
+    Ok(pending)
 }
 
 pub(super) async fn delete_quote(cx: &mut StepContext<'_>) -> Result<(), StepError> {
@@ -284,11 +316,11 @@ pub(super) async fn report_flight_cancellation(cx: &mut StepContext<'_>) -> Resu
     cx.send_and_conclude(spec).await
 }
 
-fn delta_check(delta: &Result<(f64, &'static str), String>, expected: Sign) -> Check {
+fn delta_check(delta: &Result<(Decimal, &'static str), String>, expected: Sign) -> Check {
     match delta {
         Ok((value, shape)) => Check::new(
             "price_delta_sign",
-            Sign::of(*value) == expected,
+            Sign::of(crate::money::signum(*value)) == expected,
             format!("priceDelta {value} ({shape}), expected {expected}"),
         ),
         Err(e) => Check::fail("price_delta_sign", e.clone()),

@@ -4,6 +4,7 @@
 //! `priceDelta` as a number, a numeric string, `{amount, currency}` or `{value}`. Unknown
 //! fields are ignored. Where a capture is configured it replaces these guesses.
 
+use rust_decimal::Decimal;
 use serde_json::Value;
 
 /// The payload, and whether it was wrapped in `data`.
@@ -51,29 +52,12 @@ pub(crate) fn field(body: &Value, name: &str) -> Option<(Value, String)> {
     })
 }
 
-/// A `priceDelta` value in any of its shapes, with the shape's name.
-pub(crate) fn delta_amount(delta: &Value) -> Result<(f64, &'static str), String> {
-    let numeric = |v: &Value| match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok(),
-        _ => None,
-    };
-    let read = match delta {
-        Value::Number(n) => n.as_f64().map(|v| (v, "number")),
-        Value::String(s) => s.trim().parse::<f64>().ok().map(|v| (v, "numeric string")),
-        Value::Object(map) => map
-            .get("amount")
-            .and_then(numeric)
-            .map(|v| (v, "object {amount}"))
-            .or_else(|| {
-                map.get("value")
-                    .and_then(numeric)
-                    .map(|v| (v, "object {value}"))
-            }),
-        _ => None,
-    };
-    read.filter(|(v, _)| v.is_finite())
-        .ok_or_else(|| format!("priceDelta is unreadable: {delta}"))
+/// A `priceDelta` value in any of its shapes (see [`crate::money`]), exactly, with the shape's
+/// name; an unknown shape is an error naming it.
+pub(crate) fn delta_amount(delta: &Value) -> Result<(Decimal, &'static str), String> {
+    crate::money::read(delta)
+        .map(|(money, shape)| (money.amount, shape))
+        .map_err(|why| format!("priceDelta is unreadable: {why}"))
 }
 
 /// Contracts of `product_type` wherever the body holds them, and how they were found.
@@ -202,18 +186,28 @@ mod tests {
 
     #[test]
     fn delta_amount_reads_value_objects_too() {
-        assert_eq!(delta_amount(&json!({"value": "-2.5"})).unwrap().0, -2.5);
+        assert_eq!(
+            delta_amount(&json!({"value": "-2.5"}))
+                .unwrap()
+                .0
+                .to_string(),
+            "-2.5"
+        );
         assert!(delta_amount(&json!({"x": 1})).is_err());
     }
 
     #[test]
     fn reads_every_delta_shape() {
         for (delta, expected) in [
-            (json!(-3.5), -3.5),
-            (json!("12.50"), 12.5),
-            (json!({"amount": 4, "currency": "EUR"}), 4.0),
+            (json!(-3.5), "-3.5"),
+            (json!("12.50"), "12.50"),
+            (json!({"amount": 4, "currency": "EUR"}), "4"),
+            (
+                json!({"currencyCode": "EUR", "units": "10", "nanos": 770_000_000}),
+                "10.77",
+            ),
         ] {
-            assert_eq!(delta_amount(&delta).unwrap().0, expected);
+            assert_eq!(delta_amount(&delta).unwrap().0.to_string(), expected);
         }
         assert!(delta_amount(&json!("a lot")).is_err());
     }

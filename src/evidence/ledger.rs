@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::confirmed::ClaimConfirmations;
 use crate::models::Operation;
 use crate::record::{Delivery, Exchange};
 use crate::scenario::Requirement;
@@ -44,15 +45,19 @@ struct Lost {
 pub(crate) struct Ledger {
     counts: HashMap<Operation, Counts>,
     lost: HashMap<(Operation, String, String), Lost>,
+    /// Accepted claims count only once their status is read and not flagged.
+    claims: ClaimConfirmations,
 }
 
 impl Ledger {
     pub(crate) fn add(&mut self, exchange: &Exchange) {
         let counts = self.counts.entry(exchange.operation).or_default();
         let success = exchange.counts_as_success();
+        self.claims.add(exchange, success);
         if success {
-            counts.succeeded += 1;
-        } else if !exchange.retried && exchange.expectation.is_acceptance() {
+            // A claim's success is counted when its status is known (`results`).
+            counts.succeeded += u32::from(exchange.operation != Operation::Claim);
+        } else if !exchange.retried && !exchange.poll && exchange.expectation.is_acceptance() {
             counts.failed += 1;
         }
         if self.lost.is_empty() && exchange.delivery != Delivery::MaybeProcessed {
@@ -90,6 +95,13 @@ impl Ledger {
         for ((operation, _, _), call) in std::mem::take(&mut self.lost) {
             self.counts.entry(operation).or_default().unconfirmed += settle(operation, &call);
         }
+        // A claim the provider accepted counts when its status was read and not flagged; a
+        // flagged one failed, one never read is unconfirmed.
+        let claims = self.claims.tally();
+        let counts = self.counts.entry(Operation::Claim).or_default();
+        counts.succeeded += claims.confirmed;
+        counts.failed += claims.flagged;
+        counts.unconfirmed += claims.unread;
         requirements
             .iter()
             .filter(|r| flight_seller || !r.flight_sellers_only)
@@ -173,6 +185,7 @@ mod tests {
             layout: None,
             reads: Vec::new(),
             token_fingerprint: None,
+            poll: false,
         }
     }
 
@@ -242,5 +255,63 @@ mod tests {
             ]
         );
         assert_eq!(ledger_of(false).len(), 3, "not a flight seller");
+    }
+
+    /// A claim counts once its status is read (in its answer or a later contracts read of
+    /// its booking) and is not MANUAL_VERIFICATION_NEEDED; flagged fails, unread is unconfirmed.
+    #[test]
+    fn claims_count_only_when_their_status_is_read_and_not_flagged() {
+        use Operation::{Claim, ReadContracts};
+        let read = |mut exchange: Exchange, status: &str| {
+            exchange.booking_number = Some(exchange.flow.clone());
+            exchange.reads.push(crate::record::ValueRead {
+                name: "claim_status".into(),
+                value: Some(status.into()),
+                from: "status".into(),
+            });
+            exchange
+        };
+        let booked = |mut exchange: Exchange| {
+            exchange.booking_number = Some(exchange.flow.clone());
+            exchange
+        };
+        let exchanges = vec![
+            read(attempt(Claim, "a", 1, Some(201)), "ACCEPTED"),
+            read(
+                attempt(Claim, "b", 1, Some(201)),
+                "MANUAL_VERIFICATION_NEEDED",
+            ),
+            booked(attempt(Claim, "c", 1, Some(201))),
+            booked(attempt(Claim, "d", 1, Some(202))),
+            // A contracts read before any claim of its booking confirms nothing.
+            read(attempt(ReadContracts, "e", 1, Some(200)), "ACCEPTED"),
+            booked(attempt(Claim, "e", 1, Some(201))),
+            read(attempt(ReadContracts, "d", 1, Some(200)), "REFUNDABLE"),
+        ];
+        let requirements = [Requirement {
+            operation: Claim,
+            required: 2,
+            flight_sellers_only: false,
+        }];
+        let result = &ledger(&requirements, false, &exchanges)[0];
+        assert_eq!(
+            (
+                result.succeeded,
+                result.failed,
+                result.unconfirmed,
+                result.met
+            ),
+            (2, 1, 2, true)
+        );
+        let flagged_only = &ledger(&requirements, false, &exchanges[1..3])[0];
+        assert_eq!(
+            (
+                flagged_only.succeeded,
+                flagged_only.failed,
+                flagged_only.unconfirmed
+            ),
+            (0, 1, 1)
+        );
+        assert!(!flagged_only.met);
     }
 }

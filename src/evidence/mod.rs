@@ -1,7 +1,9 @@
 //! `evidence.json`: the canonical record of a run (schema version 1). Every report is rendered
 //! from it alone; the requirement ledger counts exchanges as the provider's own ledger would.
 
+pub(crate) mod baseline;
 pub(crate) mod collect;
+mod confirmed;
 pub(crate) mod derive;
 pub(crate) mod hints;
 mod ledger;

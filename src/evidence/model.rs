@@ -39,6 +39,10 @@ pub(crate) struct Evidence {
     /// how it went and the fingerprint of what it gave; never a body or a token.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub token_requests: Vec<crate::record::TokenRequest>,
+    /// What changed since the bundle `--baseline` named (stored: the baseline is not part of
+    /// this bundle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<super::baseline::Drift>,
     /// Where the whole exchanges are when `exchanges` holds them slim (a run's own record);
     /// `None` for evidence read back from a file, which holds them whole.
     #[serde(skip)]
@@ -255,6 +259,7 @@ pub(super) fn assemble(
         token_requests: Vec::new(),
         warnings,
         webhooks: None,
+        baseline: None,
         archive: None,
         in_journal: None,
     }

@@ -22,8 +22,10 @@ pub(crate) struct Streamed<'a> {
 impl Serialize for Streamed<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let e = self.evidence;
-        let fields =
-            10 + usize::from(e.webhooks.is_some()) + usize::from(!e.token_requests.is_empty());
+        let fields = 10
+            + usize::from(e.webhooks.is_some())
+            + usize::from(!e.token_requests.is_empty())
+            + usize::from(e.baseline.is_some());
         let mut out = serializer.serialize_struct("Evidence", fields)?;
         out.serialize_field("schema_version", &e.schema_version)?;
         out.serialize_field("tool", &e.tool)?;
@@ -46,6 +48,9 @@ impl Serialize for Streamed<'_> {
         }
         if !e.token_requests.is_empty() {
             out.serialize_field("token_requests", &e.token_requests)?;
+        }
+        if let Some(baseline) = &e.baseline {
+            out.serialize_field("baseline", baseline)?;
         }
         out.end()
     }

@@ -350,6 +350,7 @@ mod tests {
             layout: None,
             reads: Vec::new(),
             token_fingerprint: None,
+            poll: false,
         }
     }
 

@@ -7,6 +7,7 @@
 mod bundled;
 mod candidates;
 mod paths;
+mod confirm;
 mod prober;
 mod proof;
 mod refusal;

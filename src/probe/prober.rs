@@ -88,7 +88,7 @@ impl Answer {
 /// Everything a probe learns.
 pub(crate) struct Prober {
     client: ApiClient,
-    cancel: Cancel,
+    pub(super) cancel: Cancel,
     /// The dialect in force, and its definitions with the user's tables and learned captures.
     pub dialect: String,
     user: Definitions,

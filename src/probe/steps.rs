@@ -25,12 +25,11 @@ impl Prober {
                 .push("the calls after the subscription need a subscription".into());
             return Ok(());
         }
-        let contracts = self.read_contracts(&booking, "read contracts").await?;
+        let (contracts, _) = self.read_contracts(&booking, "read contracts").await?;
         let contract = contracts.first().map(|(_, v)| text(v));
         self.update(generator, &booking).await?;
-        self.claim(&booking, contracts).await?;
-        self.read_contracts(&booking, "read contracts (after the claim)")
-            .await?;
+        let claimed = self.claim(&booking, contracts).await?;
+        self.confirm_claim(&booking, claimed).await?;
         if self.flight_seller {
             self.report_flight(&booking, contract).await?;
         }
@@ -157,7 +156,12 @@ impl Prober {
         )
     }
 
-    async fn read_contracts(&mut self, booking: &Booking, label: &str) -> Result<Tries, Stop> {
+    /// GET the contracts: the contract ids to try, and the claim status read (or proven).
+    pub(super) async fn read_contracts(
+        &mut self,
+        booking: &Booking,
+        label: &str,
+    ) -> Result<(Tries, Option<String>), Stop> {
         let context = with_product_type(call_context(booking, &Known::default()), WITHDRAWAL);
         let mut call = report(label);
         let answer = self
@@ -177,9 +181,11 @@ impl Prober {
             &context,
             &answer,
         );
+        let mut read = status.as_ref().ok().map(text);
         if let Err(candidates) = status
             && let Some((path, value)) = candidates.first()
         {
+            read = Some(text(value));
             let proof = format!("{value} is one of the spec's claim statuses");
             self.learn(
                 Operation::ReadContracts,
@@ -191,7 +197,7 @@ impl Prober {
                 .push(format!("proved claim_status = {path} ({proof})"));
         }
         self.done(call, &answer);
-        Ok(ids)
+        Ok((ids, read))
     }
 
     async fn update(&mut self, generator: &Generator, booking: &Booking) -> Result<(), Stop> {
@@ -253,7 +259,7 @@ impl Prober {
     ) -> Result<(), Stop> {
         for (path, value) in candidates {
             if let Ok((amount, _)) = tolerant::delta_amount(&value)
-                && Sign::of(amount) == expected
+                && Sign::of(crate::money::signum(amount)) == expected
             {
                 let proof = format!("{amount} has the sign of the price change ({expected})");
                 self.learn(Operation::Quote, "price_delta", &path, proof.clone())?;
@@ -270,7 +276,12 @@ impl Prober {
         Ok(())
     }
 
-    async fn claim(&mut self, booking: &Booking, contracts: Tries) -> Result<(), Stop> {
+    /// POST a claim: `None` when no claim was accepted, else the status its answer carried.
+    async fn claim(
+        &mut self,
+        booking: &Booking,
+        contracts: Tries,
+    ) -> Result<Option<Option<String>>, Stop> {
         let mut call = report("claim");
         let at = chrono::Utc::now() + chrono::Duration::hours(25);
         let date = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -294,19 +305,21 @@ impl Prober {
                 (context, Some(body))
             })
             .await?;
+        let mut claimed = None;
         if let Ok((_, answer)) = &outcome {
             let context = with_product_type(call_context(booking, &Known::default()), WITHDRAWAL);
-            let _ = self.read(
+            let status = self.read(
                 &mut call,
                 Operation::Claim,
                 "claim_status",
                 &context,
                 answer,
             );
+            claimed = Some(status.ok().as_ref().map(text));
         }
         let contract_id = (Operation::ReadContracts, "contract_id");
         self.settle(call, outcome, contract_id, "the contract id")?;
-        Ok(())
+        Ok(claimed)
     }
 
     async fn report_flight(

@@ -117,6 +117,8 @@ pub(crate) struct Forwarded {
     pub checks: Vec<Check>,
     /// The operation's success rule, as `run` counts it.
     pub success: crate::endpoints::SuccessRule,
+    /// Values read from the answer (a claim's status).
+    pub reads: Vec<crate::record::ValueRead>,
 }
 
 impl Forwarded {
@@ -168,8 +170,9 @@ impl Forwarded {
             retried: false,
             delivery: Delivery::Answered,
             layout: None,
-            reads: Vec::new(),
+            reads: self.reads,
             token_fingerprint: (!token.expose().is_empty()).then(|| token.fingerprint()),
+            poll: false,
         }
     }
 }

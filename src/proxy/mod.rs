@@ -3,6 +3,7 @@
 //! returned unchanged; a request the endpoints in force recognise is checked against the spec's
 //! and the session's rules, recorded like a run's exchange, and counted in the ledger.
 
+mod claims;
 pub(crate) mod exchange;
 mod json;
 pub(crate) mod routes;
@@ -66,6 +67,8 @@ pub(crate) struct Proxy {
     /// Each bearer token seen, with its compiled scrubber: compiling one per request would
     /// cost about a millisecond each.
     tokens: Mutex<HashMap<String, Secret>>,
+    /// The session's claims, confirmed before they count.
+    claims: claims::ClaimWatch,
 }
 
 impl Proxy {
@@ -101,6 +104,7 @@ impl Proxy {
             steps: Mutex::new(HashMap::new()),
             unrecognised: Mutex::new((0, None)),
             tokens: Mutex::new(HashMap::new()),
+            claims: claims::ClaimWatch::default(),
         })
     }
 
@@ -280,6 +284,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         error: None,
         checks: judged.checks,
         success: proxy.routes.success(recognised.operation),
+        reads: Vec::new(),
     };
     let violated = forwarded.checks.iter().any(|c| !c.passed && !c.warning);
     let response = if proxy.strict && violated {
@@ -290,6 +295,8 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         relay(&proxy, &recognised, &mut forwarded, sent, &token)
     };
     forwarded.duration_ms = started.elapsed().as_millis() as u64;
+    let environment = proxy.rules.environment();
+    (proxy.claims).observe(&recognised, &mut forwarded, &token, environment);
     proxy.record(forwarded, &token);
     response
 }

@@ -8,6 +8,13 @@ use std::collections::BTreeMap;
 use crate::endpoints::Endpoints;
 use crate::models::Operation;
 
+/// Percent-encoding that keeps RFC 3986's unreserved characters as they are.
+const UNRESERVED_KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Segment {
     Literal(String),
@@ -81,6 +88,25 @@ impl Routes {
                 })
                 .collect(),
         }
+    }
+
+    /// The path of `op` with each placeholder named in `values` filled in, percent-encoded;
+    /// `None` when the template holds a value not given (the proxy cannot make that call).
+    pub(crate) fn fill(&self, op: Operation, values: &[(&str, &str)]) -> Option<String> {
+        let route = self.routes.iter().find(|r| r.operation == op)?;
+        let mut path = String::new();
+        for segment in &route.segments {
+            let part = match segment {
+                Segment::Literal(literal) => literal.clone(),
+                Segment::Value(name) => {
+                    let (_, value) = values.iter().find(|(given, _)| given == name)?;
+                    percent_encoding::utf8_percent_encode(value, UNRESERVED_KEPT).to_string()
+                }
+            };
+            path.push('/');
+            path.push_str(&part);
+        }
+        Some(path)
     }
 
     /// The operation `method path` performs; `path` is relative to the API root, undecoded.

@@ -85,6 +85,11 @@ fn path_value(recognised: &Recognised, part: &str) -> Option<String> {
 }
 
 impl Rules {
+    /// The environment the session's target is.
+    pub(crate) fn environment(&self) -> Environment {
+        self.environment
+    }
+
     pub(crate) fn new(dialect: ApiDialect, environment: Environment) -> Rules {
         Rules {
             dialect,

@@ -142,6 +142,16 @@ pub(crate) fn check(
     present: &[Entry],
     digest: &mut dyn FnMut(&str) -> std::io::Result<String>,
 ) -> Vec<Problem> {
+    check_holding(text, present, digest, &REQUIRED)
+}
+
+/// [`check`], for a directory whose record is in `required` (a dossier's is `dossier.json`).
+pub(crate) fn check_holding(
+    text: &str,
+    present: &[Entry],
+    digest: &mut dyn FnMut(&str) -> std::io::Result<String>,
+    required: &[&str],
+) -> Vec<Problem> {
     let (lines, mut problems) = parse(text);
     let kind_of = |name: &str| present.iter().find(|e| e.utf8 && e.name == name);
     for (expected, name) in &lines {
@@ -167,7 +177,7 @@ pub(crate) fn check(
             });
         }
     }
-    for required in REQUIRED {
+    for required in required {
         if !lines.iter().any(|(_, name)| name == required) {
             problems.push(problem(format!(
                 "{required}: not in the manifest (every bundle has it; the manifest was cut down)"

@@ -4,6 +4,7 @@
 mod failures;
 mod files;
 mod junit;
+mod junit_baseline;
 mod junit_listed;
 pub(crate) mod manifest;
 mod pass;

@@ -37,6 +37,8 @@ pub(crate) struct Headline<'a> {
     pub exchange_count: usize,
     pub flow_count: usize,
     pub webhooks: Option<&'a crate::evidence::webhooks::WebhooksSection>,
+    /// What changed since `--baseline`'s bundle, when one was named.
+    pub baseline: Option<&'a crate::evidence::baseline::Drift>,
 }
 
 #[derive(Serialize)]
@@ -309,6 +311,7 @@ pub(crate) fn build<'a>(evidence: &'a Evidence, pass: &'a Pass, exchanges: bool)
             exchange_count: pass.count,
             flow_count: evidence.flows.len(),
             webhooks: evidence.webhooks.as_ref(),
+            baseline: evidence.baseline.as_ref(),
         },
         verdict,
         banners: banners(evidence),

@@ -151,7 +151,8 @@ fn need(ok: bool, what: &'static str) -> Result<(), Problem> {
 /// What a flow's steps have produced so far.
 #[derive(Default)]
 struct Made {
-    open_quote: bool,
+    /// Quotes made and not yet used or deleted: a `quote` step makes one per flight plan.
+    open_quotes: u32,
     booking: bool,
     contract: bool,
     claim: bool,
@@ -160,14 +161,14 @@ struct Made {
 impl Made {
     fn apply(&mut self, step: &Step, profile: &DataProfile) -> Result<(), Problem> {
         match step {
-            Step::Quote => self.open_quote = true,
+            Step::Quote => self.open_quotes += profile.flight_plans.max(1),
             Step::Subscribe => {
-                need(self.open_quote, "a `quote`")?;
+                need(self.open_quotes > 0, "a `quote`")?;
                 need(
                     !self.booking,
                     "no earlier `subscribe` (one booking per flow)",
                 )?;
-                (self.open_quote, self.booking) = (false, true);
+                (self.open_quotes, self.booking) = (0, true);
             }
             Step::Update { .. } | Step::ReportFlightCancellation => {
                 need(self.booking, "a `subscribe`")?
@@ -189,8 +190,11 @@ impl Made {
                 self.claim = true;
             }
             Step::DeleteQuote => {
-                need(self.open_quote, "a `quote` not yet used by a subscription")?;
-                self.open_quote = false;
+                need(
+                    self.open_quotes > 0,
+                    "a `quote` not yet used by a subscription",
+                )?;
+                self.open_quotes -= 1;
             }
             Step::AwaitClaimStatus { status, .. } => {
                 need(self.claim, "a `claim`")?;
@@ -291,6 +295,19 @@ mod tests {
                 "{steps}: {}",
                 err.message
             );
+        }
+    }
+
+    /// A staging may need the contracts read before the update (its ETag) and again after
+    /// the claim; a step may repeat. Any order the data allows is accepted.
+    #[test]
+    fn steps_in_any_order_the_data_allows_are_accepted() {
+        for steps in [
+            r#"{ action = "quote" }, { action = "subscribe" }, { action = "read_contracts" }, { action = "update" }, { action = "claim" }, { action = "read_contracts" }"#,
+            r#"{ action = "quote" }, { action = "subscribe" }, { action = "read_contracts" }, { action = "update" }, { action = "read_contracts" }, { action = "update" }, { action = "read_contracts" }, { action = "claim" }"#,
+            r#"{ action = "quote" }, { action = "quote" }, { action = "delete_quote" }, { action = "subscribe" }, { action = "report_flight_cancellation" }, { action = "read_contracts" }, { action = "claim" }"#,
+        ] {
+            parse("x.toml", &scenario("", steps)).unwrap_or_else(|e| panic!("{steps}: {e:?}"));
         }
     }
 

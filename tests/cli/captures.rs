@@ -203,14 +203,14 @@ async fn validate_names_file_line_and_key_of_a_bad_capture() {
     let config = dir.path().join("ppcert.toml");
     std::fs::write(
         &config,
-        "[target]\nenvironment = \"staging\"\n\n[endpoints.quote.capture]\nid = \"$.id\"\nidd = \"$.x\"\n",
+        "[target]\nenvironment = \"staging\"\n\n[endpoints.quote.capture]\nid = \"$.id\"\nid-x = \"$.x\"\n",
     )
     .unwrap();
     let finished = ppcert(dir.path(), &["validate", config.to_str().unwrap()], None).await;
     assert_eq!(finished.code, 2, "{} {}", finished.stdout, finished.stderr);
     let said = format!("{}{}", finished.stdout, finished.stderr);
     assert!(said.contains("ppcert.toml:6"), "{said}");
-    assert!(said.contains("capture.idd"), "{said}");
+    assert!(said.contains("capture.id-x"), "{said}");
     std::fs::write(
         &config,
         "[endpoints.claim.capture]\nclaim_status = \"$.claim[\"\n",

@@ -106,6 +106,10 @@ async fn the_terminal_tells_the_truth_about_a_failing_run() {
         stderr.contains("POST ") && stderr.contains(" ms)"),
         "-v lists exchanges: {stderr}"
     );
+    assert!(
+        stderr.contains("lifecycle#1 › claim: POST "),
+        "-v names each exchange's flow and step: {stderr}"
+    );
     let last = stdout.lines().last().unwrap();
     assert!(
         last.ends_with("s")

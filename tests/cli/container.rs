@@ -66,10 +66,10 @@ async fn the_documented_docker_run_writes_the_bundle_as_the_host_user() {
             && dockerfile.contains("WORKDIR /work"),
         "the conditions reproduced here are the image's"
     );
-    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(repo.join("docs/ci.md")).unwrap();
     let documented =
         "docker run --rm --user \"$(id -u):$(id -g)\" -v \"$PWD/reports:/work/reports\"";
-    assert!(readme.contains(documented) && dockerfile.contains(documented));
+    assert!(guide.contains(documented) && dockerfile.contains(documented));
     // As root (CI here) the process really changes user; elsewhere it runs as itself.
     let root = unsafe { libc::geteuid() } == 0;
     let host_user = root.then_some(HOST_USER);

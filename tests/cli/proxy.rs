@@ -268,3 +268,36 @@ pub(crate) fn failed_checks(evidence: &Value) -> Vec<String> {
         })
         .collect()
 }
+
+/// A proxy that cannot listen (the address is taken) is a usage error that leaves nothing
+/// behind: no bundle directory, no journal. `--addr` is the same flag as `--listen`, as on
+/// `serve` and `webhook listen`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxy_that_cannot_listen_leaves_no_bundle_behind() {
+    let sandbox = sandbox().await;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let base = sandbox.base_url();
+    let args = [
+        "proxy",
+        "--addr",
+        &address,
+        "--base-url",
+        &base,
+        "--out",
+        "b",
+    ];
+    let finished = ppcert(dir.path(), &args, None).await;
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("cannot listen"),
+        "{}",
+        finished.stderr
+    );
+    assert!(
+        !dir.path().join("b").exists(),
+        "a bundle directory was left"
+    );
+    assert_eq!(sandbox.requests_received(), 0);
+}

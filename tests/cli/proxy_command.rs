@@ -136,10 +136,29 @@ async fn a_failing_command_fails_the_job_with_its_own_code_and_the_bundle_is_wri
     );
     let evidence = read_json(&dir.path().join("b/evidence.json"));
     assert_eq!(evidence["verdict"], "failed");
+    // The exit code is COMMAND's, and the console says so rather than leaving a verdict line
+    // to explain a code it did not choose.
+    assert!(
+        finished.stderr.contains("exit 7:") && finished.stderr.contains("failed by itself"),
+        "{}",
+        finished.stderr
+    );
     // A command that succeeds without meeting the requirements still fails: run's table.
     let dir = tempfile::tempdir().unwrap();
     let finished = proxy_running(dir.path(), &[], "exit 0", None).await;
     assert_eq!(finished.code, 1, "{}", finished.stderr);
+    assert!(
+        finished
+            .stdout
+            .contains("not passed: 6 requirements not met (quote 0/5"),
+        "{}",
+        finished.stdout
+    );
+    assert!(
+        !finished.stderr.contains("failed by itself"),
+        "{}",
+        finished.stderr
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

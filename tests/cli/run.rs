@@ -192,6 +192,37 @@ async fn a_base_url_path_prefix_is_kept() {
     assert!(url.ends_with("/partner-api/quotes"), "{url}");
 }
 
+/// A base URL that drops the API's path prefix meets a 404 on its first call: the run stops
+/// there with exit 4 naming the path prefix (as `check-token` does), instead of running the
+/// whole batch into 404s and exiting 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_base_url_without_the_path_prefix_stops_at_the_first_404_with_exit_4() {
+    let sandbox = sandbox_with(SandboxOptions {
+        path_prefix: Some("/partner-api".into()),
+        ..fast_options()
+    })
+    .await;
+    let root = sandbox
+        .base_url()
+        .trim_end_matches("/partner-api")
+        .to_string();
+    let (finished, evidence, _dir) = Run::at(&root, sandbox.token()).evidence().await;
+    assert_eq!(finished.code, 4, "{}\n{}", finished.stdout, finished.stderr);
+    assert!(
+        finished.stderr.contains("path prefix") && finished.stderr.contains("404"),
+        "{}",
+        finished.stderr
+    );
+    // Only the leading quotes that may go before the first answer were sent, never the batch.
+    let sent = evidence["exchanges"].as_array().unwrap().len();
+    assert!(sent <= 4, "{sent} exchanges sent after the first 404");
+    assert!(
+        sandbox.requests_received() <= 4,
+        "{}",
+        sandbox.requests_received()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endpoint_overrides_in_ppcert_toml_are_used() {
     let sandbox = sandbox_with(fast_options()).await;

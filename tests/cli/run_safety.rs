@@ -53,6 +53,24 @@ async fn an_unreachable_target_exits_4() {
     )
     .await;
     assert_eq!(finished.code, 4, "{}", finished.stderr);
+    // One line for the flows that met the closed port, naming the cause and what to check,
+    // not the HTTP client's error chain once per flow.
+    let refused: Vec<&str> = finished
+        .stdout
+        .lines()
+        .filter(|l| l.contains("Connection refused"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{}", finished.stdout);
+    assert!(
+        refused[0].contains("--base-url") && !refused[0].contains("client error (Connect)"),
+        "{}",
+        refused[0]
+    );
+    assert!(
+        finished.stdout.contains("13 flows did not complete"),
+        "{}",
+        finished.stdout
+    );
     let check = ppcert(dir.path(), &["check-token", "--base-url", &base], Some("t")).await;
     assert_eq!(check.code, 4, "{}", check.stderr);
 }

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{self, ApiDialect};
+use super::living;
 use super::validate::{self, ApiFailure, parse_data};
 use super::{ContractsLayout, DeltaShape, Layout, Shared};
 use crate::models::{
@@ -42,7 +43,26 @@ fn delta_value(layout: &Layout, delta: f64, currency: &str) -> Value {
         DeltaShape::Number => json!(delta),
         DeltaShape::String => json!(format!("{delta:.2}")),
         DeltaShape::Object => json!({ "amount": delta, "currency": currency }),
+        DeltaShape::UnitsNanos => units_nanos(delta, currency),
     }
+}
+
+/// A price as the layout writes it: `{amount, currency}`, or Google's units and nanos.
+fn price_value(layout: &Layout, amount: f64, currency: &str) -> Value {
+    match layout.price_delta {
+        DeltaShape::UnitsNanos => units_nanos(amount, currency),
+        _ => json!({ "amount": amount, "currency": currency }),
+    }
+}
+
+/// `google.type.Money`: whole units (an int64, so a JSON string) and nanos of the same sign.
+fn units_nanos(amount: f64, currency: &str) -> Value {
+    let cents = (amount * 100.0).round() as i64;
+    json!({
+        "currencyCode": currency,
+        "units": (cents / 100).to_string(),
+        "nanos": (cents % 100) * 10_000_000,
+    })
 }
 
 pub async fn create_quote(
@@ -66,7 +86,7 @@ pub async fn create_quote(
     let mut value = json!({
         "id": created.id,
         "reference": created.reference,
-        "price": { "amount": created.price, "currency": created.currency },
+        "price": price_value(layout, created.price, &created.currency),
         "productTypes": created.product_types,
     });
     if let Some(bn) = created.booking_number {
@@ -122,14 +142,38 @@ pub async fn delete_quote(
     ))
 }
 
+/// A staging that accepts only its own booking-number shape refuses any other with a 400.
+fn check_booking_pattern(options: &crate::SandboxOptions, number: &str) -> Result<(), ApiFailure> {
+    let Some(pattern) = &options.booking_number_pattern else {
+        return Ok(());
+    };
+    let whole = regex::Regex::new(&format!("^(?:{pattern})$")).map_err(|_| {
+        ApiFailure::invalid("data.bookingNumber", "the sandbox's pattern is broken")
+    })?;
+    if whole.is_match(number) {
+        return Ok(());
+    }
+    Err(ApiFailure::field(
+        "data.bookingNumber",
+        "INVALID_BOOKING_NUMBER",
+        format!("bookingNumber `{number}` does not match ^{pattern}$"),
+    ))
+}
+
 pub async fn subscribe(
     State(shared): State<Arc<Shared>>,
     body: Bytes,
 ) -> Result<Response, ApiFailure> {
     let request: SubscriptionRequest = dialect::parse_request(shared.options.dialect, &body)?;
+    check_booking_pattern(&shared.options, &request.booking_number)?;
     let now = shared.now();
     let booking_number = request.booking_number.clone();
     let created = shared.change(|store| store.subscribe(request, now))?;
+    let created = if shared.options.contracts_delay.is_some() {
+        living::without_contracts(created)
+    } else {
+        created
+    };
     let layout = &shared.options.layout;
     if layout.location_ids {
         // The new contract is named only by where it lives, as some REST APIs answer a POST.
@@ -151,19 +195,31 @@ pub async fn subscribe(
 pub async fn update(
     State(shared): State<Arc<Shared>>,
     Path(booking_number): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiFailure> {
     let now = shared.now();
     // An unknown booking or an expired contract is reported before the body is judged.
     shared.store().contracts_exist(&booking_number, now)?;
     let request: UpdateRequest = dialect::parse_request(shared.options.dialect, &body)?;
-    let (mut value, delta) = shared.change(|store| store.update(&booking_number, request, now))?;
+    let (value, delta) = shared.change(|store| {
+        living::check_if_match(&shared, store, &booking_number, &headers)?;
+        store.update(&booking_number, request, now)
+    })?;
+    let mut value = if living::contracts_hidden(&shared, &shared.store(), &booking_number, now) {
+        living::without_contracts(value)
+    } else {
+        value
+    };
     let layout = &shared.options.layout;
     let currency = value["price"]["currency"]
         .as_str()
         .unwrap_or_default()
         .to_string();
     value["priceDelta"] = delta_value(layout, delta, &currency);
+    if let Some(amount) = value["price"]["amount"].as_f64() {
+        value["price"] = price_value(layout, amount, &currency);
+    }
     if layout.update_status == 204 {
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
@@ -176,7 +232,14 @@ pub async fn contracts(
 ) -> Result<Response, ApiFailure> {
     let now = shared.now();
     let rules = shared.rules();
-    let contracts = shared.store().contracts_of(&booking_number, now, rules)?;
+    let (contracts, etag) = {
+        let mut store = shared.store();
+        let mut contracts = store.contracts_of(&booking_number, now, rules)?;
+        if living::contracts_hidden(&shared, &store, &booking_number, now) {
+            contracts.clear();
+        }
+        (contracts, living::etag(&shared, &store, &booking_number))
+    };
     let layout = &shared.options.layout;
     let body = match layout.contracts {
         ContractsLayout::List => Value::Array(contracts.into_iter().map(|(_, c)| c).collect()),
@@ -197,7 +260,7 @@ pub async fn contracts(
             }
         }
     };
-    Ok(reply(layout, StatusCode::OK, body))
+    Ok(living::tagged(reply(layout, StatusCode::OK, body), etag))
 }
 
 pub async fn claim(

@@ -12,6 +12,7 @@ mod faults;
 mod handlers;
 mod idempotency;
 pub mod listener;
+mod living;
 mod oauth;
 mod shape;
 mod store;
@@ -123,6 +124,9 @@ pub enum DeltaShape {
     String,
     /// `{"amount": 12.5, "currency": "EUR"}`
     Object,
+    /// `{"currencyCode": "EUR", "units": "12", "nanos": 500000000}` (`google.type.Money`);
+    /// prices are written so too.
+    UnitsNanos,
 }
 
 /// Everything `ppcert serve` and tests can set.
@@ -162,11 +166,23 @@ pub struct SandboxOptions {
     pub max_bookings: usize,
     /// Deliver webhooks for contract and claim changes.
     pub webhooks: Option<WebhookOptions>,
+    /// Claims decided after their answer: it carries no status; the contracts read shows the
+    /// status once this long has passed (`Some(ZERO)`: at once).
+    pub claims_decided_after: Option<Duration>,
+    /// Subscriptions whose booking number does not match this regex whole are refused (400).
+    pub booking_number_pattern: Option<String>,
     /// Body size, timeouts, connections and the stop's grace period.
     pub limits: listener::Limits,
     /// Answer quotes one entry per bundle, in the provider's documented shape
     /// (`{"data": [ {id, reference, bundle, price, documents}, ... ]}`); empty: one quote.
     pub quote_bundles: Vec<String>,
+    /// A new booking's contracts are listed only this long after its subscription was
+    /// answered (read-after-write lag); meanwhile the subscription's answer and the contracts
+    /// read carry none.
+    pub contracts_delay: Option<Duration>,
+    /// `PATCH /subscriptions/{bn}` needs `If-Match` with the `ETag` of the booking's latest
+    /// contracts read: 428 without it, 412 when stale. Contracts reads then carry `ETag`.
+    pub require_if_match: bool,
 }
 
 impl Default for SandboxOptions {
@@ -192,8 +208,12 @@ impl Default for SandboxOptions {
             max_open_quotes: DEFAULT_MAX_OPEN_QUOTES,
             max_bookings: DEFAULT_MAX_BOOKINGS,
             webhooks: None,
+            claims_decided_after: None,
+            booking_number_pattern: None,
             limits: listener::Limits::default(),
             quote_bundles: Vec::new(),
+            contracts_delay: None,
+            require_if_match: false,
         }
     }
 }
@@ -263,6 +283,8 @@ impl Shared {
             production: self.options.production,
             claim_step: chrono::Duration::from_std(self.options.claim_step)
                 .unwrap_or(chrono::Duration::MAX),
+            claims_decided_after: (self.options.claims_decided_after)
+                .map(|after| chrono::Duration::from_std(after).unwrap_or(chrono::Duration::MAX)),
         }
     }
 }

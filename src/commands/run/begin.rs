@@ -207,11 +207,21 @@ fn shared_state(
             run.id.clone(),
             run_start,
             config.scenario.scenario.data.clone(),
-        ),
+        )
+        .with_booking_numbers(booking_count(config))
+        .map_err(|why| Failure::usage(format!("data.booking_number_pattern: {why}")))?,
         environment: config.environment(),
         events,
         cancel: Cancel::default(),
         gate: Gate::default(),
         concurrency: config.concurrency,
     })
+}
+
+/// How many bookings the run makes: one per flow instance.
+fn booking_count(config: &RunConfig) -> u64 {
+    let repeats: u64 = (config.scenario.scenario.flows.iter())
+        .map(|f| u64::from(f.repeat))
+        .sum();
+    repeats.saturating_mul(u64::from(config.scale.get()))
 }

@@ -23,7 +23,7 @@ pub(super) async fn conclude(
     session: Session,
     (results, interrupted): Ended,
     (receiver, sandbox): (Option<RunReceiver>, Option<Sandbox>),
-    mode: &OutputMode,
+    (mode, baseline): (&OutputMode, Option<&crate::drift::Profile>),
 ) -> u8 {
     session.progress.finish();
     let gate = session.shared.gate.state();
@@ -41,6 +41,7 @@ pub(super) async fn conclude(
         let section = receiver.finish(sandbox.as_ref(), &evidence.exchanges).await;
         evidence.webhooks = Some(section);
     }
+    crate::commands::baseline::attach(dir, &mut evidence, baseline);
     let requirements = &config.scenario.scenario.requirements;
     let published = publish(
         dir,
@@ -63,17 +64,19 @@ pub(super) async fn conclude(
         first_call: match gate {
             GateState::TokenRejected => FirstCall::TokenRejected,
             GateState::Unreachable => FirstCall::Unreachable,
+            GateState::NotTheApi => FirstCall::NotTheApi,
             _ => FirstCall::Answered,
         },
         passed: evidence.verdict == evidence::Verdict::Passed,
     };
     explain_first_call(outcome.first_call);
-    let code = run_exit_code(&outcome);
+    let code = crate::commands::baseline::exit_code(run_exit_code(&outcome), &evidence);
     if mode.json {
         crate::console::say!("{}", crate::output::summary_json(&evidence, dir, code));
     } else if published.is_ok() {
         crate::console::say!("{}", crate::output::summary(mode, &evidence, dir));
     }
+    crate::commands::baseline::tell(&evidence, mode.json);
     code
 }
 
@@ -118,6 +121,9 @@ fn explain_first_call(first_call: FirstCall) {
             )
         }
         FirstCall::Unreachable => crate::console::tell!("error: the target could not be reached"),
+        FirstCall::NotTheApi => crate::console::tell!(
+            "error: the first call (POST …/quotes) answered 404, so the base URL is not the API root and the run stopped there; check --base-url: it should include the API's path prefix (for example https://staging.example.com/partner-api)"
+        ),
         FirstCall::Answered => {}
     }
 }

@@ -54,7 +54,13 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         Some(path) => Some(crate::attest::keys::load_signing(path)?),
         None => None,
     };
-    let (config, previous) = configure(&args)?;
+    let (mut config, previous) = configure(&args)?;
+    let baseline = super::baseline::load(args.baseline.as_deref())?;
+    if let Some(dossier) = &args.dossier
+        && !super::dossier_run::narrow(dossier, &mut config)?
+    {
+        return Ok(crate::exit_codes::SUCCESS);
+    }
     let receiver = match &config.webhooks {
         Some(wanted) => Some(RunReceiver::start(wanted).await?),
         None => None,
@@ -78,21 +84,29 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     let ended = execute(session.shared.clone(), plan).await;
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
-    let code = end::conclude(&config, session, ended, (receiver, sandbox), &mode).await;
+    let listeners = (receiver, sandbox);
+    let code = end::conclude(
+        &config,
+        session,
+        ended,
+        listeners,
+        (&mode, baseline.as_ref()),
+    )
+    .await;
     if code == crate::exit_codes::INTERRUPTED {
         crate::console::tell!("{}", resume_command(&args, &config, &dir));
     }
-    match signer {
+    let code = match &signer {
         Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
             // An unsigned bundle where a signed one was asked for is a bundle not written. A
             // resumed run rewrote its bundle: the earlier attestation is replaced.
             let (path, fingerprint) =
-                super::attest::sign_dir(&dir, &key, true).map_err(Failure::not_written)?;
+                super::attest::sign_dir(&dir, key, true).map_err(Failure::not_written)?;
             // On stderr: with --json, stdout holds the summary object alone.
             if mode.progress != ProgressMode::Quiet {
                 crate::console::tell!("signed: {} (key SHA256:{fingerprint})", path.display());
             }
-            Ok(code)
+            code
         }
         _ => {
             let stale = dir.join(crate::report::manifest::ATTESTATION);
@@ -103,8 +117,12 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
                     dir.display()
                 );
             }
-            Ok(code)
+            code
         }
+    };
+    match &args.dossier {
+        Some(dossier) => super::dossier_run::join(dossier, &dir, code, signer.as_ref()),
+        None => Ok(code),
     }
 }
 

@@ -107,6 +107,7 @@ impl Store {
         let booking = &self.bookings[bn];
         updated.created_at = booking.created_at;
         updated.contract_ids = booking.contract_ids.clone();
+        updated.version = booking.version.wrapping_add(1);
         let delta = crate::models::money::round(updated.price - booking.price, &booking.currency);
         let created = self.attach_contracts(bn, &ids, &mut updated, now);
         self.bookings.insert(bn.to_string(), updated);
@@ -218,6 +219,7 @@ impl Store {
     ) -> Booking {
         let quotes: Vec<&QuoteRecord> = ids.iter().map(|id| &self.quotes[id]).collect();
         Booking {
+            version: 0,
             created_at: now,
             client,
             travelers,

@@ -59,7 +59,13 @@ impl Store {
             bank_details: request.beneficiary.is_some(),
             modification_cost,
         };
-        let value = claim_json(&claim, contract_id, now, rules);
+        let mut value = claim_json(&claim, contract_id, now, rules);
+        if rules.claims_decided_after.is_some()
+            && let Some(answer) = value.as_object_mut()
+        {
+            // Decided later: the answer says the claim was received, not what became of it.
+            answer.remove("status");
+        }
         self.announce_claim(contract_id, &claim, rules);
         self.contracts.get_mut(contract_id).expect("checked").claim = Some(claim);
         self.count(Operation::Claim);
@@ -215,9 +221,14 @@ pub(super) fn claim_json(
     let mut value = json!({
         "id": claim.id,
         "contractId": contract_id,
-        "status": claim_status(claim, now, rules),
         "createdAt": claim.created_at.to_rfc3339(),
     });
+    let undecided = rules
+        .claims_decided_after
+        .is_some_and(|after| now - claim.created_at < after);
+    if !undecided {
+        value["status"] = json!(claim_status(claim, now, rules));
+    }
     if let Some(at) = claim.claim_date {
         value["claimDate"] = json!(at.to_rfc3339());
     }

@@ -62,6 +62,8 @@ struct Booking {
     flights: Vec<Flight>,
     first_departure: DateTime<FixedOffset>,
     contract_ids: Vec<String>,
+    /// Changes with every update: what the booking's `ETag` names.
+    version: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -88,6 +90,9 @@ pub struct Rules {
     pub production: bool,
     /// Time for a claim with bank details to move one status (ACCEPTED → REFUNDABLE → REFUNDED).
     pub claim_step: Duration,
+    /// Claims decided after their answer: the answer carries no status, and the contracts
+    /// show it once this long has passed since the claim.
+    pub claims_decided_after: Option<Duration>,
 }
 
 /// What a successful quote returns.
@@ -224,6 +229,19 @@ impl Store {
             .collect();
         self.count(Operation::ReadContracts);
         Ok(contracts)
+    }
+}
+
+impl Store {
+    /// The booking's `ETag`: a strong validator that changes with every update.
+    pub fn etag(&self, bn: &str) -> Option<String> {
+        let booking = self.bookings.get(bn)?;
+        Some(format!("\"{bn}.v{}\"", booking.version))
+    }
+
+    /// When the booking was subscribed (its contracts' age), if it is known.
+    pub fn subscribed_at(&self, bn: &str) -> Option<DateTime<Utc>> {
+        self.bookings.get(bn).map(|b| b.created_at)
     }
 }
 

@@ -6,6 +6,8 @@ mod bundles;
 mod claims;
 mod expiry;
 mod listener;
+mod living;
 mod options;
 mod rules;
+mod staging_behaviours;
 mod webhooks;

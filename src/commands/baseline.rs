@@ -1,0 +1,57 @@
+//! `run --baseline` and `proxy --baseline`: the baseline read and verified before anything
+//! is sent, the new bundle compared with it before its evidence is written (so evidence.json
+//! and every report carry the section), and the exit code a regression makes.
+
+use std::path::Path;
+
+use crate::attest::bundle::Source;
+use crate::drift::{self, Profile};
+use crate::error::Failure;
+use crate::evidence::{Evidence, Verdict};
+use crate::exit_codes;
+
+/// The baseline's profile; a bundle that cannot be read or does not verify is exit 2.
+pub(crate) fn load(path: Option<&Path>) -> Result<Option<Profile>, Failure> {
+    path.map(|path| drift::load(path).map_err(|e| Failure::usage(format!("--baseline {e}"))))
+        .transpose()
+}
+
+/// Compares what the run recorded (its journal in `dir`, its outcome in `evidence`) with
+/// `base`, and stores the result in the evidence. A journal that cannot be read back leaves
+/// the section out and says so: the run itself is not lost over it.
+pub(crate) fn attach(dir: &Path, evidence: &mut Evidence, base: Option<&Profile>) {
+    let Some(base) = base else { return };
+    let source = Source::Dir(dir.to_path_buf());
+    match Profile::read(&source, dir.display().to_string(), evidence, evidence) {
+        Ok(new) => evidence.baseline = Some(drift::compare(base, &new)),
+        Err(e) => crate::console::tell!(
+            "warning: cannot compare with the baseline ({}: {e}); the reports have no \"Since the baseline\" section",
+            dir.display()
+        ),
+    }
+}
+
+/// The run's own exit code, or 1 when the run passed but regressed against the baseline.
+pub(crate) fn exit_code(code: u8, evidence: &Evidence) -> u8 {
+    let regressed = evidence.baseline.as_ref().is_some_and(|d| d.regressed());
+    if code == exit_codes::SUCCESS && evidence.verdict == Verdict::Passed && regressed {
+        exit_codes::REQUIREMENT_NOT_MET
+    } else {
+        code
+    }
+}
+
+/// Tells the drift after the run's summary: on stdout, or on stderr when stdout holds the
+/// `--json` summary alone.
+pub(crate) fn tell(evidence: &Evidence, json: bool) {
+    let Some(drift) = &evidence.baseline else {
+        return;
+    };
+    let mut text = format!("since the baseline {}:\n", drift.base.bundle);
+    drift::text::findings(&mut text, drift);
+    if json {
+        crate::console::tell!("{}", text.trim_end());
+    } else {
+        crate::console::say!("{}", text.trim_end());
+    }
+}

@@ -1,0 +1,108 @@
+//! A claim counts only once its status is known: read from the claim's answer, else from the
+//! booking's contracts, polled a bounded time. A claim the provider flagged
+//! `MANUAL_VERIFICATION_NEEDED` fails its step in the provider's words; one whose status never
+//! showed fails it as unconfirmed.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::reading::{Need, as_text, claimed_contract_status};
+use super::step_context::StepContext;
+use super::step_error::StepError;
+use super::steps::read_contracts_call;
+use crate::environment::Environment;
+use crate::models::{ClaimStatus, ProductType};
+use crate::record::Check;
+
+/// How long the contracts are read for a claim's status when its answer carried none.
+pub(crate) const CLAIM_CONFIRM_TIMEOUT: Duration = Duration::from_secs(10);
+/// The pause between two such reads.
+pub(crate) const CLAIM_CONFIRM_EVERY: Duration = Duration::from_millis(500);
+
+/// The check a read status gets: passed unless the provider flagged the claim.
+pub(super) fn status_check(
+    status: &ClaimStatus,
+    request: Option<&Value>,
+    environment: Environment,
+) -> Check {
+    match status {
+        ClaimStatus::ManualVerificationNeeded => {
+            Check::fail("not_flagged", flagged_reason(request, environment))
+        }
+        other => Check::pass("not_flagged", format!("claim status {other}")),
+    }
+}
+
+/// Why a flagged claim failed, with the rule that avoids it on staging; `request` is the
+/// claim's body when known.
+pub(crate) fn flagged_reason(request: Option<&Value>, environment: Environment) -> String {
+    let said = "the provider flagged the claim MANUAL_VERIFICATION_NEEDED (claims within 24 h \
+                of the subscription are held for manual verification); it does not count";
+    if environment == Environment::Production {
+        return said.to_string();
+    }
+    let rule = "on staging send `claimDate` at least 24 h after the subscription \
+                (`\"claimDate\": {{ claim_day | tojson }}` in `[endpoints.claim] body`)";
+    let sent = request.map(|body| {
+        body.pointer("/data/claimDate")
+            .or(body.get("claimDate"))
+            .and_then(Value::as_str)
+    });
+    match sent {
+        Some(Some(day)) => format!("{said}: the claim sent claimDate {day}; {rule}"),
+        Some(None) => format!("{said}: the claim sent no claimDate; {rule}"),
+        None => format!("{said}: {rule}"),
+    }
+}
+
+/// Reads the booking's contracts until the claimed contract shows a status, at most
+/// [`CLAIM_CONFIRM_TIMEOUT`]; each read is a recorded exchange of the claim step.
+pub(super) async fn confirm_by_reading(
+    cx: &mut StepContext<'_>,
+    product_type: ProductType,
+    contract: &str,
+    request: Option<&Value>,
+) -> Result<(), StepError> {
+    let deadline = Instant::now() + CLAIM_CONFIRM_TIMEOUT;
+    let mut reads = 0;
+    loop {
+        let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
+        pending.payload();
+        reads += 1;
+        let mut context = cx.context(None, Some(contract), None);
+        context["product_type"] = json!(product_type);
+        let status = cx
+            .read_value(
+                &mut pending,
+                "claim_status",
+                &context,
+                Need::Optional,
+                |body| claimed_contract_status(body, product_type.as_str(), contract),
+            )
+            .as_ref()
+            .and_then(as_text)
+            .map(ClaimStatus::from);
+        if let Some(status) = &status {
+            pending
+                .checks
+                .push(status_check(status, request, cx.shared.environment));
+        }
+        cx.state.claim_status = status.clone();
+        cx.conclude(pending)?;
+        if status.is_some() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(StepError::ClaimStatus(format!(
+                "claim status unconfirmed: the claim's answer carried no status and {reads} \
+                 reads of the contracts over {} s showed none for {product_type} contract \
+                 {contract}; an unconfirmed claim does not count",
+                CLAIM_CONFIRM_TIMEOUT.as_secs()
+            )));
+        }
+        if !cx.shared.cancel.sleep(CLAIM_CONFIRM_EVERY).await {
+            return Err(StepError::Interrupted);
+        }
+    }
+}

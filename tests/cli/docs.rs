@@ -1,0 +1,220 @@
+//! The guide's examples are promises: every TOML block of README.md and docs/ passes
+//! `ppcert validate`, and every `ppcert ...` command line in a shell block names a command and
+//! flags that exist, with values of the right kind.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use clap::error::ErrorKind;
+use ppcert::cli::Cli;
+
+use crate::common::*;
+
+/// README.md and every Markdown page under docs/.
+fn guide_pages() -> Vec<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![repo.join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(repo.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// A fenced block: the page, the line its fence opens on, its language and its text.
+struct Block {
+    page: String,
+    line: usize,
+    language: String,
+    text: String,
+}
+
+/// Fenced blocks at any indentation (list items indent theirs).
+fn blocks(page: &Path) -> Vec<Block> {
+    let text = std::fs::read_to_string(page).unwrap();
+    let name = page.file_name().unwrap().to_string_lossy().to_string();
+    let mut found = Vec::new();
+    let mut open: Option<(usize, String, String, usize)> = None;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        match open.take() {
+            None if trimmed.starts_with("```") => {
+                let indent = line.len() - trimmed.len();
+                open = Some((
+                    index + 1,
+                    trimmed[3..].trim().to_string(),
+                    String::new(),
+                    indent,
+                ));
+            }
+            None => {}
+            Some((start, language, body, _)) if trimmed.starts_with("```") => found.push(Block {
+                page: name.clone(),
+                line: start,
+                language,
+                text: body,
+            }),
+            Some((start, language, mut body, indent)) => {
+                body.push_str(line.get(indent..).unwrap_or(trimmed));
+                body.push('\n');
+                open = Some((start, language, body, indent));
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_toml_example_in_the_guide_passes_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for page in guide_pages() {
+        for block in blocks(&page).into_iter().filter(|b| b.language == "toml") {
+            let file = dir.path().join(format!(
+                "{}-{}.toml",
+                block.page.trim_end_matches(".md"),
+                block.line
+            ));
+            std::fs::write(&file, &block.text).unwrap();
+            let finished = ppcert(dir.path(), &["validate", file.to_str().unwrap()], None).await;
+            assert_eq!(
+                finished.code, 0,
+                "{}:{}: this TOML example does not validate:\n{}\n{}{}",
+                block.page, block.line, block.text, finished.stdout, finished.stderr
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} TOML examples found");
+}
+
+/// Splits a command line as a POSIX shell would for the simple lines the guide shows:
+/// quotes group, `$(...)` and `$VAR` stay as text.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut in_word = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// The ppcert arguments of a shell line, if it runs ppcert: `ppcert ARGS`, `VAR=x ppcert
+/// ARGS` or `cargo run --release -- ARGS`; a trailing `# comment` is not an argument.
+fn ppcert_arguments(line: &str) -> Option<Vec<String>> {
+    let words = shell_words(line);
+    let words: Vec<String> = words.into_iter().take_while(|w| w != "#").collect();
+    let start = words
+        .iter()
+        .position(|w| !w.contains('=') || w.starts_with('-'))?;
+    let words = &words[start..];
+    match words.first().map(String::as_str) {
+        Some("ppcert") => Some(words[1..].to_vec()),
+        Some("cargo")
+            if words.get(1).map(String::as_str) == Some("run")
+                && !words.iter().any(|w| w == "--example") =>
+        {
+            let dashes = words.iter().position(|w| w == "--")?;
+            Some(words[dashes + 1..].to_vec())
+        }
+        _ => None,
+    }
+}
+
+/// Logical lines of a shell block: `\` continuations joined, `$ ` prompts dropped.
+fn shell_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let line = line.strip_prefix("$ ").unwrap_or(line);
+        if let Some(continued) = line.strip_suffix('\\') {
+            current.push_str(continued);
+            current.push(' ');
+        } else {
+            current.push_str(line);
+            lines.push(std::mem::take(&mut current));
+        }
+    }
+    lines
+}
+
+#[test]
+fn every_ppcert_command_in_the_guide_exists_with_those_flags() {
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for page in guide_pages() {
+        for block in blocks(&page)
+            .into_iter()
+            .filter(|b| matches!(b.language.as_str(), "sh" | "bash" | "shell" | "console"))
+        {
+            for line in shell_lines(&block.text) {
+                let Some(arguments) = ppcert_arguments(&line) else {
+                    continue;
+                };
+                checked += 1;
+                let parsed =
+                    Cli::try_parse_from(std::iter::once("ppcert".to_string()).chain(arguments));
+                match parsed {
+                    Ok(_) => {}
+                    Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp) => {}
+                    Err(e) => wrong.push(format!(
+                        "{}:{}: `{line}`: {}",
+                        block.page,
+                        block.line,
+                        e.to_string().lines().next().unwrap_or_default()
+                    )),
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(checked >= 15, "only {checked} ppcert command lines found");
+}
+
+#[test]
+fn the_guide_pages_link_to_pages_that_exist() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let link = regex::Regex::new(r"\]\(([^)#:]+\.md)(#[^)]*)?\)").unwrap();
+    let mut broken = Vec::new();
+    for page in guide_pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let base = page.parent().unwrap_or(repo);
+        for captures in link.captures_iter(&text) {
+            let target = base.join(&captures[1]);
+            if !target.exists() {
+                broken.push(format!("{}: {}", page.display(), &captures[1]));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to missing pages:\n{}",
+        broken.join("\n")
+    );
+}
