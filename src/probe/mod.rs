@@ -6,8 +6,8 @@
 
 mod bundled;
 mod candidates;
-mod paths;
 mod confirm;
+mod paths;
 mod prober;
 mod proof;
 mod refusal;
