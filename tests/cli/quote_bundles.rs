@@ -109,17 +109,7 @@ async fn serve_quote_bundles_answers_the_documented_shape() {
         "--quote-bundles",
         "Silver,Gold",
     ];
-    let mut child = ppcert_command(dir.path(), &args, None)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (base, token, document_url) = tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        crate::serve::announced(stdout),
-    )
-    .await
-    .expect("serve announces itself");
+    let (mut child, base, token, document_url) = crate::serve::serving(dir.path(), &args).await;
     let http = http_client();
     let document: serde_json::Value = http
         .get(&document_url)

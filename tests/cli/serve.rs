@@ -6,7 +6,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use crate::common::*;
 
 /// Reads `serve`'s stdout until it has said where the API and the document are.
-pub async fn announced(stdout: tokio::process::ChildStdout) -> (String, String, String) {
+async fn announced(stdout: tokio::process::ChildStdout) -> (String, String, String) {
     let mut lines = BufReader::new(stdout).lines();
     let (mut base, mut token) = (None, None);
     while let Some(line) = lines.next_line().await.unwrap() {
@@ -21,6 +21,24 @@ pub async fn announced(stdout: tokio::process::ChildStdout) -> (String, String, 
     panic!("serve ended before printing the OpenAPI document's address");
 }
 
+/// Starts `ppcert serve ARGS` in `dir`; the child (killed on drop), the API's base URL, the
+/// token and the OpenAPI document's address, as it announced them.
+pub async fn serving(
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (tokio::process::Child, String, String, String) {
+    let mut child = ppcert_command(dir, args, None)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (base, token, document_url) =
+        tokio::time::timeout(std::time::Duration::from_secs(30), announced(stdout))
+            .await
+            .expect("serve announces itself");
+    (child, base, token, document_url)
+}
+
 #[tokio::test]
 async fn serve_prints_where_the_api_and_its_document_are() {
     let dir = tempfile::tempdir().unwrap();
@@ -33,15 +51,7 @@ async fn serve_prints_where_the_api_and_its_document_are() {
         "--path-prefix",
         "/partner-api",
     ];
-    let mut child = ppcert_command(dir.path(), &args, None)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (base, token, document_url) =
-        tokio::time::timeout(std::time::Duration::from_secs(30), announced(stdout))
-            .await
-            .expect("serve announces itself");
+    let (mut child, base, token, document_url) = serving(dir.path(), &args).await;
     assert!(base.starts_with("http://127.0.0.1:") && base.ends_with("/partner-api"));
     assert_eq!(token, "serve-token-1234");
 
