@@ -652,6 +652,10 @@ pub struct ServeArgs {
     /// birthday, the documented flight-status call).
     #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| if s == "provider-docs" { ApiDialect::ProviderDocs } else { ApiDialect::Spec }))]
     pub dialect: ApiDialect,
+    /// Answer quotes one entry per bundle, as the provider documents: `{"data": [...]}`,
+    /// each entry with its own id, reference, price and T&C `documents` (e.g. Silver,Gold).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub quote_bundles: Vec<String>,
     /// Deliver webhooks (contract.created, claim.updated) to this URL, signed with the secret
     /// from --webhook-secret-file or $PPCERT_WEBHOOK_SECRET. Failed deliveries are retried
     /// after 1, 2, 4, 8 and 16 s; each attempt is logged on stderr.

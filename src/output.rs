@@ -267,6 +267,9 @@ pub(crate) fn summary(mode: &OutputMode, evidence: &Evidence, bundle: &std::path
     if let Some(why) = why_not_passed(evidence) {
         out.push_str(&format!("\n{why}\n"));
     }
+    if let Some(next) = crate::evidence::hints::next_step(evidence) {
+        out.push_str(&format!("\n{} {next}\n", mode.paint("next:", "1")));
+    }
     out.push_str(&format!("\nevidence bundle: {}\n", bundle.display()));
     out.push_str(&one_line(evidence));
     out

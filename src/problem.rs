@@ -24,7 +24,7 @@ pub(crate) fn error_words(body: &Value, content_type: Option<&str>) -> Option<St
         return Some(error_object_words(error));
     }
     match object.get("errors") {
-        Some(Value::Array(items)) if !items.is_empty() => Some(list_words(items)),
+        Some(Value::Array(items)) if !items.is_empty() => Some(list_words(items, None)),
         Some(Value::Object(map)) if !map.is_empty() => Some(
             map.iter()
                 .map(|(field, why)| format!("{field}: {}", text_of(why)))
@@ -84,7 +84,7 @@ fn problem_words(object: &serde_json::Map<String, Value>) -> Option<String> {
         if let Some(Value::Array(items)) = object.get(key)
             && !items.is_empty()
         {
-            words = format!("{words} ({})", list_words(items));
+            words = format!("{words} ({})", list_words(items, detail));
         }
     }
     Some(words)
@@ -114,31 +114,56 @@ fn error_object_words(error: &Value) -> String {
 }
 
 /// `[{"name": "x", "reason": "y"}, "text", {"field": ..., "message": ...}]` as one line.
-fn list_words(items: &[Value]) -> String {
+/// `detail` is the problem's own detail: an item only repeating it is named by its field.
+fn list_words(items: &[Value], detail: Option<&str>) -> String {
     items
         .iter()
         .take(5)
         .map(|item| match item.as_object() {
-            Some(map) => {
-                let name = ["name", "field", "pointer", "path"]
-                    .iter()
-                    .find_map(|k| map.get(*k))
-                    .map(text_of);
-                let why = ["reason", "message", "detail", "title", "code"]
-                    .iter()
-                    .find_map(|k| map.get(*k))
-                    .map(text_of)
-                    .unwrap_or_else(|| excerpt(item));
-                match name {
-                    Some(name) => format!("{name}: {why}"),
-                    None => why,
-                }
-            }
+            Some(map) => item_words(item, map, detail),
             None => text_of(item),
         })
         .collect::<Vec<_>>()
         .join("; ")
         + if items.len() > 5 { "; and more" } else { "" }
+}
+
+/// One error item: its code and words, and the field, parameter or header it names (directly
+/// or as JSON:API's `source`), each said once.
+fn item_words(item: &Value, map: &serde_json::Map<String, Value>, detail: Option<&str>) -> String {
+    let named = ["name", "field", "pointer", "path"]
+        .iter()
+        .find_map(|k| map.get(*k))
+        .map(text_of);
+    let source = map.get("source").and_then(Value::as_object).and_then(|s| {
+        [
+            ("pointer", "field"),
+            ("parameter", "parameter"),
+            ("header", "header"),
+        ]
+        .iter()
+        .find_map(|(key, label)| s.get(*key).map(|v| format!("{label} {}", text_of(v))))
+    });
+    let why = ["reason", "message", "detail", "title"]
+        .iter()
+        .find_map(|k| map.get(*k))
+        .map(text_of);
+    let repeated = why
+        .as_deref()
+        .is_some_and(|w| detail.is_some_and(|d| d == w || d.ends_with(w)));
+    let said = match (map.get("code").map(text_of), why) {
+        (Some(code), Some(why)) if code != why => format!("{code}: {why}"),
+        (_, Some(why)) => why,
+        (Some(code), None) => code,
+        (None, None) => excerpt(item),
+    };
+    match (named, source) {
+        (Some(name), _) if repeated => format!("field {name}"),
+        (Some(name), _) => format!("{name}: {said}"),
+        (None, Some(source)) if repeated => source,
+        (None, Some(source)) => format!("{said} ({source})"),
+        (None, None) => said,
+    }
 }
 
 fn text_of(value: &Value) -> String {
@@ -185,6 +210,23 @@ mod tests {
             )
             .unwrap(),
             "id: unknown"
+        );
+    }
+
+    #[test]
+    fn json_api_errors_keep_code_and_source_and_a_problem_says_its_detail_once() {
+        let json_api = json!({"errors": [{"status": "422", "code": "invalid_format",
+            "detail": "must be a decimal string", "source": {"pointer": "/data/trips/0/price/amount"}}]});
+        assert_eq!(
+            error_words(&json_api, None).unwrap(),
+            "invalid_format: must be a decimal string (field /data/trips/0/price/amount)"
+        );
+        let problem = json!({"title": "INVALID_FIELD", "status": 400, "detail": "must be lower case",
+            "invalid-params": [{"name": "data.client.firstname", "reason": "must be lower case"}]});
+        let words = error_words(&problem, Some("application/problem+json")).unwrap();
+        assert_eq!(
+            words,
+            "INVALID_FIELD: must be lower case (field data.client.firstname)"
         );
     }
 

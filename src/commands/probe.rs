@@ -19,7 +19,6 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     if let Some(path) = &args.write_config {
         check_write_target(path, args.force)?;
     }
-    let file = &config.staging.file;
     let chosen = config.staging.dialect_name().to_string();
     let opened = super::target::open(
         &config.target,
@@ -53,14 +52,13 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     );
     let remote = opened.sandbox.is_none().then_some(opened.base_url.as_str());
     let when = start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let sent = probe_and_report(&args, file, &mut prober, &generator, (remote, &when)).await;
+    let sent = probe_and_report(&args, &mut prober, &generator, (remote, &when)).await;
     Ok(sent?)
 }
 
 /// Everything from the first call on: no failure here can be the "nothing sent" exit 2.
 async fn probe_and_report(
     args: &ProbeArgs,
-    file: &config::FileConfig,
     prober: &mut Prober,
     generator: &Generator,
     (remote, when): (Option<&str>, &str),
@@ -75,10 +73,22 @@ async fn probe_and_report(
     }
     print_calls(prober);
     if let Some(path) = &args.write_config {
-        let text = write::config_text(file, prober, remote, when);
+        let original = original_text(args);
+        let text = write::config_text(original.as_deref(), &prober.learned(), remote, when)
+            .map_err(|why| Failure::not_written(format!("--write-config: not written: {why}")))?;
         write_config(path, &text, prober, args.force)?;
     }
     Ok(verdict(prober))
+}
+
+/// The user's config file as written (`--config`, else `./ppcert.toml` when present): the
+/// written config is that text edited, so nothing of it is lost. It was read moments ago.
+fn original_text(args: &ProbeArgs) -> Option<String> {
+    let path = match &args.target.config {
+        Some(path) => path.clone(),
+        None => std::path::PathBuf::from(config::DEFAULT_CONFIG),
+    };
+    std::fs::read_to_string(path).ok()
 }
 
 /// Configured as a run of the read-mostly `smoke` scenario would be; never production.
@@ -216,7 +226,9 @@ fn print_calls(prober: &Prober) {
         let mark = if call.ok { "ok" } else { "FAILED" };
         crate::console::say!("{mark:6} {}: {} → {status}", call.label, call.request);
         // The answer's shape and what was read from it are the staging's text: escaped.
-        crate::console::say!("       answer: {}", printable(&call.shape));
+        if !call.shape.is_empty() && call.shape != "null" {
+            crate::console::say!("       answer: {}", printable(&call.shape));
+        }
         for line in &call.lines {
             crate::console::say!("       {}", printable(line));
         }
@@ -227,8 +239,8 @@ fn print_calls(prober: &Prober) {
     }
     for ((op, name), proven) in &prober.proven {
         crate::console::say!(
-            "capture: [endpoints.{op}.capture] {name} = {:?}",
-            proven.path
+            "capture: [endpoints.{op}.capture] {name} = {}",
+            proven.path.to_toml()
         );
     }
 }

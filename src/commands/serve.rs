@@ -82,6 +82,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         dialect: args.dialect,
         max_open_quotes: args.max_quotes,
         max_bookings: args.max_bookings,
+        quote_bundles: args.quote_bundles.clone(),
         limits: super::listening::limits(
             &args.listen_limits,
             crate::sandbox::listener::DEFAULT_MAX_BODY,

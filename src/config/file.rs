@@ -85,6 +85,9 @@ impl TargetSection {
 pub(crate) struct PartnerSection {
     pub name: Option<String>,
     pub flight_seller: Option<bool>,
+    /// The bundle this partner sells: which entry of a multi-bundle quote answer flows read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

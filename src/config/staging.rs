@@ -61,7 +61,8 @@ impl Staging {
         // Before compiling: a variable not set is named, not reported as a template error.
         let secrets = headers::env_secrets(&definitions)?;
         let endpoints = Endpoints::compile(&definitions)
-            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))?;
+            .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))?
+            .with_bundle(file.partner.bundle.clone());
         Ok(Staging {
             timeout: request_timeout(args, &file),
             cacert: tls::cacert(args, &file)?,

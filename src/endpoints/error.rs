@@ -198,6 +198,29 @@ pub(crate) enum RenderError {
     },
 }
 
+impl RenderError {
+    /// The expression a strict `tojson` refused as undefined (`flight.airline_iata`), read
+    /// from the template's source where the error points: the filter cannot know the name.
+    pub(crate) fn undefined_attribute(&self) -> Option<String> {
+        let error = match self {
+            RenderError::Path { error, .. }
+            | RenderError::Header { error, .. }
+            | RenderError::Body { error, .. }
+            | RenderError::Capture { error, .. } => error,
+            _ => return None,
+        };
+        if error.kind() != minijinja::ErrorKind::UndefinedError {
+            return None;
+        }
+        let before = error.template_source()?.get(..error.range()?.start)?;
+        let open = before.rfind("{{").or_else(|| before.rfind("{%"))? + 2;
+        let (expression, _) = before[open..].rsplit_once('|')?;
+        let name = expression.split_whitespace().next_back()?;
+        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']');
+        (!name.is_empty() && name.chars().all(plain)).then(|| name.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

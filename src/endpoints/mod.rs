@@ -72,6 +72,8 @@ pub(crate) struct Endpoints {
     bodies: Arc<Environment<'static>>,
     headers: Arc<Environment<'static>>,
     captures: Arc<Environment<'static>>,
+    /// `[partner] bundle`: which entry of a multi-bundle quote answer is read.
+    bundle: Option<String>,
     /// Where each operation's templates read `captured.NAME` (see `flow_reads.rs`).
     reads: Arc<flow_reads::FlowReads>,
 }
@@ -208,6 +210,7 @@ impl Endpoints {
             bodies: Arc::new(templates.bodies),
             headers: Arc::new(templates.headers),
             captures: Arc::new(templates.captures),
+            bundle: None,
             reads: Arc::default(),
         };
         compiled.reads = Arc::new(compiled.find_reads());
@@ -263,6 +266,16 @@ impl Endpoints {
         self.reads.check_flow(flow, steps)
     }
 
+    /// The bundle this partner sells (`[partner] bundle`), chosen from multi-bundle answers.
+    pub(crate) fn with_bundle(mut self, bundle: Option<String>) -> Endpoints {
+        self.bundle = bundle.filter(|b| !b.trim().is_empty());
+        self
+    }
+
+    pub(crate) fn bundle(&self) -> Option<&str> {
+        self.bundle.as_deref()
+    }
+
     /// Reads `name` from an answer with the configured capture; `None` when no capture is
     /// configured for it (the built-in reading applies).
     pub(crate) fn capture(
@@ -297,7 +310,12 @@ impl Endpoints {
             context["captured"] = captured.clone();
             let fail = |key: &str, error: RenderError| {
                 let key = key.to_string();
-                EndpointError::new(op, EndpointProblem::Unrendered { key, error })
+                // A misspelt attribute piped to `tojson` is named like any other.
+                let problem = match error.undefined_attribute() {
+                    Some(attribute) => EndpointProblem::UnknownAttribute { key, attribute, op },
+                    None => EndpointProblem::Unrendered { key, error },
+                };
+                EndpointError::new(op, problem)
             };
             self.path(op, &context).map_err(|e| fail("path", e))?;
             self.headers(op, &context).map_err(|e| fail("headers", e))?;

@@ -77,6 +77,15 @@ impl SuccessRule {
         )
     }
 
+    /// The user's `expect` rule, when one is configured and refuses `status`: what a failure
+    /// names, so a status the staging meant as success is seen to fail by the user's rule.
+    pub(crate) fn refused_by_expect(&self, op: Operation, status: u16) -> Option<String> {
+        let list = self.expect.as_ref()?;
+        let codes: Vec<String> = list.iter().map(u16::to_string).collect();
+        (!list.contains(&status))
+            .then(|| format!("not in `[endpoints.{op}] expect = [{}]`", codes.join(", ")))
+    }
+
     pub(crate) fn describe(&self) -> String {
         match &self.expect {
             Some(list) => join(list),

@@ -79,6 +79,9 @@ pub(super) struct Pending {
     /// Not sent: the answer an interrupted run already recorded (and counted) for this call,
     /// given back to the resumed step. Finishing it records nothing new.
     pub replayed: bool,
+    /// The answer as its values are read, when that is not the whole body: the chosen entry
+    /// of a multi-bundle quote answer (`engine/bundles.rs`).
+    pub view: Option<Value>,
     /// The values read from the answer, for `captured`: (name, value, where).
     pub captured: Vec<(String, Value, String)>,
     /// A poll of a wait whose condition did not hold: recorded, never counted.
@@ -107,6 +110,7 @@ impl Pending {
             layout: None,
             reads: Vec::new(),
             replayed: true,
+            view: None,
             captured: Vec::new(),
             poll: false,
         }
@@ -128,7 +132,10 @@ impl Pending {
     /// The whole JSON body of the answer, when the status was the expected one.
     pub(super) fn success_body(&self) -> Option<Value> {
         let response = self.attempt.response.as_ref()?;
-        (self.spec.expect.matches(response.status) && !self.reconciled()).then(|| response.json())
+        if !self.spec.expect.matches(response.status) || self.reconciled() {
+            return None;
+        }
+        Some(self.view.clone().unwrap_or_else(|| response.json()))
     }
 
     /// A conflict confirmed this call's own earlier, lost success.
@@ -245,6 +252,7 @@ impl Caller<'_> {
                 layout: None,
                 reads: Vec::new(),
                 replayed: false,
+                view: None,
                 captured: Vec::new(),
                 poll: false,
             },

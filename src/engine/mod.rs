@@ -1,6 +1,7 @@
 //! The scenario engine: expands flows into instances, runs them concurrently (up to the
 //! concurrency limit, behind the gate of the first call), and records every exchange.
 
+pub(crate) mod bundles;
 mod call;
 mod caller;
 pub(crate) mod cancel;

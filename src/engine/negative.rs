@@ -155,5 +155,6 @@ fn unknown_quote() -> QuoteRef {
     QuoteRef {
         id: "qt-unknown".into(),
         reference: "QR-UNKNOWN".into(),
+        ..QuoteRef::default()
     }
 }

@@ -29,6 +29,12 @@ pub(crate) struct FlowInstance {
 pub(crate) struct QuoteRef {
     pub id: String,
     pub reference: String,
+    /// The bundle read from a multi-bundle quote answer (`[partner] bundle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// The T&C links that answer offered for the bundle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub documents: Vec<super::bundles::TermsLink>,
 }
 
 /// What a flow's steps hand each other; saved after every step so `--resume` can continue.

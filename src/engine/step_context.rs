@@ -170,7 +170,18 @@ impl StepContext<'_> {
         if !pending.status_ok() {
             let answer = match &pending.attempt.response {
                 Some(response) => {
-                    format!("answered HTTP {}: {}", response.status, response.describe())
+                    let rule = match &pending.spec.expect {
+                        super::caller::Expect::Success(rule) => rule
+                            .refused_by_expect(pending.spec.operation, response.status)
+                            .map(|rule| format!(" ({rule})"))
+                            .unwrap_or_default(),
+                        super::caller::Expect::Refusal(_) => String::new(),
+                    };
+                    format!(
+                        "answered HTTP {}{rule}: {}",
+                        response.status,
+                        response.describe()
+                    )
                 }
                 None => format!(
                     "got no answer ({})",

@@ -5,6 +5,7 @@ use rust_decimal::Decimal;
 
 use serde_json::{Value, json};
 
+use super::bundles;
 use super::caller::Pending;
 use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};
 use super::reading::{Need, as_text};
@@ -28,6 +29,13 @@ pub(super) async fn quote_call(
     let spec = cx.spec(Operation::Quote, step, &context, Some(body), expect)?;
     let mut pending = cx.send(spec).await;
     pending.payload();
+    let chosen = match choose_bundle(cx, &mut pending) {
+        Ok(chosen) => chosen,
+        Err(error) => {
+            cx.conclude(pending)?;
+            return Err(missing(&error));
+        }
+    };
     let id = cx.read_builtin(&mut pending, "id", &context, Need::Required);
     let reference = cx.read_builtin(&mut pending, "reference", &context, Need::Required);
     let need_delta = if expected.is_some() {
@@ -46,7 +54,12 @@ pub(super) async fn quote_call(
         reference.as_ref().and_then(as_text),
     ) {
         (Some(id), Some(reference)) => Some((
-            QuoteRef { id, reference },
+            QuoteRef {
+                id,
+                reference,
+                bundle: chosen.as_ref().and_then(|c| c.name.clone()),
+                documents: chosen.map(|c| c.documents).unwrap_or_default(),
+            },
             delta.and_then(Result::ok).map(|(v, _)| v),
         )),
         _ => None,
@@ -56,6 +69,37 @@ pub(super) async fn quote_call(
         cx.state.made_quotes.push(quote.clone());
     }
     found.ok_or_else(|| missing("the quote answer had no id or reference"))
+}
+
+/// Reads a multi-bundle answer through the entry of the partner's bundle: the values that
+/// follow are read from it; the choice is recorded as a value read. A plain answer is read
+/// whole.
+fn choose_bundle(
+    cx: &StepContext<'_>,
+    pending: &mut Pending,
+) -> Result<Option<bundles::Chosen>, String> {
+    let Some(body) = pending.success_body() else {
+        return Ok(None);
+    };
+    match bundles::choose(&body, cx.shared.endpoints.bundle()) {
+        Ok(Some(chosen)) => {
+            pending.reads.push(crate::record::ValueRead {
+                name: "bundle".into(),
+                value: chosen.name.clone(),
+                from: chosen.at.clone(),
+            });
+            pending.view = Some(chosen.view.clone());
+            Ok(Some(chosen))
+        }
+        Ok(None) => Ok(None),
+        Err(error) => {
+            let error = error.to_string();
+            pending
+                .checks
+                .push(Check::fail("read_bundle", error.clone()));
+            Err(error)
+        }
+    }
 }
 
 pub(super) async fn quote(cx: &mut StepContext<'_>) -> Result<(), StepError> {

@@ -5,6 +5,7 @@ pub(crate) mod baseline;
 pub(crate) mod collect;
 pub(crate) mod confirmed;
 pub(crate) mod derive;
+pub(crate) mod hints;
 mod ledger;
 mod model;
 pub(crate) mod stream;

@@ -389,6 +389,7 @@ mod tests {
         let quote = |id: &str| crate::engine::QuoteRef {
             id: id.into(),
             reference: format!("ref-{id}"),
+            ..Default::default()
         };
         let result = FlowResult {
             label: "lifecycle#4".into(),

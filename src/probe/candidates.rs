@@ -101,9 +101,11 @@ fn rank(name: &str, key: &str, value: &Value) -> Option<u8> {
                 None
             }
         }
+        // `quote_ref`, `quoteRef`, `quoteReference`, `quote_reference`; never `href`.
         "reference" if scalar => match key_lower.as_str() {
             "reference" => Some(0),
             k if k.contains("reference") || k == "ref" => Some(1),
+            k if (k.ends_with("_ref") || k.ends_with("ref")) && !k.ends_with("href") => Some(1),
             _ => None,
         },
         "price_delta" if key_lower.contains("delta") => Some(0),

@@ -4,10 +4,13 @@
 //! using it; where a request shape is refused it tries the other dialect's. What it proved can
 //! be written as a `ppcert.toml`.
 
+mod bundled;
 mod candidates;
 mod confirm;
+mod paths;
 mod prober;
 mod proof;
+mod refusal;
 mod steps;
 mod stop;
 pub(crate) mod write;

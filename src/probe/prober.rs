@@ -25,6 +25,8 @@ pub(crate) struct CallReport {
     pub shape: String,
     pub lines: Vec<String>,
     pub ok: bool,
+    /// The operation last sent for this call: what a refusal's proposals name.
+    pub op: Option<Operation>,
 }
 
 /// A capture the probe proved, with what it was inferred from.
@@ -45,7 +47,7 @@ pub(crate) struct Answer {
     pub words: String,
     pub unreachable: bool,
     /// A success by the endpoint's rule whose body states no error: what `run` counts.
-    ok: bool,
+    pub(super) ok: bool,
 }
 
 impl Answer {
@@ -90,7 +92,7 @@ pub(crate) struct Prober {
     /// The dialect in force, and its definitions with the user's tables and learned captures.
     pub dialect: String,
     user: Definitions,
-    definitions: Definitions,
+    pub(super) definitions: Definitions,
     pub(super) endpoints: Endpoints,
     /// Why the dialect was switched, when it was.
     pub dialect_reason: Option<String>,
@@ -106,6 +108,10 @@ pub(crate) struct Prober {
     writes: AtomicU32,
     /// Paths learned by trying another spelling (deletion by reference).
     pub proven_paths: BTreeMap<Operation, Proven>,
+    /// Why every path is sent with a trailing slash, once a redirect said so.
+    pub slashed: Option<String>,
+    /// The bundles a multi-bundle quote answer offered, when it was one.
+    pub bundles_offered: Option<Vec<String>>,
 }
 
 impl Prober {
@@ -128,6 +134,8 @@ impl Prober {
             probe_id: format!("probe-{}", rand::random::<u64>()),
             writes: AtomicU32::new(0),
             proven_paths: BTreeMap::new(),
+            bundles_offered: None,
+            slashed: None,
         }
     }
 
@@ -172,11 +180,27 @@ impl Prober {
         context: &Value,
         default_body: Option<Value>,
     ) -> Result<Answer, Broken> {
-        let (request, answer) = self
+        let (mut request, mut answer) = self
             .send_with(&self.endpoints, op, context, default_body.clone())
             .await?;
+        if self.slashed.is_none()
+            && let Some(why) = slash_redirect(&request, &answer)
+        {
+            // The staging wants every path slashed: learned once, then the call is sent again;
+            // the redirect's Location is never read as a value.
+            report.lines.push(format!(
+                "{why}: every path is sent with a trailing slash from now on"
+            ));
+            self.slashed = Some(format!("{op} {why}"));
+            self.definitions = self.with_learned(self.definitions.clone());
+            self.endpoints = compile(&self.definitions)?;
+            (request, answer) = self
+                .send_with(&self.endpoints, op, context, default_body.clone())
+                .await?;
+        }
         report.request = request;
         report.status = answer.status;
+        report.op = Some(op);
         let refused_shape = matches!(answer.status, Some(400 | 404 | 405 | 422))
             && (op != Operation::QuoteDeletion);
         if !refused_shape || self.dialect_reason.is_some() {
@@ -237,6 +261,15 @@ impl Prober {
                 definitions.entry(op.as_str().to_string()).or_default().path = Some(path.clone());
             }
         }
+        if self.slashed.is_some() {
+            for definition in definitions.values_mut() {
+                if let Some(path) = definition.path.as_mut()
+                    && !path.ends_with('/')
+                {
+                    path.push('/');
+                }
+            }
+        }
         definitions
     }
 
@@ -264,6 +297,8 @@ impl Prober {
                     .push(format!("read {name} = {value} from {from}"));
                 Ok(value)
             }
+            // A refusal or a redirect holds no value: its `Location` is never an id.
+            Ok(_) if !answer.accepted() => Err(Vec::new()),
             Ok(Reading { from, .. }) => {
                 let found = candidates::candidates(answer.view(), name, product_type);
                 self.found_in.insert(
@@ -318,44 +353,6 @@ impl Prober {
         Ok(())
     }
 
-    /// Puts `path` in force for `op` for the next calls; what was in force before comes back.
-    pub(crate) fn try_path(
-        &mut self,
-        op: Operation,
-        path: &str,
-    ) -> Result<Definitions, EndpointError> {
-        let before = self.definitions.clone();
-        self.definitions
-            .entry(op.as_str().to_string())
-            .or_default()
-            .path = Some(path.to_string());
-        self.endpoints = compile(&self.definitions)?;
-        Ok(before)
-    }
-
-    /// Keeps a path that worked, to be written with what proved it.
-    pub(crate) fn keep_path(&mut self, op: Operation, before: Definitions, proof: String) {
-        let path = self.definitions[op.as_str()]
-            .path
-            .clone()
-            .unwrap_or_default();
-        drop(before);
-        self.proven_paths.insert(
-            op,
-            Proven {
-                path: CaptureSpec::Path(path),
-                inferred_from: format!("proven: {proof}"),
-            },
-        );
-    }
-
-    /// Puts back the definitions in force before [`Prober::try_path`].
-    pub(crate) fn restore_path(&mut self, before: Definitions) -> Result<(), EndpointError> {
-        self.definitions = before;
-        self.endpoints = compile(&self.definitions)?;
-        Ok(())
-    }
-
     /// Records a finished call.
     pub(crate) fn done(&mut self, mut report: CallReport, answer: &Answer) {
         report.shape = candidates::shape(&answer.body);
@@ -369,12 +366,35 @@ impl Prober {
                 "{}: {} answered {why}",
                 report.label, report.request
             ));
+            // The staging's words say what it wants: the setting that gives it, not a stop.
+            if let (Some(op), Some(400..=499)) = (report.op, answer.status) {
+                for proposal in super::refusal::proposals(op, &answer.body) {
+                    self.left.push(format!("→ {proposal}"));
+                }
+            }
         }
         self.calls.push(report);
     }
 }
 
-fn compile(definitions: &Definitions) -> Result<Endpoints, EndpointError> {
+/// A redirect (301, 302, 307, 308) to the request's own path with a trailing slash: what it
+/// says, or `None` for any other answer. `request` is "METHOD URL".
+fn slash_redirect(request: &str, answer: &Answer) -> Option<String> {
+    let status = answer
+        .status
+        .filter(|s| matches!(s, 301 | 302 | 307 | 308))?;
+    let location = crate::record::header(&answer.headers, "Location")?;
+    let sent = url::Url::parse(request.split_once(' ')?.1).ok()?;
+    let to = sent.join(location).ok()?;
+    (to.path() == format!("{}/", sent.path())).then(|| {
+        format!(
+            "answered {status} to the same path with a trailing slash ({})",
+            to.path()
+        )
+    })
+}
+
+pub(super) fn compile(definitions: &Definitions) -> Result<Endpoints, EndpointError> {
     Endpoints::compile(definitions)
 }
 

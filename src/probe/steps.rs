@@ -54,6 +54,7 @@ impl Prober {
         if first {
             gate(&call, &answer)?;
         }
+        let answer = self.through_bundle(&mut call, answer);
         let ids = tries(self.read(&mut call, Operation::Quote, "id", &context, &answer));
         let references =
             tries(self.read(&mut call, Operation::Quote, "reference", &context, &answer));
@@ -209,6 +210,7 @@ impl Prober {
         let answer = self
             .send(&mut call, Operation::Quote, &context, Some(body))
             .await?;
+        let answer = self.through_bundle(&mut call, answer);
         let ids = tries(self.read(&mut call, Operation::Quote, "id", &context, &answer));
         let reference = self
             .read(&mut call, Operation::Quote, "reference", &context, &answer)

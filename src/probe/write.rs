@@ -1,140 +1,278 @@
-//! Writes what a probe proved as a `ppcert.toml`: the user's own settings kept, the dialect and
-//! every proven capture added, each with a comment saying what it was inferred from.
+//! Writes what a probe proved as a `ppcert.toml`: the user's own file edited in place (every
+//! table, key and comment it had is kept, including tables probe knows nothing of), with the
+//! target, the dialect and every proven capture and path set, each with a comment saying what
+//! it was inferred from.
 
-use std::fmt::Write as _;
+use std::collections::BTreeMap;
 
-use crate::config::FileConfig;
+use toml_edit::{DocumentMut, Item, Table, Value};
+
 use crate::dialect;
-use crate::endpoints::EndpointOverride;
+use crate::endpoints::CaptureSpec;
 
-use super::Prober;
+use super::prober::Proven;
+use crate::models::Operation;
 
-fn quoted(text: &str) -> String {
-    toml::Value::String(text.to_string()).to_string()
+/// What a probe learned that the written config records.
+pub(crate) struct Learned<'a> {
+    pub dialect: &'a str,
+    pub dialect_reason: Option<&'a str>,
+    pub proven: &'a BTreeMap<(Operation, String), Proven>,
+    pub proven_paths: BTreeMap<Operation, Proven>,
+    pub bundles_offered: Option<&'a [String]>,
 }
 
-/// The config text: `file` (the user's settings) plus what `prober` learned.
+/// The lines this writer puts on top; dropped from an input it wrote, so they never pile up.
+const HEADER_MARKS: [&str; 3] = [
+    "# Written by `ppcert probe`",
+    "# Every capture below was proven",
+    "# Next: `ppcert run`",
+];
+
+impl super::Prober {
+    /// What the written config records.
+    pub(crate) fn learned(&self) -> Learned<'_> {
+        Learned {
+            dialect: &self.dialect,
+            dialect_reason: self.dialect_reason.as_deref(),
+            proven: &self.proven,
+            proven_paths: self.learned_paths(),
+            bundles_offered: self.bundles_offered.as_deref(),
+        }
+    }
+}
+
+/// The config text: `original` (the user's file as written, if any) plus what `prober` learned.
 /// `remote` is the target's base URL when it is not the embedded sandbox.
 pub(crate) fn config_text(
-    file: &FileConfig,
-    prober: &Prober,
+    original: Option<&str>,
+    learned: &Learned<'_>,
     remote: Option<&str>,
     when: &str,
-) -> String {
+) -> Result<String, String> {
+    let kept: String = original
+        .unwrap_or("")
+        .lines()
+        .filter(|line| !HEADER_MARKS.iter().any(|mark| line.starts_with(mark)))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let mut doc: DocumentMut = kept
+        .trim_start_matches('\n')
+        .parse()
+        .map_err(|e| format!("the input config does not parse: {e}"))?;
+    set_target(&mut doc, learned, remote);
+    set_bundle_hint(&mut doc, learned);
+    set_endpoints(&mut doc, learned);
     let against = remote.unwrap_or("the embedded sandbox");
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# Written by `ppcert probe` on {when} against {against}."
-    );
-    let _ = writeln!(
-        out,
-        "# Every capture below was proven against that server by a call that used the value."
-    );
-    let _ = writeln!(out, "# Next: `ppcert run` (it reads this file).\n");
-    out.push_str("[target]\n");
-    if let Some(url) = remote.or(file.target.base_url.as_deref()) {
-        let _ = writeln!(out, "base_url = {}", quoted(url));
-        let environment = file.target.environment.map_or("staging", |e| e.as_str());
-        let _ = writeln!(out, "environment = {}", quoted(environment));
-    }
-    if let Some(why) = &prober.dialect_reason {
-        let _ = writeln!(out, "# inferred: {why}");
-    }
-    if prober.dialect != dialect::DEFAULT || file.target.dialect.is_some() {
-        let _ = writeln!(out, "dialect = {}", quoted(&prober.dialect));
-    }
-    if file.partner.name.is_some() || file.partner.flight_seller.is_some() {
-        out.push_str("\n[partner]\n");
-        if let Some(name) = &file.partner.name {
-            let _ = writeln!(out, "name = {}", quoted(name));
-        }
-        if let Some(seller) = file.partner.flight_seller {
-            let _ = writeln!(out, "flight_seller = {seller}");
-        }
-    }
-    let run = &file.run;
-    if run.concurrency.is_some() || run.timeout_secs.is_some() || run.retries.is_some() {
-        out.push_str("\n[run]\n");
-        for (key, value) in [
-            ("concurrency", run.concurrency.map(u64::from)),
-            ("timeout_secs", run.timeout_secs),
-            ("retries", run.retries.map(u64::from)),
-        ] {
-            if let Some(value) = value {
-                let _ = writeln!(out, "{key} = {value}");
-            }
-        }
-    }
-    write_endpoints(&mut out, file, prober);
-    out
+    Ok(format!(
+        "{} on {when} against {against}.\n{} by a call that used the value.\n{} (it reads this file).\n\n{doc}",
+        HEADER_MARKS[0], HEADER_MARKS[1], HEADER_MARKS[2]
+    ))
 }
 
-fn write_endpoints(out: &mut String, file: &FileConfig, prober: &Prober) {
-    let mut names: Vec<String> = file.endpoints.keys().cloned().collect();
-    names.extend(prober.proven.keys().map(|(op, _)| op.as_str().to_string()));
-    names.extend(prober.proven_paths.keys().map(|op| op.as_str().to_string()));
-    names.sort();
-    names.dedup();
-    for name in names {
-        let own = file.endpoints.get(&name).cloned().unwrap_or_default();
-        write_definition(out, &name, &own, prober);
-        if !own.headers.is_empty() {
-            let _ = writeln!(out, "\n[endpoints.{name}.headers]");
-            for (key, value) in &own.headers {
-                let _ = writeln!(out, "{} = {}", quoted(key), quoted(value));
-            }
-        }
-        let learned: Vec<_> = prober
-            .proven
-            .iter()
-            .filter(|((op, _), _)| op.as_str() == name)
-            .collect();
-        if own.capture.is_empty() && learned.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "\n[endpoints.{name}.capture]");
-        for (key, capture) in &own.capture {
-            if !learned.iter().any(|((_, k), _)| k == key) {
-                let _ = writeln!(out, "{key} = {}", capture.to_toml());
-            }
-        }
-        for ((_, key), proven) in learned {
-            let _ = writeln!(out, "# inferred: {}", proven.inferred_from);
-            let _ = writeln!(out, "{key} = {}", proven.path.to_toml());
-        }
+/// `doc[name]` as a table, made (and made explicit) when missing.
+fn table<'a>(parent: &'a mut Table, name: &str) -> &'a mut Table {
+    let item = parent.entry(name).or_insert_with(|| {
+        let mut table = Table::new();
+        table.set_implicit(true);
+        Item::Table(table)
+    });
+    if !item.is_table() {
+        // An inline table (`target = { ... }`) is widened to a table, keeping its keys.
+        let widened = item.clone().into_table().unwrap_or_default();
+        *item = Item::Table(widened);
+    }
+    item.as_table_mut().expect("made a table above")
+}
+
+/// Sets `key = value` in `table` with a `# inferred:` comment above it.
+fn set_inferred(table: &mut Table, key: &str, value: Value, why: Option<&str>) {
+    table.insert(key, Item::Value(value));
+    if let (Some(why), Some(mut key)) = (why, table.key_mut(key)) {
+        let one_line = why.replace(['\n', '\r'], " ");
+        key.leaf_decor_mut()
+            .set_prefix(format!("# inferred: {one_line}\n"));
     }
 }
 
-/// The table's own fields: the user's, with a path the probe proved in place of theirs.
-fn write_definition(out: &mut String, name: &str, own: &EndpointOverride, prober: &Prober) {
-    let proven_path = prober
-        .proven_paths
-        .iter()
-        .find(|(op, _)| op.as_str() == name)
-        .map(|(_, p)| p);
-    let path = proven_path.map(|p| p.path.to_string()).or(own.path.clone());
-    let fields = [
-        ("method", &own.method),
-        ("path", &path),
-        ("body", &own.body),
-    ];
-    if fields.iter().all(|(_, v)| v.is_none()) && own.expect.is_none() {
+fn set_target(doc: &mut DocumentMut, learned: &Learned<'_>, remote: Option<&str>) {
+    let target = table(doc.as_table_mut(), "target");
+    target.set_implicit(false);
+    if let Some(url) = remote {
+        target.insert("base_url", toml_edit::value(url));
+        if !target.contains_key("environment") {
+            target.insert("environment", toml_edit::value("staging"));
+        }
+    }
+    if learned.dialect != dialect::DEFAULT || target.contains_key("dialect") {
+        set_inferred(
+            target,
+            "dialect",
+            learned.dialect.into(),
+            learned.dialect_reason,
+        );
+    }
+}
+
+/// Several bundles offered and none chosen: the choice is the partner's, so it is written as
+/// a comment naming them, never guessed.
+fn set_bundle_hint(doc: &mut DocumentMut, learned: &Learned<'_>) {
+    let Some(offered) = learned.bundles_offered else {
+        return;
+    };
+    let partner = table(doc.as_table_mut(), "partner");
+    if partner.contains_key("bundle") || offered.len() < 2 {
         return;
     }
-    let _ = writeln!(out, "\n[endpoints.{name}]");
-    for (key, value) in fields {
-        if key == "path"
-            && let Some(proven) = proven_path
-        {
-            let _ = writeln!(out, "# inferred: {}", proven.inferred_from);
-        }
-        if let Some(value) = value {
-            let _ = writeln!(out, "{key} = {}", quoted(value));
+    partner.set_implicit(false);
+    let decor = partner.decor_mut();
+    let before = decor.suffix().and_then(|s| s.as_str()).unwrap_or("");
+    let hint = format!(
+        "{before}\n# the quote answer offers one entry per bundle: choose the one this partner sells\n# bundle = \"{}\"   # one of: {}",
+        offered[0],
+        offered.join(", ")
+    );
+    decor.set_suffix(hint);
+}
+
+fn set_endpoints(doc: &mut DocumentMut, learned: &Learned<'_>) {
+    if learned.proven.is_empty() && learned.proven_paths.is_empty() {
+        return;
+    }
+    let endpoints = table(doc.as_table_mut(), "endpoints");
+    for (op, proven) in &learned.proven_paths {
+        if let CaptureSpec::Path(path) = &proven.path {
+            let definition = table(endpoints, op.as_str());
+            definition.set_implicit(false);
+            let why = Some(proven.inferred_from.as_str());
+            set_inferred(definition, "path", path.as_str().into(), why);
         }
     }
-    if let Some(expect) = &own.expect {
-        let codes: Vec<String> = expect.iter().map(u16::to_string).collect();
-        let _ = writeln!(out, "expect = [{}]", codes.join(", "));
+    for ((op, name), proven) in learned.proven {
+        let capture = table(table(endpoints, op.as_str()), "capture");
+        capture.set_implicit(false);
+        let value = capture_value(&proven.path);
+        set_inferred(capture, name, value, Some(proven.inferred_from.as_str()));
+    }
+}
+
+/// A capture as `ppcert.toml` spells it: a string, or `{ header, pattern }`.
+fn capture_value(spec: &CaptureSpec) -> Value {
+    spec.to_toml()
+        .parse()
+        .unwrap_or_else(|_| spec.describe().as_str().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoints::HeaderCapture;
+
+    const INPUT: &str = r#"# our staging, set up by Ana
+[target]
+base_url = "https://old.example"
+dialect = "spec"   # as the provider said
+
+[target.headers]
+X-Api-Version = "2"
+X-Gateway-Key = "{{ env.PPCERT_GATEWAY_KEY }}"
+
+[auth]
+command = "vault read -field=token secret/staging"
+
+[partner]
+name = "Acme"
+
+[data]
+booking_number_pattern = "[A-Z]{2}[0-9]{8}"
+
+[endpoints.quote.capture]
+price_delta = "$.data.delta"   # keep me
+
+[something_new]
+answer = 42
+"#;
+
+    fn proven(path: CaptureSpec) -> Proven {
+        Proven {
+            path,
+            inferred_from: "proven: a subscription\nused it".into(),
+        }
+    }
+
+    #[test]
+    fn every_table_key_and_comment_of_the_input_is_kept_and_the_proofs_added() {
+        let mut captures = BTreeMap::new();
+        captures.insert(
+            (Operation::Quote, "reference".to_string()),
+            proven("$.result.quote_ref".into()),
+        );
+        let location = CaptureSpec::Header(HeaderCapture {
+            header: "Location".into(),
+            pattern: Some("/([^/]+)$".into()),
+        });
+        captures.insert(
+            (Operation::Subscription, "contract_id".into()),
+            proven(location),
+        );
+        let mut paths = BTreeMap::new();
+        paths.insert(
+            Operation::QuoteDeletion,
+            proven("/quotes/{{ quote.id }}/".into()),
+        );
+        let offered = ["Silver".to_string(), "Gold".to_string()];
+        let learned = Learned {
+            dialect: "provider-docs",
+            dialect_reason: Some("subscription was refused"),
+            proven: &captures,
+            proven_paths: paths,
+            bundles_offered: Some(&offered),
+        };
+        let text = config_text(Some(INPUT), &learned, Some("https://new.example"), "now").unwrap();
+        for kept in INPUT
+            .lines()
+            .filter(|l| !l.starts_with("base_url") && !l.starts_with("dialect"))
+        {
+            assert!(text.contains(kept), "lost {kept:?} in:\n{text}");
+        }
+        assert!(
+            text.contains("base_url = \"https://new.example\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("# inferred: subscription was refused\ndialect = \"provider-docs\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("reference = \"$.result.quote_ref\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("# inferred: proven: a subscription used it\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("contract_id = { header = \"Location\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("path = \"/quotes/{{ quote.id }}/\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("# bundle = \"Silver\"   # one of: Silver, Gold"),
+            "{text}"
+        );
+        // Written again over itself, the header is not repeated and nothing is lost.
+        let again =
+            config_text(Some(&text), &learned, Some("https://new.example"), "later").unwrap();
+        assert_eq!(
+            again.matches("Written by `ppcert probe`").count(),
+            1,
+            "{again}"
+        );
+        assert_eq!(again.matches("[something_new]").count(), 1, "{again}");
+        let parsed: toml::Table = again.parse().unwrap();
+        assert_eq!(parsed["something_new"]["answer"].as_integer(), Some(42));
     }
 }

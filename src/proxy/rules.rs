@@ -216,11 +216,18 @@ impl Rules {
         }
         let Some(bn) = booking else { return };
         match recognised.operation {
-            Operation::Quote => {
-                if let Some(id) = find(answer, "id") {
-                    known.quote_made(bn, id);
+            // A multi-bundle answer offers one quote per bundle: the partner may use any.
+            Operation::Quote => match crate::engine::bundles::entries(answer) {
+                Some((entries, _)) => entries
+                    .iter()
+                    .filter_map(|entry| text(&entry["id"]))
+                    .for_each(|id| known.quote_made(bn, id)),
+                None => {
+                    if let Some(id) = find(answer, "id") {
+                        known.quote_made(bn, id);
+                    }
                 }
-            }
+            },
             Operation::Subscription => {
                 if let Some(quotes) = request["data"]["quotes"].as_array() {
                     for reference in quotes.iter().filter_map(|q| text(&q["reference"])) {
@@ -305,6 +312,11 @@ mod tests {
             now,
         );
         assert!(!failed(&rules.judge(&update, with_q9, now)).contains(&FRESH_UPDATE_QUOTE));
+        // A multi-bundle answer: the second bundle's quote is a fresh update quote too.
+        let bundled = serde_json::json!({"data": [{"id": "q10", "bundle": "Silver"}, {"id": "q11", "bundle": "Gold"}]});
+        rules.learn(&quote, Some("BN1"), b"{}", &bundled, now);
+        let with_q11 = br#"{"data": {"quotes": [{"id": "q11", "travelers": []}]}}"#;
+        assert!(!failed(&rules.judge(&update, with_q11, now)).contains(&FRESH_UPDATE_QUOTE));
 
         let claim = recognised(Operation::Claim, &[("contract.id", "ct_1")]);
         let early = rules.judge(&claim, br#"{"data": {}}"#, now + Duration::hours(1));

@@ -57,6 +57,8 @@ pub(crate) struct View<'a> {
     /// A `ppcert proxy` session: no scenario, seed, concurrency, scale or bookings of ppcert's
     /// own, which the reports say instead of showing blanks and zeros.
     pub partner_traffic: bool,
+    /// The command that would fix failures that look like a dialect mismatch.
+    pub next_step: Option<String>,
 }
 
 pub use super::pass::{FAILED_SHOWN, PASSED_SHOWN_PER_OPERATION, ROWS_SHOWN};
@@ -327,5 +329,6 @@ pub(crate) fn build<'a>(evidence: &'a Evidence, pass: &'a Pass, exchanges: bool)
             rows_shown: ROWS_SHOWN,
         },
         partner_traffic: partner_traffic(evidence),
+        next_step: crate::evidence::hints::next_step(evidence),
     }
 }

@@ -21,6 +21,24 @@ async fn announced(stdout: tokio::process::ChildStdout) -> (String, String, Stri
     panic!("serve ended before printing the OpenAPI document's address");
 }
 
+/// Starts `ppcert serve ARGS` in `dir`; the child (killed on drop), the API's base URL, the
+/// token and the OpenAPI document's address, as it announced them.
+pub async fn serving(
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (tokio::process::Child, String, String, String) {
+    let mut child = ppcert_command(dir, args, None)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (base, token, document_url) =
+        tokio::time::timeout(std::time::Duration::from_secs(30), announced(stdout))
+            .await
+            .expect("serve announces itself");
+    (child, base, token, document_url)
+}
+
 #[tokio::test]
 async fn serve_prints_where_the_api_and_its_document_are() {
     let dir = tempfile::tempdir().unwrap();
@@ -33,15 +51,7 @@ async fn serve_prints_where_the_api_and_its_document_are() {
         "--path-prefix",
         "/partner-api",
     ];
-    let mut child = ppcert_command(dir.path(), &args, None)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (base, token, document_url) =
-        tokio::time::timeout(std::time::Duration::from_secs(30), announced(stdout))
-            .await
-            .expect("serve announces itself");
+    let (mut child, base, token, document_url) = serving(dir.path(), &args).await;
     assert!(base.starts_with("http://127.0.0.1:") && base.ends_with("/partner-api"));
     assert_eq!(token, "serve-token-1234");
 

@@ -74,8 +74,15 @@ pub async fn create_quote(
         validate::check_booking_number(bn, "data.bookingNumber")?;
     }
     let facts = validate::check_quote(&quote, shared.now())?;
-    let created = shared.store().create_quote(quote, facts, shared.now())?;
     let layout = &shared.options.layout;
+    let bundles = &shared.options.quote_bundles;
+    if !bundles.is_empty() {
+        let made = (shared.store()).create_bundled_quotes(quote, facts, bundles, shared.now())?;
+        let entries: Vec<Value> = made.iter().map(|q| bundle_entry(layout, q)).collect();
+        // The provider's documented shape: `data` is the list, whatever the wrapping option.
+        return Ok((StatusCode::CREATED, Json(json!({ "data": entries }))).into_response());
+    }
+    let created = shared.store().create_quote(quote, facts, shared.now())?;
     let mut value = json!({
         "id": created.id,
         "reference": created.reference,
@@ -89,6 +96,34 @@ pub async fn create_quote(
         value["priceDelta"] = delta_value(layout, delta, &created.currency);
     }
     Ok(reply(layout, StatusCode::CREATED, value))
+}
+
+/// One entry of a multi-bundle quote answer, with the T&C documents the provider's docs
+/// show (`bundles`, `language`, `productType`, `url`).
+fn bundle_entry(layout: &Layout, q: &crate::store::QuoteCreated) -> Value {
+    let name = q.bundle.as_deref().unwrap_or_default();
+    let documents: Vec<Value> = (q.product_types.iter())
+        .map(|t| {
+            json!({
+                "bundles": [name],
+                "language": "en",
+                "productType": t,
+                "url": format!("https://sandbox.invalid/terms/{}-{}-en.pdf", name.to_lowercase(), t.to_lowercase()),
+            })
+        })
+        .collect();
+    let mut value = json!({
+        "id": q.id,
+        "reference": q.reference,
+        "bundle": name,
+        "price": { "amount": q.price, "currency": q.currency },
+        "productTypes": q.product_types,
+        "documents": documents,
+    });
+    if let Some(delta) = q.price_delta {
+        value["priceDelta"] = delta_value(layout, delta, &q.currency);
+    }
+    value
 }
 
 pub async fn delete_quote(

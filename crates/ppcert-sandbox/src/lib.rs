@@ -176,6 +176,9 @@ pub struct SandboxOptions {
     pub booking_number_pattern: Option<String>,
     /// Body size, timeouts, connections and the stop's grace period.
     pub limits: listener::Limits,
+    /// Answer quotes one entry per bundle, in the provider's documented shape
+    /// (`{"data": [ {id, reference, bundle, price, documents}, ... ]}`); empty: one quote.
+    pub quote_bundles: Vec<String>,
     /// A new booking's contracts are listed only this long after its subscription was
     /// answered (read-after-write lag); meanwhile the subscription's answer and the contracts
     /// read carry none.
@@ -213,6 +216,7 @@ impl Default for SandboxOptions {
             claims_decided_after: None,
             booking_number_pattern: None,
             limits: listener::Limits::default(),
+            quote_bundles: Vec::new(),
             contracts_delay: None,
             require_if_match: false,
             transport: Transport::default(),
@@ -375,6 +379,12 @@ impl Sandbox {
     /// The sandbox's own count of successful operations per kind (responses lost included).
     pub fn counts(&self) -> BTreeMap<Operation, u64> {
         self.shared.store().counts()
+    }
+
+    /// Subscribed quotes per bundle (with `quote_bundles`): which bundle's reference a
+    /// partner subscribed with.
+    pub fn subscribed_bundles(&self) -> BTreeMap<String, u64> {
+        self.shared.store().subscribed_bundles()
     }
 
     /// Every webhook delivery attempt so far (the newest 10,000), in the order they ended.

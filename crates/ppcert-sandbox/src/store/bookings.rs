@@ -55,6 +55,14 @@ impl Store {
         if self.bookings.contains_key(&bn) {
             return Err(conflict(format!("booking number `{bn}` was already sent")));
         }
+        for id in &ids {
+            if let Some(bundle) = self.quotes[id].bundle.as_deref() {
+                *self
+                    .subscribed_bundles
+                    .entry(bundle.to_string())
+                    .or_default() += 1;
+            }
+        }
         let travelers = selection.travelers();
         let mut booking = self.booking_from_quotes(&ids, request.client, travelers, now);
         let created = self.attach_contracts(&bn, &ids, &mut booking, now);

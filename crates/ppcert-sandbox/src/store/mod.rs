@@ -47,6 +47,8 @@ struct QuoteRecord {
     booking_number: Option<String>,
     state: QuoteState,
     created_at: DateTime<Utc>,
+    /// The bundle this quote prices, when the answer offered one per bundle.
+    bundle: Option<Box<str>>,
 }
 
 #[derive(Debug, Clone)]
@@ -94,6 +96,7 @@ pub struct Rules {
 }
 
 /// What a successful quote returns.
+#[derive(Clone)]
 pub struct QuoteCreated {
     pub id: String,
     pub reference: String,
@@ -102,6 +105,8 @@ pub struct QuoteCreated {
     pub product_types: Vec<String>,
     pub booking_number: Option<String>,
     pub price_delta: Option<f64>,
+    /// The bundle priced, in a multi-bundle answer.
+    pub bundle: Option<String>,
 }
 
 #[derive(Default)]
@@ -118,6 +123,8 @@ pub struct Store {
     numeric_ids: bool,
     expiry: expiry::Expiry,
     retention: retention::Retention,
+    /// Subscriptions per bundle of the quotes they used (multi-bundle answers only).
+    subscribed_bundles: BTreeMap<String, u64>,
     /// Webhook events not yet handed to the sender; `None` when webhooks are off.
     events: Option<Vec<Scheduled>>,
 }
@@ -133,6 +140,11 @@ impl Store {
     pub fn with_numeric_ids(mut self, numeric_ids: bool) -> Self {
         self.numeric_ids = numeric_ids;
         self
+    }
+
+    /// How many subscribed quotes were of each bundle: which reference the partner chose.
+    pub fn subscribed_bundles(&self) -> BTreeMap<String, u64> {
+        self.subscribed_bundles.clone()
     }
 
     /// Successful operations per kind, as the provider's ledger would count them.

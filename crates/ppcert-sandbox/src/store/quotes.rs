@@ -30,6 +30,79 @@ impl Store {
             .as_ref()
             .and_then(|bn| self.bookings.get(bn))
             .map(|booking| crate::models::money::round(price - booking.price, currency));
+        let (id, reference) = self.insert_quote(&quote, &facts, price, None, &product_types, now);
+        self.count(Operation::Quote);
+        Ok(QuoteCreated {
+            id,
+            reference,
+            price,
+            currency: quote.currency,
+            product_types: product_types
+                .iter()
+                .map(|t| t.as_str().to_string())
+                .collect(),
+            booking_number: quote.booking_number,
+            price_delta,
+            bundle: None,
+        })
+    }
+
+    /// One quote per bundle, as the provider's docs answer: each bundle its own id,
+    /// reference and price (each bundle after the first costs half the base price more),
+    /// counted as one quote.
+    pub fn create_bundled_quotes(
+        &mut self,
+        quote: QuoteRequest,
+        facts: QuoteFacts,
+        bundles: &[String],
+        now: DateTime<Utc>,
+    ) -> Checked<Vec<QuoteCreated>> {
+        let base = self.create_quote(quote.clone(), facts.clone(), now)?;
+        // The first bundle is the quote just made; the others are made beside it, uncounted.
+        let product_types: Vec<ProductType> = (base.product_types.iter())
+            .filter_map(|t| ProductType::parse(t))
+            .collect();
+        let currency = base.currency.clone();
+        let mut made = Vec::with_capacity(bundles.len());
+        for (i, name) in bundles.iter().enumerate() {
+            let price = crate::models::money::round(base.price * (1.0 + 0.5 * i as f64), &currency);
+            let (id, reference) = if i == 0 {
+                self.set_bundle(&base.id, name);
+                (base.id.clone(), base.reference.clone())
+            } else {
+                self.insert_quote(&quote, &facts, price, Some(name), &product_types, now)
+            };
+            let price_delta = (quote.booking_number.as_ref())
+                .and_then(|bn| self.bookings.get(bn))
+                .map(|booking| crate::models::money::round(price - booking.price, &currency));
+            made.push(QuoteCreated {
+                id,
+                reference,
+                price,
+                price_delta,
+                bundle: Some(name.clone()),
+                ..base.clone()
+            });
+        }
+        Ok(made)
+    }
+
+    fn set_bundle(&mut self, id: &str, name: &str) {
+        if let Some(record) = self.quotes.get_mut(id) {
+            record.bundle = Some(name.into());
+        }
+    }
+
+    /// Records an open quote; its id and reference.
+    fn insert_quote(
+        &mut self,
+        quote: &QuoteRequest,
+        facts: &QuoteFacts,
+        price: f64,
+        bundle: Option<&str>,
+        product_types: &[ProductType],
+        now: DateTime<Utc>,
+    ) -> (String, String) {
         let id = self.new_id("qt_");
         let counter = self.next_id;
         let reference = self.new_id("QR-").to_uppercase();
@@ -45,26 +118,15 @@ impl Store {
                     .unwrap_or_default()
                     .into_boxed_str(),
                 first_departure: facts.first_departure,
-                product_types: product_types.clone().into_boxed_slice(),
+                product_types: product_types.to_vec().into_boxed_slice(),
                 booking_number: quote.booking_number.clone(),
                 state: QuoteState::Open,
                 created_at: now,
+                bundle: bundle.map(Into::into),
             },
         );
         self.remember_open(counter, now);
-        self.count(Operation::Quote);
-        Ok(QuoteCreated {
-            id,
-            reference,
-            price,
-            currency: quote.currency,
-            product_types: product_types
-                .iter()
-                .map(|t| t.as_str().to_string())
-                .collect(),
-            booking_number: quote.booking_number,
-            price_delta,
-        })
+        (id, reference)
     }
 
     pub fn delete_quote(&mut self, id: &str, now: DateTime<Utc>) -> Checked<()> {

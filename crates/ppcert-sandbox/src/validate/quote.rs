@@ -10,6 +10,7 @@ use super::{
 use crate::models::{Flight, QuoteRequest};
 
 /// The facts of a valid quote request the store needs.
+#[derive(Clone)]
 pub struct QuoteFacts {
     pub trip_total: f64,
     pub travelers: usize,
