@@ -25,6 +25,7 @@ mod inputs;
 mod listener_floods;
 mod listener_stops;
 mod listeners;
+mod living_staging;
 mod openapi;
 mod outcomes;
 mod package;
