@@ -190,6 +190,19 @@ fn configure(args: &RunArgs) -> Result<(RunConfig, Option<Previous>), Failure> {
     Ok((config, previous))
 }
 
+/// Bookings the embedded sandbox keeps: a run only ever uses the bookings of the flows in
+/// flight (at most `concurrency`), so a cap far above that forgets nothing a flow still needs,
+/// while `--scale 1000` no longer keeps 10,000 finished bookings in the run's own memory.
+/// The sandbox's counts are counters and forget nothing.
+fn embedded_max_bookings(concurrency: usize) -> usize {
+    concurrency
+        .saturating_mul(EMBEDDED_BOOKINGS_PER_FLOW)
+        .max(EMBEDDED_MIN_BOOKINGS)
+}
+
+const EMBEDDED_BOOKINGS_PER_FLOW: usize = 16;
+const EMBEDDED_MIN_BOOKINGS: usize = 500;
+
 /// The target, or the embedded sandbox speaking the run's dialect (and delivering webhooks
 /// to the run's receiver).
 async fn open_target(
@@ -200,6 +213,7 @@ async fn open_target(
         claim_step: EMBEDDED_CLAIM_STEP,
         dialect: super::target::sandbox_dialect(config.staging.dialect_name()),
         webhooks: receiver.and_then(RunReceiver::sandbox_options),
+        max_bookings: embedded_max_bookings(config.concurrency.get()),
         ..SandboxOptions::default()
     };
     super::target::open_with(&config.target, sandbox_options).await
