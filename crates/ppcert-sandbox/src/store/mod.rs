@@ -93,4 +93,3 @@ impl Store {
         self.bookings.get(bn).map(|b| b.created_at)
     }
 }
-
