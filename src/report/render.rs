@@ -1,9 +1,9 @@
 //! Rendering the reports from the evidence (HTML, Markdown, JUnit) and writing the bundle's files.
 
 use super::files::write_atomic_with;
-use crate::formats::{Format, MARKDOWN};
 use super::pass::Pass;
 use super::{junit, junit_listed, manifest, view};
+use crate::formats::{Format, MARKDOWN};
 use std::io::Write;
 use std::path::Path;
 
