@@ -22,6 +22,7 @@ mod flows;
 mod hostile;
 mod input_bounds;
 mod inputs;
+mod last_mile;
 mod listener_floods;
 mod listener_stops;
 mod listeners;

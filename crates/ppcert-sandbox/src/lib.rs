@@ -15,6 +15,7 @@ mod linger;
 pub mod listener;
 mod living;
 mod oauth;
+mod quirks;
 mod shape;
 mod store;
 #[cfg(feature = "testing")]
@@ -30,7 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use axum::Router;
-use axum::routing::{get, patch, post};
+use axum::routing::{get, patch, post, put};
 use chrono::{DateTime, Utc};
 use rand::RngExt;
 use tokio::sync::oneshot;
@@ -38,6 +39,7 @@ use tokio::task::JoinHandle;
 
 use crate::models::Operation;
 pub use dialect::ApiDialect;
+pub use quirks::{FLIGHT_STATUS_PATH, Quirks, QuirksSeen};
 pub use shape::{ErrorShape, QuoteWrapper};
 pub use store::{
     DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE,
@@ -188,6 +190,8 @@ pub struct SandboxOptions {
     pub require_if_match: bool,
     /// Compression, required headers, HTTPS and client certificates.
     pub transport: Transport,
+    /// Trailing-slash routes, UTC-only date-times, a `PUT` flight-status call.
+    pub quirks: Quirks,
 }
 
 impl Default for SandboxOptions {
@@ -220,6 +224,7 @@ impl Default for SandboxOptions {
             contracts_delay: None,
             require_if_match: false,
             transport: Transport::default(),
+            quirks: Quirks::default(),
         }
     }
 }
@@ -255,6 +260,7 @@ pub(crate) struct Shared {
     webhooks: Option<Arc<webhooks::Sender>>,
     keys: idempotency::Keys,
     issued: oauth::Issued,
+    quirks_seen: quirks::Counters,
 }
 
 impl Shared {
@@ -327,8 +333,9 @@ impl Sandbox {
             posts: AtomicU64::new(0),
             keys: idempotency::Keys::default(),
             issued: oauth::Issued::default(),
+            quirks_seen: quirks::Counters::default(),
         });
-        let app = router(shared.clone());
+        let app = quirks::around(router(shared.clone()), shared.clone());
         let limits = shared.options.limits;
         let tls = match &shared.options.transport.tls {
             Some(identity) => Some(Arc::new(transport::server_config(identity)?)),
@@ -379,6 +386,11 @@ impl Sandbox {
     /// The sandbox's own count of successful operations per kind (responses lost included).
     pub fn counts(&self) -> BTreeMap<Operation, u64> {
         self.shared.store().counts()
+    }
+
+    /// What the sandbox saw of its [`Quirks`] (and of clients accepting gzip) so far.
+    pub fn quirks_seen(&self) -> QuirksSeen {
+        self.shared.quirks_seen.seen()
     }
 
     /// Subscribed quotes per bundle (with `quote_bundles`): which bundle's reference a
@@ -456,6 +468,10 @@ fn router(shared: Arc<Shared>) -> Router {
         )
         .route("/contracts/{contract_id}/claims", post(handlers::claim));
     let api = match shared.options.dialect {
+        _ if shared.options.quirks.flight_status_put => api.route(
+            quirks::FLIGHT_STATUS_PATH,
+            put(quirks::report_flight_status),
+        ),
         ApiDialect::Spec => api.route(
             "/flight-cancellations",
             post(handlers::report_flight_cancellation),
@@ -466,6 +482,10 @@ fn router(shared: Arc<Shared>) -> Router {
         ),
     };
     let api = api
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            quirks::utc_only,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             idempotency::enforce,
