@@ -55,8 +55,11 @@ mod tests {
     fn render(template: &str, value: Json) -> String {
         let mut env = Environment::new();
         env.add_filter("utc", utc);
-        env.render_str(template, minijinja::context! { value => value })
-            .unwrap()
+        env.render_str(
+            template,
+            minijinja::context! { value => Value::from(minijinja::value::Serde(value)) },
+        )
+        .unwrap()
     }
 
     #[test]
