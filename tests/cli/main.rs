@@ -32,6 +32,7 @@ mod outcomes;
 mod package;
 mod package_shape;
 mod probe;
+mod probe_keeps;
 mod probe_learns;
 mod proxy;
 mod proxy_checks;

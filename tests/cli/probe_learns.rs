@@ -273,6 +273,12 @@ async fn probe_lists_the_bundles_offered_and_proposes_the_setting_never_data_0()
         "{out}"
     );
     assert!(out.contains("set `[partner] bundle = \"NAME\"`"), "{out}");
+    assert!(
+        out.contains(
+            "`[partner] bundle` is written commented out: the quote answer offers Silver, Gold"
+        ),
+        "{out}"
+    );
     assert!(!written.contains("$.data[0]"), "{written}");
     assert!(
         written.contains("# bundle = \"Silver\"   # one of: Silver, Gold"),
