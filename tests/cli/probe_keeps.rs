@@ -5,29 +5,11 @@
 use ppcert::sandbox::{ApiDialect, Sandbox, SandboxOptions, Transport};
 
 use crate::common::*;
+use crate::probe_learns::probe_then_run;
 
-/// `probe --write-config ppcert.toml --force` over `config`, then `run` with the written file.
-async fn probe_then_run(sandbox: &Sandbox, config: &str) -> (Finished, String, Finished) {
-    let dir = dir_with_config(config);
-    let base = sandbox.base_url();
-    let token = Some(sandbox.token());
-    let args = [
-        "probe",
-        "--base-url",
-        &base,
-        "--write-config",
-        "ppcert.toml",
-        "--force",
-    ];
-    let probed = ppcert(dir.path(), &args, token).await;
-    let written = std::fs::read_to_string(dir.path().join("ppcert.toml")).unwrap();
-    let ran = ppcert(
-        dir.path(),
-        &["run", "--out", "b", "--backoff-ms", "1"],
-        token,
-    )
-    .await;
-    (probed, written, ran)
+/// `config` with the token in `[auth]`, as `probe_then_run` wants a config to carry it.
+fn with_token(config: &str, sandbox: &Sandbox) -> String {
+    format!("{config}\n[auth]\ncommand = \"echo {}\"\n", sandbox.token())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -42,7 +24,9 @@ async fn a_dialect_switch_keeps_the_headers_of_every_call() {
     })
     .await;
     let config = "[target.headers]\nX-Api-Version = \"2\"   # the gateway's version\n";
-    let (probed, written, ran) = probe_then_run(&sandbox, config).await;
+    let config = with_token(config, &sandbox);
+    let base = sandbox.base_url();
+    let (probed, ran, written, _dir) = probe_then_run(&base, &sandbox, Some(&config), &[]).await;
     let out = format!("{}{}", probed.stdout, probed.stderr);
     assert_eq!(probed.code, 0, "{out}");
     assert!(out.contains("tried dialect `provider-docs`"), "{out}");
@@ -63,8 +47,9 @@ async fn the_one_bundle_a_quote_offers_is_written_and_the_run_passes() {
         ..fast_options()
     })
     .await;
-    let (probed, written, ran) =
-        probe_then_run(&sandbox, "[target]\ndialect = \"provider-docs\"\n").await;
+    let config = with_token("[target]\ndialect = \"provider-docs\"\n", &sandbox);
+    let base = sandbox.base_url();
+    let (probed, ran, written, _dir) = probe_then_run(&base, &sandbox, Some(&config), &[]).await;
     assert_eq!(probed.code, 0, "{}{}", probed.stdout, probed.stderr);
     assert!(
         written.contains("# inferred: the quote answer offered this one bundle\nbundle = \"Gold\""),

@@ -105,7 +105,7 @@ async fn staging(sandbox: &Sandbox, twist: Twist) -> String {
 /// `probe --write-config ppcert.toml` over `config` (if any) in a fresh directory, then
 /// `run` with the written file alone; the token comes from `[auth] command` when the config
 /// says so, else from the environment.
-async fn probe_then_run(
+pub(crate) async fn probe_then_run(
     base: &str,
     sandbox: &Sandbox,
     config: Option<&str>,
