@@ -55,3 +55,65 @@ async fn a_gateway_staging_with_all_six_is_certified_from_the_docs_alone() {
     assert!(reports >= 3);
     assert_eq!(seen.flight_status_puts, reports, "{seen:?}");
 }
+
+/// transport.md's `ppcert serve` line for that staging, and the same flags as arguments (with
+/// a fast claim step).
+const SERVE_LINE: &str = r#"ppcert serve --trailing-slash --require-header "X-Api-Version: 2" --delta-shape string --utc-only --gzip --flight-status-put"#;
+const SERVE_FLAGS: [&str; 9] = [
+    "--trailing-slash",
+    "--require-header",
+    "X-Api-Version: 2",
+    "--delta-shape",
+    "string",
+    "--utc-only",
+    "--gzip",
+    "--flight-status-put",
+    "--claim-step-ms=50",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ppcert_serve_with_the_documented_flags_is_that_staging() {
+    let page = include_str!("../../docs/transport.md");
+    assert!(page.replace(" \\\n  ", " ").contains(SERVE_LINE));
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["serve", "--addr", "127.0.0.1:0"];
+    args.extend(SERVE_FLAGS);
+    let (mut child, base, token, _) = crate::serve::serving(dir.path(), &args).await;
+    let (finished, evidence, _run) = Run::at(&base, &token)
+        .config(&toml_block(page, CONFIG))
+        .args(&["--backoff-ms", "1"])
+        .evidence()
+        .await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    for exchange in evidence["exchanges"].as_array().unwrap() {
+        assert!(
+            exchange["url"].as_str().unwrap().ends_with('/'),
+            "{exchange}"
+        );
+        if exchange["response"]["status"] != 204 {
+            assert_eq!(exchange["response"]["encoding"], "gzip", "{exchange}");
+        }
+        if exchange["operation"] == "flight_cancellation" {
+            assert_eq!(exchange["method"], "PUT", "{exchange}");
+        }
+    }
+    // The run sent only Z instants; the staging would have refused an offset.
+    let offset = ppcert::sandbox::testing::http_client()
+        .post(format!("{base}/quotes/"))
+        .bearer_auth(&token)
+        .header("X-Api-Version", "2")
+        .header("Content-Type", "application/json")
+        .body(quote_body(1, 100.0, 30).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(offset.status(), 400);
+    assert!(
+        offset
+            .text()
+            .await
+            .unwrap()
+            .contains("is not a UTC instant")
+    );
+    child.kill().await.unwrap();
+}
