@@ -167,6 +167,12 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
             format!(" --config {}", path.display())
         }
     );
+    if let Some(offered) = prober.bundle_left_to_choose() {
+        crate::console::say!(
+            "{shown}: `[partner] bundle` is written commented out: the quote answer offers {}; uncomment the one this partner sells before `ppcert run` (without it the run stops, listing them)",
+            offered.join(", ")
+        );
+    }
     Ok(())
 }
 

@@ -88,6 +88,11 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             crate::sandbox::listener::DEFAULT_MAX_BODY,
         ),
         transport: super::serve_transport::transport(&args.transport)?,
+        quirks: crate::sandbox::Quirks {
+            trailing_slash: args.quirks.trailing_slash,
+            utc_only: args.quirks.utc_only,
+            flight_status_put: args.quirks.flight_status_put,
+        },
     })
 }
 

@@ -42,6 +42,8 @@ pub(crate) struct Staging {
     pub identity: Option<super::tls::ClientIdentity>,
     /// Values the templates read from the environment (`env.NAME`): scrubbed like the token.
     pub secrets: Vec<crate::secret::Secret>,
+    /// `[target.headers]` with `--header` over it: what every endpoint of any dialect gets.
+    pub common_headers: Vec<(String, String)>,
 }
 
 impl Staging {
@@ -68,6 +70,7 @@ impl Staging {
             cacert: tls::cacert(args, &file)?,
             identity: tls::client_identity(args, &file)?,
             secrets,
+            common_headers: common,
             file,
             dialect,
             definitions,

@@ -27,7 +27,7 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 static DOCUMENT: std::sync::LazyLock<Value> =
     std::sync::LazyLock::new(|| serde_json::from_str(OPENAPI).expect("openapi.json is JSON"));
 
-fn reply(layout: &Layout, status: StatusCode, body: Value) -> Response {
+pub(crate) fn reply(layout: &Layout, status: StatusCode, body: Value) -> Response {
     let body = if layout.wrap {
         json!({ "data": body })
     } else {

@@ -18,6 +18,7 @@ pub mod listener;
 mod living;
 mod oauth;
 mod options;
+mod quirks;
 mod server;
 mod shape;
 mod shared;
@@ -33,6 +34,7 @@ pub use layout::{ContractsLayout, DeltaShape, ErrorShape, Layout, QuoteWrapper};
 pub use options::{
     DEFAULT_CLIENT_ID, RateLimitHeader, SandboxOptions, TlsIdentity, Transport, random_token,
 };
+pub use quirks::{FLIGHT_STATUS_PATH, Quirks, QuirksSeen};
 pub use server::{SANDBOX_HEADER, Sandbox};
 pub use store::{
     DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE,

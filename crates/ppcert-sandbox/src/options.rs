@@ -9,6 +9,7 @@ use rand::RngExt;
 use crate::dialect::ApiDialect;
 use crate::layout::Layout;
 use crate::listener;
+use crate::quirks::seen::Quirks;
 use crate::store::{DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES};
 use crate::webhooks::WebhookOptions;
 
@@ -82,6 +83,8 @@ pub struct SandboxOptions {
     pub require_if_match: bool,
     /// Compression, required headers, HTTPS and client certificates.
     pub transport: Transport,
+    /// Trailing-slash routes, UTC-only date-times, a `PUT` flight-status call.
+    pub quirks: Quirks,
 }
 
 impl Default for SandboxOptions {
@@ -114,6 +117,7 @@ impl Default for SandboxOptions {
             contracts_delay: None,
             require_if_match: false,
             transport: Transport::default(),
+            quirks: Quirks::default(),
         }
     }
 }

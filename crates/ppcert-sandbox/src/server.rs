@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::routing::{get, patch, post};
+use axum::routing::{get, patch, post, put};
 use rand::RngExt;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -18,9 +18,12 @@ use crate::idempotency::keys::Keys;
 use crate::models::Operation;
 use crate::oauth::issued::Issued;
 use crate::options::SandboxOptions;
+use crate::quirks::seen::{Counters, QuirksSeen};
 use crate::shared::Shared;
 use crate::webhooks::DeliveryAttempt;
-use crate::{faults, handlers, idempotency, listener, oauth, shape, store, transport, webhooks};
+use crate::{
+    faults, handlers, idempotency, listener, oauth, quirks, shape, store, transport, webhooks,
+};
 
 /// A running sandbox on loopback; dropped or [`Sandbox::shutdown`], it stops serving.
 pub struct Sandbox {
@@ -54,8 +57,9 @@ impl Sandbox {
             posts: AtomicU64::new(0),
             keys: Keys::default(),
             issued: Issued::default(),
+            quirks_seen: Counters::default(),
         });
-        let app = router(shared.clone());
+        let app = quirks::around(router(shared.clone()), shared.clone());
         let limits = shared.options.limits;
         let tls = match &shared.options.transport.tls {
             Some(identity) => Some(Arc::new(transport::server_config(identity)?)),
@@ -106,6 +110,12 @@ impl Sandbox {
     /// The sandbox's own count of successful operations per kind (responses lost included).
     pub fn counts(&self) -> BTreeMap<Operation, u64> {
         self.shared.store().counts()
+    }
+
+    /// What the sandbox saw of its [`Quirks`](crate::Quirks) (and of clients accepting gzip)
+    /// so far.
+    pub fn quirks_seen(&self) -> QuirksSeen {
+        self.shared.quirks_seen.seen()
     }
 
     /// Subscribed quotes per bundle (with `quote_bundles`): which bundle's reference a
@@ -183,6 +193,10 @@ fn router(shared: Arc<Shared>) -> Router {
         )
         .route("/contracts/{contract_id}/claims", post(handlers::claim));
     let api = match shared.options.dialect {
+        _ if shared.options.quirks.flight_status_put => api.route(
+            quirks::FLIGHT_STATUS_PATH,
+            put(quirks::report_flight_status),
+        ),
         ApiDialect::Spec => api.route(
             "/flight-cancellations",
             post(handlers::report_flight_cancellation),
@@ -193,6 +207,10 @@ fn router(shared: Arc<Shared>) -> Router {
         ),
     };
     let api = api
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            quirks::utc_only,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             idempotency::enforce,

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use crate::idempotency::keys::Keys;
 use crate::oauth::issued::Issued;
 use crate::options::SandboxOptions;
+use crate::quirks::seen::Counters;
 use crate::store;
 use crate::webhooks;
 
@@ -22,6 +23,7 @@ pub(crate) struct Shared {
     pub(crate) webhooks: Option<Arc<webhooks::Sender>>,
     pub(crate) keys: Keys,
     pub(crate) issued: Issued,
+    pub(crate) quirks_seen: Counters,
 }
 
 impl Shared {

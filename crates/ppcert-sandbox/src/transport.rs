@@ -101,7 +101,7 @@ pub(crate) async fn compress(
 }
 
 /// Whether an `Accept-Encoding` value lists gzip (or `*`) with a weight above zero.
-fn accepts_gzip(value: &str) -> bool {
+pub(crate) fn accepts_gzip(value: &str) -> bool {
     value.split(',').any(|item| {
         let mut parts = item.split(';').map(str::trim);
         let coding = parts.next().unwrap_or_default().to_ascii_lowercase();
