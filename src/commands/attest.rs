@@ -44,7 +44,7 @@ fn refuse(path: &Path, problems: &[manifest::Problem], what: &str) -> Failure {
     for problem in problems {
         crate::console::tell!("{}: {problem}", path.display());
     }
-    Failure::not_met(format!("{} problem(s): {what}", problems.len()))
+    Failure::NotVerified(format!("{} problem(s): {what}", problems.len()))
 }
 
 /// Signs the bundle in `dir` after checking it: the statement's predicate is computed again
@@ -58,7 +58,7 @@ pub(crate) fn sign_dir(
     bundle_dir(dir)?;
     let path = dir.join(ATTESTATION);
     if !force && path.symlink_metadata().is_ok() {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "{}: the bundle is already signed; pass --force to replace its attestation",
             path.display()
         )));
@@ -79,7 +79,10 @@ pub(crate) fn sign_dir(
     };
     let journal_sha256 = source
         .digest(journal::FILE_NAME)
-        .map_err(|e| Failure::usage(format!("{}: {e}", journal::FILE_NAME)))?;
+        .map_err(|error| Failure::Io {
+            what: journal::FILE_NAME.to_string(),
+            error,
+        })?;
     let now = Timestamp::now();
     let statement = Statement {
         kind: attest::STATEMENT_TYPE.to_string(),
@@ -90,13 +93,18 @@ pub(crate) fn sign_dir(
             ..Predicate::of(derived, &recorded.tool, &journal_sha256, now)
         },
     };
-    let payload = serde_json::to_vec(&statement).map_err(|e| Failure::usage(e.to_string()))?;
+    let payload = serde_json::to_vec(&statement).map_err(|e| Failure::Encode {
+        what: "cannot encode the statement",
+        error: e.into(),
+    })?;
     let fingerprint = keys::fingerprint(&key.verifying_key());
     let envelope = Envelope::sign(&payload, key, &fingerprint);
     let mut text = serde_json::to_string_pretty(&envelope).unwrap_or_default();
     text.push('\n');
-    crate::report::write_atomic(&path, text.as_bytes())
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", path.display())))?;
+    crate::report::write_atomic(&path, text.as_bytes()).map_err(|error| Failure::NotWritten {
+        path: path.clone(),
+        error,
+    })?;
     Ok((path, fingerprint))
 }
 
@@ -117,7 +125,7 @@ fn default_package(dir: &Path, top: &str) -> PathBuf {
 fn bundle_dir(dir: &Path) -> Result<(), Failure> {
     match dir.is_dir() {
         true => Ok(()),
-        false => Err(Failure::usage(format!(
+        false => Err(Failure::Refused(format!(
             "{}: not a bundle directory",
             dir.display()
         ))),
@@ -158,14 +166,16 @@ pub(crate) fn package(args: PackageArgs) -> Result<u8, Failure> {
         .map(|meta| meta.len())
         .sum();
     if size > crate::bounds::PACKAGE_FILE_BYTES {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "{}: {size} bytes of files, more than a package may hold ({} MiB, the bound ppcert verify reads): hand over the directory instead",
             dir.display(),
             crate::bounds::PACKAGE_FILE_BYTES >> 20
         )));
     }
-    pack::write(dir, &top, &files, &out)
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", out.display())))?;
+    pack::write(dir, &top, &files, &out).map_err(|error| Failure::NotWritten {
+        path: out.clone(),
+        error,
+    })?;
     crate::console::say!("{}", out.display());
     Ok(exit_codes::SUCCESS)
 }
@@ -183,7 +193,7 @@ fn package_names(args: &PackageArgs) -> Result<(String, PathBuf), Failure> {
         .clone()
         .unwrap_or_else(|| default_package(dir, &top));
     if out.symlink_metadata().is_ok() {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "{}: already exists; ppcert package never overwrites (give another --out)",
             out.display()
         )));
@@ -197,7 +207,7 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         None => None,
     };
     if args.dir.symlink_metadata().is_err() {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "{}: no such bundle or package",
             args.dir.display()
         )));
@@ -216,7 +226,7 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         ));
     }
     let (Some(derived), Some(_)) = (&checked.derived, &checked.recorded) else {
-        return Err(Failure::usage("nothing to verify")); // unreachable: no problems means both read
+        return Err(Failure::Refused("nothing to verify".into())); // unreachable: no problems means both read
     };
     for line in proven(source.path(), &checked, derived) {
         crate::console::say!("{line}");

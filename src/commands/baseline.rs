@@ -12,7 +12,7 @@ use crate::exit_codes;
 
 /// The baseline's profile; a bundle that cannot be read or does not verify is exit 2.
 pub(crate) fn load(path: Option<&Path>) -> Result<Option<Profile>, Failure> {
-    path.map(|path| drift::load(path).map_err(|e| Failure::usage(format!("--baseline {e}"))))
+    path.map(|path| drift::load(path).map_err(Failure::Baseline))
         .transpose()
 }
 

@@ -9,14 +9,6 @@ use crate::drift::{self, attribution};
 use crate::error::Failure;
 use crate::exit_codes;
 
-/// A bundle that cannot be compared is a usage error (2): the comparison never happened,
-/// and 1 must keep meaning "regressed".
-impl From<drift::LoadError> for Failure {
-    fn from(error: drift::LoadError) -> Failure {
-        Failure::usage(error)
-    }
-}
-
 pub(crate) fn diff(args: DiffArgs) -> Result<u8, Failure> {
     let pair = |paths: &Option<Vec<PathBuf>>| -> Option<(PathBuf, PathBuf)> {
         match paths.as_deref() {
@@ -33,8 +25,8 @@ pub(crate) fn diff(args: DiffArgs) -> Result<u8, Failure> {
         return Ok(code(found.regressed()));
     }
     let (Some(base), Some(new)) = (&args.base, &args.new) else {
-        return Err(Failure::usage(
-            "diff needs BASE and NEW, or --run BASE NEW --proxy BASE NEW",
+        return Err(Failure::Refused(
+            "diff needs BASE and NEW, or --run BASE NEW --proxy BASE NEW".into(),
         ));
     };
     let (base, new) = (latest_of(base)?, latest_of(new)?);
@@ -55,9 +47,9 @@ fn latest_of(path: &std::path::Path) -> Result<PathBuf, Failure> {
     let dossier = std::fs::read_to_string(&record)
         .map_err(|e| e.to_string())
         .and_then(|text| crate::dossier::Dossier::parse(&record.display().to_string(), &text))
-        .map_err(Failure::usage)?;
+        .map_err(Failure::Dossier)?;
     let latest = (dossier.members.last())
-        .ok_or_else(|| Failure::usage(format!("{}: a dossier with no bundle", path.display())))?;
+        .ok_or_else(|| Failure::Dossier(format!("{}: a dossier with no bundle", path.display())))?;
     crate::console::tell!(
         "{}: a dossier; comparing the bundle added last, run {} ({})",
         path.display(),
@@ -81,8 +73,10 @@ fn print(
     text: impl FnOnce() -> String,
 ) -> Result<(), Failure> {
     if json {
-        let out = serde_json::to_string_pretty(value)
-            .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+        let out = serde_json::to_string_pretty(value).map_err(|e| Failure::Encode {
+            what: "cannot write JSON",
+            error: e.into(),
+        })?;
         crate::console::say!("{out}");
     } else {
         crate::console::say!("{}", text().trim_end());

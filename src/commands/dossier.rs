@@ -85,7 +85,7 @@ pub(crate) fn open(dir: &Path) -> Result<Option<Vec<Read>>, Failure> {
         let empty = std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_none());
         return match empty {
             true => Ok(None),
-            false => Err(Failure::usage(format!(
+            false => Err(Failure::Refused(format!(
                 "{}: not a dossier (no {FILE_NAME}) and not empty",
                 dir.display()
             ))),
@@ -102,7 +102,7 @@ fn refuse(path: &Path, checked: &Checked, what: &str) -> Failure {
     for problem in &checked.problems {
         crate::console::tell!("{}: {problem}", path.display());
     }
-    Failure::not_met(format!("{} problem(s): {what}", checked.problems.len()))
+    Failure::NotVerified(format!("{} problem(s): {what}", checked.problems.len()))
 }
 
 /// Adds `bundles` (directories or packages) to the dossier at `dir`, made when there is none;
@@ -118,14 +118,14 @@ pub(crate) fn add(
     let mut sources = Vec::new();
     for path in bundles {
         if path.symlink_metadata().is_err() {
-            return Err(Failure::usage(format!(
+            return Err(Failure::Refused(format!(
                 "{}: no such bundle",
                 path.display()
             )));
         }
         let source = Source::open(path)?;
         if is_dossier(&source) {
-            return Err(Failure::usage(format!(
+            return Err(Failure::Refused(format!(
                 "{}: a dossier, not a bundle (add its bundles instead)",
                 path.display()
             )));
@@ -134,7 +134,7 @@ pub(crate) fn add(
             for problem in &problems {
                 crate::console::tell!("{}: {problem}", path.display());
             }
-            Failure::not_met(format!(
+            Failure::NotVerified(format!(
                 "{}: the bundle does not verify ({} problem(s)); nothing was added",
                 path.display(),
                 problems.len()
@@ -159,16 +159,18 @@ pub(crate) fn add(
         0 => members::reference(&runs),
         _ => Some(0),
     }
-    .ok_or_else(|| Failure::usage("a dossier needs at least one bundle"))?;
+    .ok_or_else(|| Failure::Refused("a dossier needs at least one bundle".into()))?;
     for ((path, _), read) in sources.iter().zip(&reads[kept..]) {
-        members::compatible(runs[reference], &read.derived.run, path).map_err(Failure::usage)?;
+        members::compatible(runs[reference], &read.derived.run, path).map_err(Failure::Refused)?;
     }
     let dossier = ledger::compute(&reads);
     if sources.is_empty() {
         return Ok(dossier);
     }
-    write(dir, &dossier, &sources, &reads[kept..])
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))?;
+    write(dir, &dossier, &sources, &reads[kept..]).map_err(|error| Failure::NotWritten {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     Ok(dossier)
 }
 
@@ -239,7 +241,7 @@ pub(crate) fn verify(source: &Source, key: Option<&VerifyingKey>) -> Result<u8, 
         ));
     }
     let Some(dossier) = &checked.dossier else {
-        return Err(Failure::not_met("the dossier holds no member"));
+        return Err(Failure::NotVerified("the dossier holds no member".into()));
     };
     crate::console::say!("{}: verified dossier", source.path().display());
     crate::console::say!(
@@ -273,7 +275,7 @@ pub(crate) fn sign(
     force: bool,
 ) -> Result<(PathBuf, String), Failure> {
     if !force && dir.join(ATTESTATION).symlink_metadata().is_ok() {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "{}: the dossier is already signed; pass --force to replace its attestation",
             dir.join(ATTESTATION).display()
         )));
@@ -294,13 +296,17 @@ pub(crate) fn sign(
     let recorded = std::fs::read_to_string(dir.join(FILE_NAME))
         .map_err(|e| e.to_string())
         .and_then(|text| Dossier::parse(FILE_NAME, &text))
-        .map_err(Failure::usage)?;
+        .map_err(Failure::Dossier)?;
     let files = crate::dossier::attest::Files {
         listed: &checked.listed,
         manifest_sha256,
     };
-    crate::dossier::attest::sign(dir, (dossier, &recorded.tool), files, key)
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))
+    crate::dossier::attest::sign(dir, (dossier, &recorded.tool), files, key).map_err(|error| {
+        Failure::NotWritten {
+            path: dir.to_path_buf(),
+            error,
+        }
+    })
 }
 
 /// `ppcert package` of a dossier: its files (member packages included) in one `.tar.gz`.
@@ -319,8 +325,10 @@ pub(crate) fn package(dir: &Path, top: &str, out: &Path) -> Result<u8, Failure> 
         files.push(ATTESTATION.to_string());
     }
     files.sort();
-    crate::attest::package::write(dir, top, &files, out)
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", out.display())))?;
+    crate::attest::package::write(dir, top, &files, out).map_err(|error| Failure::NotWritten {
+        path: out.to_path_buf(),
+        error,
+    })?;
     crate::console::say!("{}", out.display());
     Ok(exit_codes::SUCCESS)
 }
@@ -346,7 +354,10 @@ pub(crate) fn report(dir: &Path) -> Result<u8, Failure> {
         }
         manifest::write(dir)
     };
-    write().map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))?;
+    write().map_err(|error| Failure::NotWritten {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     crate::console::say!(
         "{}: reports written again from the dossier's members",
         dir.display()

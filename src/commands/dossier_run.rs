@@ -37,7 +37,7 @@ pub(crate) fn narrow(dir: &Path, config: &mut RunConfig) -> Result<bool, Failure
     let (reduced, unmakeable) = plan::reduce(&loaded.scenario, &missing, config.flight_seller);
     if !unmakeable.is_empty() {
         let names: Vec<&str> = unmakeable.iter().map(|op| op.as_str()).collect();
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "dossier {}: scenario {} has no flow that makes {}; choose a scenario that does (--scenario)",
             dir.display(),
             loaded.scenario.name,
@@ -70,7 +70,7 @@ pub(crate) fn narrow(dir: &Path, config: &mut RunConfig) -> Result<bool, Failure
 /// dossier's (the embedded sandbox's address is known only once started: checked on joining).
 fn same_target(dir: &Path, dossier: &Dossier, config: &RunConfig) -> Result<(), Failure> {
     let refuse = |what: String| {
-        Failure::usage(format!(
+        Failure::Refused(format!(
             "dossier {}: {what}; this run could not join it, so nothing was sent",
             dir.display()
         ))

@@ -44,7 +44,7 @@ pub(crate) fn check_exposure(
         return Ok(());
     }
     if !public {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "{flag} {addr} is not a loopback address: {exposed} would be reachable from the \
              network; pass --public to listen there anyway"
         )));

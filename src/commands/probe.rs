@@ -11,7 +11,6 @@ use crate::console::printable;
 use crate::datagen::{DataProfile, Generator, run_id};
 use crate::error::{AfterSending, Failure};
 use crate::exit_codes;
-use crate::probe::Stop;
 use crate::probe::{Prober, write};
 
 pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
@@ -44,7 +43,10 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     };
     let generator = Generator::new(seed, run_id(start, seed), start, profile)
         .with_booking_numbers(2)
-        .map_err(|why| Failure::usage(format!("data.booking_number_pattern: {why}")))?;
+        .map_err(|why| Failure::Pattern {
+            key: "data.booking_number_pattern",
+            why,
+        })?;
     let mut prober = Prober::new(client, &config.staging, config.flight_seller);
     crate::console::say!(
         "ppcert probe against {} (dialect {chosen})\n",
@@ -63,19 +65,15 @@ async fn probe_and_report(
     generator: &Generator,
     (remote, when): (Option<&str>, &str),
 ) -> Result<u8, AfterSending> {
-    match prober.run(generator).await {
-        Ok(()) => {}
-        Err(Stop::TokenRejected(why)) => return Err(Failure::token_rejected(why).into()),
-        Err(Stop::Unreachable(why)) => return Err(Failure::unreachable(why).into()),
-        Err(Stop::Broken(why)) => {
-            return Err(Failure::not_met(format!("the probe could not go on: {why}")).into());
-        }
-    }
+    prober.run(generator).await.map_err(Failure::from)?;
     print_calls(prober);
     if let Some(path) = &args.write_config {
         let original = original_text(args);
         let text = write::config_text(original.as_deref(), &prober.learned(), remote, when)
-            .map_err(|why| Failure::not_written(format!("--write-config: not written: {why}")))?;
+            .map_err(|why| Failure::ConfigNotWritten {
+                path: path.clone(),
+                why,
+            })?;
         write_config(path, &text, prober, args.force)?;
     }
     Ok(verdict(prober))
@@ -100,8 +98,8 @@ fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
     };
     let config = RunConfig::from_args(&run_args, None)?;
     if config.environment() == Environment::Production {
-        return Err(Failure::production_guard(
-            "refused by the production guard: probe creates quotes, contracts and claims; point it at staging",
+        return Err(Failure::ProductionGuard(
+            "refused by the production guard: probe creates quotes, contracts and claims; point it at staging".into(),
         ));
     }
     Ok(config)
@@ -116,12 +114,12 @@ fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
         .as_ref()
         .is_some_and(|m| m.file_type().is_symlink())
     {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "--write-config {shown}: is a symbolic link; not followed, nothing sent"
         )));
     }
     if existing.is_some() && !force {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "--write-config {shown}: already exists; pass --force to replace it (nothing sent)"
         )));
     }
@@ -130,7 +128,7 @@ fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        return Err(Failure::usage(format!(
+        return Err(Failure::Refused(format!(
             "--write-config {shown}: {} is not a folder (nothing sent)",
             dir.display()
         )));
@@ -143,10 +141,9 @@ fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
 /// is exit 6, never the usage error's 2.
 fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result<(), Failure> {
     let shown = path.display();
-    let not_written = |why: String| {
-        Failure::not_written(format!(
-            "--write-config {shown}: not written: {why}; the calls above were made"
-        ))
+    let not_written = |why: String| Failure::ConfigNotWritten {
+        path: path.to_path_buf(),
+        why,
     };
     config::parse_file(&shown.to_string(), text).map_err(|e| {
         not_written(format!(

@@ -153,7 +153,7 @@ fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
     let (program, args) = session
         .command
         .split_first()
-        .ok_or_else(|| Failure::usage("no COMMAND after --"))?;
+        .ok_or_else(|| Failure::Refused("no COMMAND after --".into()))?;
     let mut command = Command::new(program);
     command
         .args(args)
@@ -179,13 +179,11 @@ fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
 }
 
 fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
-    let name = Path::new(program).display();
+    let program = Path::new(program).display().to_string();
     if e.kind() == std::io::ErrorKind::NotFound {
-        Failure::CommandNotFound(format!(
-            "cannot run `{name}`: no such file, and no such program on PATH; nothing was sent"
-        ))
+        Failure::CommandNotFound { program }
     } else {
-        Failure::CommandNotStarted(format!("cannot run `{name}`: {e}; nothing was sent"))
+        Failure::CommandNotStarted { program, error: e }
     }
 }
 

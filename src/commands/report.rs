@@ -11,7 +11,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     // Re-rendering rewrites the manifest, so it must not bless a changed record: without a
     // manifest nothing says the record is the run's.
     if !args.dir.join(manifest::FILE_NAME).exists() {
-        return Err(Failure::not_met(format!(
+        return Err(Failure::NotVerified(format!(
             "{}: no {} to check the record against, refusing to re-render (a fresh manifest would vouch for whatever the files hold now)",
             args.dir.display(),
             manifest::FILE_NAME
@@ -43,8 +43,10 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     } else {
         args.format.iter().flatten().copied().collect()
     };
-    report::write_reports(&args.dir, &evidence, &formats)
-        .map_err(|e| Failure::usage(format!("{}: {e}", args.dir.display())))?;
+    report::write_reports(&args.dir, &evidence, &formats).map_err(|error| Failure::Io {
+        what: args.dir.display().to_string(),
+        error,
+    })?;
     for format in &formats {
         crate::console::say!("{}", args.dir.join(format.file_name()).display());
     }
@@ -64,7 +66,7 @@ fn refuse(dir: &std::path::Path, refused: &[&str]) -> Failure {
     for problem in refused {
         crate::console::tell!("{}: {problem}", dir.display());
     }
-    Failure::not_met(format!(
+    Failure::NotVerified(format!(
         "{}: the record is not the run's, refusing to re-render: {}",
         dir.display(),
         refused.join("; ")
