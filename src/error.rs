@@ -103,6 +103,9 @@ pub(crate) enum Failure {
         #[source]
         error: std::io::Error,
     },
+    /// The async runtime cannot start: nothing was done (2).
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
     /// The embedded sandbox cannot start (2).
     #[error("cannot start the embedded sandbox: {0}")]
     SandboxStart(#[source] std::io::Error),
@@ -213,6 +216,7 @@ impl Failure {
             | Unreadable { .. }
             | Listen { .. }
             | ListenOn { .. }
+            | Runtime(_)
             | SandboxStart(_)
             | SandboxStopped(_)
             | HttpClient(_)
@@ -274,6 +278,37 @@ impl From<Failure> for AfterSending {
 impl From<AfterSending> for Failure {
     fn from(after: AfterSending) -> Failure {
         after.0
+    }
+}
+
+/// How a command that judges something (`diff`, `probe`, `dossier`, `webhook send`, a run
+/// against its baseline) came out when it ran to the end: the one mapping from its judgement
+/// to the exit code, as `run_exit_code` is a run's and `Failure::exit_code` a failure's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Judgement {
+    /// Everything asked held (0).
+    Met,
+    /// Something asked did not hold: a requirement, a regression, what is left (1).
+    NotMet,
+    /// Nothing answered at all (4).
+    NothingAnswered,
+}
+
+impl Judgement {
+    /// `Met` when `met`, else `NotMet`.
+    pub(crate) fn of(met: bool) -> Judgement {
+        match met {
+            true => Judgement::Met,
+            false => Judgement::NotMet,
+        }
+    }
+
+    pub(crate) fn exit_code(self) -> u8 {
+        match self {
+            Judgement::Met => exit_codes::SUCCESS,
+            Judgement::NotMet => exit_codes::REQUIREMENT_NOT_MET,
+            Judgement::NothingAnswered => exit_codes::UNREACHABLE,
+        }
     }
 }
 

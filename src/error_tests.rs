@@ -12,7 +12,7 @@ use crate::drift::LoadError;
 use crate::endpoints::RenderError;
 use crate::engine::client::ClientError;
 use crate::engine::token::TokenError;
-use crate::error::{AfterSending, Failure, FirstCall, RunOutcome, run_exit_code};
+use crate::error::{AfterSending, Failure, FirstCall, Judgement, RunOutcome, run_exit_code};
 use crate::exit_codes;
 use crate::journal::ReadError;
 use crate::probe::Broken;
@@ -90,9 +90,10 @@ fn index(failure: &Failure) -> usize {
         ProductionGuard(_) => 35,
         CommandNotStarted { .. } => 36,
         CommandNotFound { .. } => 37,
+        Runtime(_) => 38,
     }
 }
-const VARIANTS: usize = 38;
+const VARIANTS: usize = 39;
 
 /// One failure of each variant, with the exit code docs/certify.md gives it.
 fn samples() -> Vec<(Failure, u8)> {
@@ -177,6 +178,7 @@ fn samples() -> Vec<(Failure, u8)> {
             },
             2,
         ),
+        (Failure::Runtime(io_error()), 2),
         (Failure::SandboxStart(io_error()), 2),
         (Failure::SandboxStopped(io_error()), 2),
         (Failure::HttpClient(reqwest_error()), 2),
@@ -344,4 +346,11 @@ fn every_outcome_maps_to_its_documented_code() {
         };
         assert_eq!(run_exit_code(&outcome), code, "{outcome:?}");
     }
+}
+
+#[test]
+fn a_judgement_maps_to_its_documented_code() {
+    assert_eq!(Judgement::of(true).exit_code(), 0);
+    assert_eq!(Judgement::of(false).exit_code(), 1);
+    assert_eq!(Judgement::NothingAnswered.exit_code(), 4);
 }

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use crate::cli::DiffArgs;
 use crate::drift::{self, attribution};
-use crate::error::Failure;
-use crate::exit_codes;
+use crate::error::{Failure, Judgement};
 
 pub(crate) fn diff(args: DiffArgs) -> Result<u8, Failure> {
     let pair = |paths: &Option<Vec<PathBuf>>| -> Option<(PathBuf, PathBuf)> {
@@ -60,11 +59,7 @@ fn latest_of(path: &std::path::Path) -> Result<PathBuf, Failure> {
 }
 
 fn code(regressed: bool) -> u8 {
-    if regressed {
-        exit_codes::REQUIREMENT_NOT_MET
-    } else {
-        exit_codes::SUCCESS
-    }
+    Judgement::of(!regressed).exit_code()
 }
 
 fn print(

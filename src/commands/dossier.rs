@@ -12,7 +12,7 @@ use crate::cli::DossierArgs;
 use crate::dossier::ledger::{self, Read};
 use crate::dossier::verify::{Checked, check, is_dossier};
 use crate::dossier::{Dossier, FILE_NAME, members};
-use crate::error::Failure;
+use crate::error::{Failure, Judgement};
 use crate::exit_codes;
 use crate::report::manifest::{self, ATTESTATION};
 
@@ -28,10 +28,8 @@ pub(crate) fn dossier(args: DossierArgs) -> Result<u8, Failure> {
 
 /// 0 when every requirement is met across the dossier, else 1.
 pub(crate) fn verdict_code(dossier: &Dossier) -> u8 {
-    match dossier.verdict {
-        crate::evidence::Verdict::Passed => exit_codes::SUCCESS,
-        _ => exit_codes::REQUIREMENT_NOT_MET,
-    }
+    let passed = matches!(dossier.verdict, crate::evidence::Verdict::Passed);
+    Judgement::of(passed).exit_code()
 }
 
 /// The verdict and the ledger, a line each, on stdout.

@@ -9,8 +9,7 @@ use crate::cli::{ProbeArgs, RunArgs};
 use crate::config::{self, Environment, RunConfig};
 use crate::console::printable;
 use crate::datagen::{DataProfile, Generator, run_id};
-use crate::error::{AfterSending, Failure};
-use crate::exit_codes;
+use crate::error::{AfterSending, Failure, Judgement};
 use crate::probe::{Prober, write};
 
 pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
@@ -205,13 +204,13 @@ fn verdict(prober: &Prober) -> u8 {
         crate::console::say!(
             "every call worked and every value was read: this configuration is ready"
         );
-        exit_codes::SUCCESS
+        Judgement::Met.exit_code()
     } else {
         crate::console::say!("left for you:");
         for line in &prober.left {
             crate::console::say!("  - {}", printable(line));
         }
-        exit_codes::REQUIREMENT_NOT_MET
+        Judgement::NotMet.exit_code()
     }
 }
 

@@ -17,8 +17,7 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 
 use crate::cli::{DEFAULT_LISTEN, ProxyArgs};
-use crate::error::Failure;
-use crate::exit_codes;
+use crate::error::{Failure, Judgement};
 use crate::proxy::Proxy;
 
 /// How long COMMAND has to end after the stop signal before it is killed (as `docker stop`).
@@ -65,19 +64,19 @@ impl Ended {
 /// A failed COMMAND's code as a shell reports it: its own, or 128 + N when signal N ended it.
 fn failure_code(status: Option<&ExitStatus>) -> Option<u8> {
     let Some(status) = status else {
-        return Some(exit_codes::REQUIREMENT_NOT_MET);
+        return Some(Judgement::NotMet.exit_code());
     };
     if status.success() {
         return None;
     }
     if let Some(code) = status.code() {
-        return Some(u8::try_from(code).unwrap_or(exit_codes::REQUIREMENT_NOT_MET));
+        return Some(u8::try_from(code).unwrap_or(Judgement::NotMet.exit_code()));
     }
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(status) {
         return Some(128u8.saturating_add(u8::try_from(signal).unwrap_or(0)));
     }
-    Some(exit_codes::REQUIREMENT_NOT_MET)
+    Some(Judgement::NotMet.exit_code())
 }
 
 /// Where the proxy listens: with COMMAND, the default address becomes a free loopback port (two

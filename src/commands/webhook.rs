@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::cli::{WebhookListenArgs, WebhookSendArgs};
-use crate::error::{AfterSending, Failure};
+use crate::error::{AfterSending, Failure, Judgement};
 use crate::exit_codes;
 use crate::webhook::listen::{Listener, serve};
 use crate::webhook::scheme::Scheme;
@@ -88,11 +88,11 @@ pub(crate) async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
     let broken = graded.iter().filter(|g| g.verdict != Verdict::Held).count();
     if graded.iter().all(|g| !g.reached) {
         crate::console::tell!("nothing answered at {}", args.url);
-        return Ok(exit_codes::UNREACHABLE);
+        return Ok(Judgement::NothingAnswered.exit_code());
     }
     if broken > 0 {
         crate::console::tell!("{broken} of {} expectations not met", graded.len());
-        return Ok(exit_codes::REQUIREMENT_NOT_MET);
+        return Ok(Judgement::NotMet.exit_code());
     }
     crate::console::tell!("every expectation met ({} deliveries)", graded.len());
     Ok(exit_codes::SUCCESS)
