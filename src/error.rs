@@ -1,6 +1,8 @@
 //! The one error type of a command: what to tell the user and the documented exit code it
 //! ends with (docs/certify.md, the exit code table).
 
+mod refusal;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -14,6 +16,7 @@ use crate::exit_codes;
 use crate::journal::ReadError;
 use crate::probe::{Broken, Stop};
 use crate::scenario::FileError;
+pub(crate) use refusal::Refusal;
 
 /// A command's failure: what to tell the user, and, by its variant alone, the documented exit
 /// code it ends with (as just's `Error::code` and nextest's `process_exit_code` choose theirs).
@@ -151,10 +154,10 @@ pub(crate) enum Failure {
     AfterSending(#[source] Box<Failure>),
 
     // What a command refused or found, in its own words.
-    /// A command refused what it was given (arguments, paths, a bundle it will not take)
+    /// A command refused what it was given (an argument, a path, a bundle it will not take)
     /// before doing anything (2).
     #[error("{0}")]
-    Refused(String),
+    Refused(#[from] Refusal),
     /// A webhook secret missing, empty or not one for its scheme (2).
     #[error("{0}")]
     WebhookSecret(String),

@@ -12,7 +12,9 @@ use crate::drift::LoadError;
 use crate::endpoints::RenderError;
 use crate::engine::client::ClientError;
 use crate::engine::token::TokenError;
-use crate::error::{AfterSending, Failure, FirstCall, Judgement, RunOutcome, run_exit_code};
+use crate::error::{
+    AfterSending, Failure, FirstCall, Judgement, Refusal, RunOutcome, run_exit_code,
+};
 use crate::exit_codes;
 use crate::journal::ReadError;
 use crate::probe::Broken;
@@ -215,10 +217,10 @@ fn samples() -> Vec<(Failure, u8)> {
             6,
         ),
         (
-            Failure::AfterSending(Box::new(Failure::Refused("x".into()))),
+            Failure::AfterSending(Box::new(Refusal::EmptyDossier.into())),
             6,
         ),
-        (Failure::Refused("no COMMAND after --".into()), 2),
+        (Refusal::NoCommand.into(), 2),
         (Failure::WebhookSecret("empty".into()), 2),
         (
             Failure::Pattern {
@@ -308,7 +310,11 @@ fn a_wrapped_cause_is_kept_and_said_once() {
 
 #[test]
 fn after_sending_a_usage_error_is_exit_6_never_2() {
-    let refused = || Failure::Refused("--junit x: not a file".into());
+    let refused = || {
+        Failure::from(Refusal::JunitNotAFile {
+            path: "x/r.xml".into(),
+        })
+    };
     assert_eq!(refused().exit_code(), exit_codes::USAGE);
     let after: Failure = AfterSending::from(refused()).into();
     assert_eq!(after.exit_code(), exit_codes::BUNDLE_NOT_WRITTEN);

@@ -8,7 +8,7 @@ use crate::attest::dsse::Envelope;
 use crate::attest::verify::{Checked, ScenarioCheck, Signed, check};
 use crate::attest::{self, Predicate, Statement, keys, package as pack};
 use crate::cli::{KeygenArgs, PackageArgs, SignArgs, VerifyArgs};
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::evidence::Evidence;
 use crate::exit_codes;
 use crate::journal;
@@ -58,10 +58,11 @@ pub(crate) fn sign_dir(
     bundle_dir(dir)?;
     let path = dir.join(ATTESTATION);
     if !force && path.symlink_metadata().is_ok() {
-        return Err(Failure::Refused(format!(
-            "{}: the bundle is already signed; pass --force to replace its attestation",
-            path.display()
-        )));
+        return Err(Refusal::AlreadySigned {
+            what: "bundle",
+            path,
+        }
+        .into());
     }
     let source = Source::Dir(dir.to_path_buf());
     let checked = check(&source, None, false);
@@ -125,10 +126,10 @@ fn default_package(dir: &Path, top: &str) -> PathBuf {
 fn bundle_dir(dir: &Path) -> Result<(), Failure> {
     match dir.is_dir() {
         true => Ok(()),
-        false => Err(Failure::Refused(format!(
-            "{}: not a bundle directory",
-            dir.display()
-        ))),
+        false => Err(Refusal::NotABundleDir {
+            dir: dir.to_path_buf(),
+        }
+        .into()),
     }
 }
 
@@ -166,11 +167,11 @@ pub(crate) fn package(args: PackageArgs) -> Result<u8, Failure> {
         .map(|meta| meta.len())
         .sum();
     if size > crate::bounds::PACKAGE_FILE_BYTES {
-        return Err(Failure::Refused(format!(
-            "{}: {size} bytes of files, more than a package may hold ({} MiB, the bound ppcert verify reads): hand over the directory instead",
-            dir.display(),
-            crate::bounds::PACKAGE_FILE_BYTES >> 20
-        )));
+        return Err(Refusal::PackageTooLarge {
+            dir: dir.to_path_buf(),
+            size,
+        }
+        .into());
     }
     pack::write(dir, &top, &files, &out).map_err(|error| Failure::NotWritten {
         path: out.clone(),
@@ -193,10 +194,7 @@ fn package_names(args: &PackageArgs) -> Result<(String, PathBuf), Failure> {
         .clone()
         .unwrap_or_else(|| default_package(dir, &top));
     if out.symlink_metadata().is_ok() {
-        return Err(Failure::Refused(format!(
-            "{}: already exists; ppcert package never overwrites (give another --out)",
-            out.display()
-        )));
+        return Err(Refusal::PackageExists { path: out }.into());
     }
     Ok((top, out))
 }
@@ -207,10 +205,10 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         None => None,
     };
     if args.dir.symlink_metadata().is_err() {
-        return Err(Failure::Refused(format!(
-            "{}: no such bundle or package",
-            args.dir.display()
-        )));
+        return Err(Refusal::NoSuchBundleOrPackage {
+            path: args.dir.clone(),
+        }
+        .into());
     }
     // An archive that cannot be read is a package that does not verify.
     let source = Source::open(&args.dir)?;
@@ -226,7 +224,7 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         ));
     }
     let (Some(derived), Some(_)) = (&checked.derived, &checked.recorded) else {
-        return Err(Failure::Refused("nothing to verify".into())); // unreachable: no problems means both read
+        return Err(Refusal::NothingToVerify.into()); // unreachable: no problems means both read
     };
     for line in proven(source.path(), &checked, derived) {
         crate::console::say!("{line}");

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::evidence::collect::Recording;
 use crate::evidence::{Evidence, RunInfo};
 use crate::journal::{self, Journal, Line};
@@ -17,19 +17,13 @@ pub(crate) fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Fa
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("reports").join(id));
     if dir.join(journal::FILE_NAME).exists() {
-        return Err(Failure::Refused(format!(
-            "{} already holds a run; pass --resume {0} to continue it, or another --out",
-            dir.display()
-        )));
+        return Err(Refusal::HoldsARun { dir }.into());
     }
     let foreign = std::fs::read_dir(&dir)
         .map(|mut entries| entries.next().is_some())
         .unwrap_or(false);
     if foreign {
-        return Err(Failure::Refused(format!(
-            "--out {}: the directory is not empty, and a bundle would overwrite what is there; give a new or empty directory",
-            dir.display()
-        )));
+        return Err(Refusal::OutNotEmpty { dir }.into());
     }
     Ok(dir)
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::cli::DiffArgs;
 use crate::drift::{self, attribution};
-use crate::error::{Failure, Judgement};
+use crate::error::{Failure, Judgement, Refusal};
 
 pub(crate) fn diff(args: DiffArgs) -> Result<u8, Failure> {
     let pair = |paths: &Option<Vec<PathBuf>>| -> Option<(PathBuf, PathBuf)> {
@@ -24,9 +24,7 @@ pub(crate) fn diff(args: DiffArgs) -> Result<u8, Failure> {
         return Ok(code(found.regressed()));
     }
     let (Some(base), Some(new)) = (&args.base, &args.new) else {
-        return Err(Failure::Refused(
-            "diff needs BASE and NEW, or --run BASE NEW --proxy BASE NEW".into(),
-        ));
+        return Err(Refusal::DiffOperands.into());
     };
     let (base, new) = (latest_of(base)?, latest_of(new)?);
     let compared = drift::diff(&base, &new)?;

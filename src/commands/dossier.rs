@@ -12,7 +12,7 @@ use crate::cli::DossierArgs;
 use crate::dossier::ledger::{self, Read};
 use crate::dossier::verify::{Checked, check, is_dossier};
 use crate::dossier::{Dossier, FILE_NAME, members};
-use crate::error::{Failure, Judgement};
+use crate::error::{Failure, Judgement, Refusal};
 use crate::exit_codes;
 use crate::report::manifest::{self, ATTESTATION};
 
@@ -83,10 +83,10 @@ pub(crate) fn open(dir: &Path) -> Result<Option<Vec<Read>>, Failure> {
         let empty = std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_none());
         return match empty {
             true => Ok(None),
-            false => Err(Failure::Refused(format!(
-                "{}: not a dossier (no {FILE_NAME}) and not empty",
-                dir.display()
-            ))),
+            false => Err(Refusal::NotADossier {
+                dir: dir.to_path_buf(),
+            }
+            .into()),
         };
     }
     let checked = check(&Source::Dir(dir.to_path_buf()), None, false);
@@ -116,17 +116,11 @@ pub(crate) fn add(
     let mut sources = Vec::new();
     for path in bundles {
         if path.symlink_metadata().is_err() {
-            return Err(Failure::Refused(format!(
-                "{}: no such bundle",
-                path.display()
-            )));
+            return Err(Refusal::NoSuchBundle { path: path.clone() }.into());
         }
         let source = Source::open(path)?;
         if is_dossier(&source) {
-            return Err(Failure::Refused(format!(
-                "{}: a dossier, not a bundle (add its bundles instead)",
-                path.display()
-            )));
+            return Err(Refusal::DossierNotBundle { path: path.clone() }.into());
         }
         let read = members::verify(&source, key, None).map_err(|problems| {
             for problem in &problems {
@@ -157,9 +151,10 @@ pub(crate) fn add(
         0 => members::reference(&runs),
         _ => Some(0),
     }
-    .ok_or_else(|| Failure::Refused("a dossier needs at least one bundle".into()))?;
+    .ok_or(Refusal::EmptyDossier)?;
     for ((path, _), read) in sources.iter().zip(&reads[kept..]) {
-        members::compatible(runs[reference], &read.derived.run, path).map_err(Failure::Refused)?;
+        members::compatible(runs[reference], &read.derived.run, path)
+            .map_err(Refusal::OtherMember)?;
     }
     let dossier = ledger::compute(&reads);
     if sources.is_empty() {
@@ -273,10 +268,11 @@ pub(crate) fn sign(
     force: bool,
 ) -> Result<(PathBuf, String), Failure> {
     if !force && dir.join(ATTESTATION).symlink_metadata().is_ok() {
-        return Err(Failure::Refused(format!(
-            "{}: the dossier is already signed; pass --force to replace its attestation",
-            dir.join(ATTESTATION).display()
-        )));
+        return Err(Refusal::AlreadySigned {
+            what: "dossier",
+            path: dir.join(ATTESTATION),
+        }
+        .into());
     }
     let source = Source::Dir(dir.to_path_buf());
     let checked = check(&source, None, false);

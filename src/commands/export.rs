@@ -3,7 +3,7 @@
 use crate::attest::bundle::Source;
 use crate::attest::verify::check;
 use crate::cli::ExportArgs;
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::exit_codes;
 use crate::journal;
 
@@ -16,11 +16,12 @@ pub(crate) fn export(args: ExportArgs) -> Result<u8, Failure> {
     // What is exported must be the run's record: a bundle that does not verify is refused.
     let problems = check(&source, None, true).problems;
     if let Some(first) = problems.first() {
-        return Err(Failure::Refused(format!(
-            "{name}: does not verify ({} problem(s), the first: {}); `ppcert verify {name}` says more",
-            problems.len(),
-            first.message
-        )));
+        return Err(Refusal::ExportUnverified {
+            name,
+            count: problems.len(),
+            first: first.message.clone(),
+        }
+        .into());
     }
     let lines = source
         .reader(journal::FILE_NAME)

@@ -9,7 +9,7 @@ use crate::cli::{ProbeArgs, RunArgs};
 use crate::config::{self, Environment, RunConfig};
 use crate::console::printable;
 use crate::datagen::{DataProfile, Generator, run_id};
-use crate::error::{AfterSending, Failure, Judgement};
+use crate::error::{AfterSending, Failure, Judgement, Refusal};
 use crate::probe::{Prober, write};
 
 pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
@@ -107,30 +107,32 @@ fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
 /// Refuses, before anything is sent, a `--write-config` path that is a symbolic link or an
 /// existing file without `--force`, or whose folder does not exist (exit 2: nothing sent).
 fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
-    let shown = path.display();
     let existing = std::fs::symlink_metadata(path).ok();
     if existing
         .as_ref()
         .is_some_and(|m| m.file_type().is_symlink())
     {
-        return Err(Failure::Refused(format!(
-            "--write-config {shown}: is a symbolic link; not followed, nothing sent"
-        )));
+        return Err(Refusal::WriteConfigLink {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     if existing.is_some() && !force {
-        return Err(Failure::Refused(format!(
-            "--write-config {shown}: already exists; pass --force to replace it (nothing sent)"
-        )));
+        return Err(Refusal::WriteConfigExists {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        return Err(Failure::Refused(format!(
-            "--write-config {shown}: {} is not a folder (nothing sent)",
-            dir.display()
-        )));
+        return Err(Refusal::WriteConfigNoFolder {
+            path: path.to_path_buf(),
+            dir: dir.to_path_buf(),
+        }
+        .into());
     }
     Ok(())
 }

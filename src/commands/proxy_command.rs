@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 
 use crate::cli::{DEFAULT_LISTEN, ProxyArgs};
-use crate::error::{Failure, Judgement};
+use crate::error::{Failure, Judgement, Refusal};
 use crate::proxy::Proxy;
 
 /// How long COMMAND has to end after the stop signal before it is killed (as `docker stop`).
@@ -149,10 +149,7 @@ where
 
 /// Starts COMMAND in its own process group with the proxy's URL (and the sandbox's token).
 fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
-    let (program, args) = session
-        .command
-        .split_first()
-        .ok_or_else(|| Failure::Refused("no COMMAND after --".into()))?;
+    let (program, args) = session.command.split_first().ok_or(Refusal::NoCommand)?;
     let mut command = Command::new(program);
     command
         .args(args)

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::cli::ServeArgs;
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::exit_codes;
 use crate::sandbox::{Layout, Sandbox, SandboxOptions, WebhookOptions, random_token};
 
@@ -19,9 +19,8 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
     if let Some(prefix) = &args.path_prefix {
         let plain = |c: char| c.is_ascii_alphanumeric() || "/-._~".contains(c);
         if !prefix.starts_with('/') || !prefix.chars().all(plain) || prefix.contains("//") {
-            return Err(Failure::Refused(format!(
-                "--path-prefix {prefix:?}: expected /segment[/segment…] of letters, digits and - . _ ~"
-            )));
+            let prefix = prefix.clone();
+            return Err(Refusal::PathPrefix { prefix }.into());
         }
     }
     let webhooks = match &args.webhook_url {

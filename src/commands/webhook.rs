@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::cli::{WebhookListenArgs, WebhookSendArgs};
-use crate::error::{AfterSending, Failure, Judgement};
+use crate::error::{AfterSending, Failure, Judgement, Refusal};
 use crate::exit_codes;
 use crate::webhook::listen::{Listener, serve};
 use crate::webhook::scheme::Scheme;
@@ -71,10 +71,7 @@ pub(crate) async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() || path.is_dir() {
-            return Err(Failure::Refused(format!(
-                "--junit {}: not a file in an existing folder; nothing was sent",
-                path.display()
-            )));
+            return Err(Refusal::JunitNotAFile { path: path.clone() }.into());
         }
     }
     crate::engine::client::install_crypto_provider();
