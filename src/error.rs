@@ -2,6 +2,7 @@
 //! ends with (docs/certify.md, the exit code table).
 
 mod refusal;
+mod unverified;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use crate::journal::ReadError;
 use crate::probe::{Broken, Stop};
 use crate::scenario::FileError;
 pub(crate) use refusal::Refusal;
+pub(crate) use unverified::Unverified;
 
 /// A command's failure: what to tell the user, and, by its variant alone, the documented exit
 /// code it ends with (as just's `Error::code` and nextest's `process_exit_code` choose theirs).
@@ -172,7 +174,7 @@ pub(crate) enum Failure {
     Invalid { failed: usize, files: usize },
     /// A bundle, dossier or record that does not verify, or is not the run's (1).
     #[error("{0}")]
-    NotVerified(String),
+    NotVerified(#[from] Unverified),
     /// The command could not come to a judgement (`check-token`, `probe`) (1).
     #[error("{0}")]
     Inconclusive(String),

@@ -13,7 +13,7 @@ use crate::endpoints::RenderError;
 use crate::engine::client::ClientError;
 use crate::engine::token::TokenError;
 use crate::error::{
-    AfterSending, Failure, FirstCall, Judgement, Refusal, RunOutcome, run_exit_code,
+    AfterSending, Failure, FirstCall, Judgement, Refusal, RunOutcome, Unverified, run_exit_code,
 };
 use crate::exit_codes;
 use crate::journal::ReadError;
@@ -212,10 +212,7 @@ fn samples() -> Vec<(Failure, u8)> {
             },
             6,
         ),
-        (
-            Failure::NotSigned(Box::new(Failure::NotVerified("1 problem(s)".into()))),
-            6,
-        ),
+        (Failure::NotSigned(Box::new(Unverified::NoMember.into())), 6),
         (
             Failure::AfterSending(Box::new(Refusal::EmptyDossier.into())),
             6,
@@ -237,7 +234,7 @@ fn samples() -> Vec<(Failure, u8)> {
             },
             2,
         ),
-        (Failure::NotVerified("1 problem(s)".into()), 1),
+        (Unverified::NoMember.into(), 1),
         (Failure::Inconclusive("401, not about the token".into()), 1),
         (Failure::TokenRejected("401".into()), 3),
         (Failure::Unreachable("refused".into()), 4),

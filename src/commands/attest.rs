@@ -8,7 +8,7 @@ use crate::attest::dsse::Envelope;
 use crate::attest::verify::{Checked, ScenarioCheck, Signed, check};
 use crate::attest::{self, Predicate, Statement, keys, package as pack};
 use crate::cli::{KeygenArgs, PackageArgs, SignArgs, VerifyArgs};
-use crate::error::{Failure, Refusal};
+use crate::error::{Failure, Refusal, Unverified};
 use crate::evidence::Evidence;
 use crate::exit_codes;
 use crate::journal;
@@ -40,11 +40,12 @@ pub(crate) fn sign(args: SignArgs) -> Result<u8, Failure> {
 }
 
 /// Tells each problem, then fails with exit 1.
-fn refuse(path: &Path, problems: &[manifest::Problem], what: &str) -> Failure {
+fn refuse(path: &Path, problems: &[manifest::Problem], what: &'static str) -> Failure {
     for problem in problems {
         crate::console::tell!("{}: {problem}", path.display());
     }
-    Failure::NotVerified(format!("{} problem(s): {what}", problems.len()))
+    let count = problems.len();
+    Unverified::Problems { count, what }.into()
 }
 
 /// Signs the bundle in `dir` after checking it: the statement's predicate is computed again

@@ -12,7 +12,7 @@ use crate::cli::DossierArgs;
 use crate::dossier::ledger::{self, Read};
 use crate::dossier::verify::{Checked, check, is_dossier};
 use crate::dossier::{Dossier, FILE_NAME, members};
-use crate::error::{Failure, Judgement, Refusal};
+use crate::error::{Failure, Judgement, Refusal, Unverified};
 use crate::exit_codes;
 use crate::report::manifest::{self, ATTESTATION};
 
@@ -96,11 +96,12 @@ pub(crate) fn open(dir: &Path) -> Result<Option<Vec<Read>>, Failure> {
     Ok(Some(checked.members))
 }
 
-fn refuse(path: &Path, checked: &Checked, what: &str) -> Failure {
+fn refuse(path: &Path, checked: &Checked, what: &'static str) -> Failure {
     for problem in &checked.problems {
         crate::console::tell!("{}: {problem}", path.display());
     }
-    Failure::NotVerified(format!("{} problem(s): {what}", checked.problems.len()))
+    let count = checked.problems.len();
+    Unverified::Problems { count, what }.into()
 }
 
 /// Adds `bundles` (directories or packages) to the dossier at `dir`, made when there is none;
@@ -126,11 +127,10 @@ pub(crate) fn add(
             for problem in &problems {
                 crate::console::tell!("{}: {problem}", path.display());
             }
-            Failure::NotVerified(format!(
-                "{}: the bundle does not verify ({} problem(s)); nothing was added",
-                path.display(),
-                problems.len()
-            ))
+            Failure::from(Unverified::Member {
+                path: path.clone(),
+                count: problems.len(),
+            })
         })?;
         if let Some(same) = reads
             .iter()
@@ -234,7 +234,7 @@ pub(crate) fn verify(source: &Source, key: Option<&VerifyingKey>) -> Result<u8, 
         ));
     }
     let Some(dossier) = &checked.dossier else {
-        return Err(Failure::NotVerified("the dossier holds no member".into()));
+        return Err(Unverified::NoMember.into());
     };
     crate::console::say!("{}: verified dossier", source.path().display());
     crate::console::say!(
