@@ -24,7 +24,7 @@ pub(crate) use unverified::Unverified;
 /// code it ends with (as just's `Error::code` and nextest's `process_exit_code` choose theirs).
 /// A variant whose failure has a cause wraps it (`#[from]` or `#[source]`), so `source()`
 /// hands the cause itself to whoever walks the chain. Its words already say the cause, as the
-/// layers' own errors do, so `main` prints the words alone and nothing twice.
+/// layers' own errors do, so `commands::execute` prints the words alone and nothing twice.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Failure {
     // Causes from the layers below, kept whole.
@@ -362,7 +362,8 @@ pub(crate) fn run_exit_code(outcome: &RunOutcome) -> u8 {
     }
 }
 
-// In a file of its own for length; `.ci/module-graph` leaves test code out, as inline.
+// Beside this file, not under error/, for length: `.ci/module-graph` would read a child
+// module's `use` of its parent as an import running up (test code may use anything).
 #[cfg(test)]
 #[path = "error_tests.rs"]
 mod tests;
