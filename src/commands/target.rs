@@ -66,7 +66,7 @@ pub(crate) async fn open_with<Token: Credential>(
         Target::Embedded => {
             let sandbox = Sandbox::start(options)
                 .await
-                .map_err(|e| Failure::usage(format!("cannot start the embedded sandbox: {e}")))?;
+                .map_err(Failure::SandboxStart)?;
             let (base_url, token) = (sandbox.base_url(), Secret::new(sandbox.token()));
             Ok(Opened {
                 sandbox: Some(sandbox),
@@ -94,9 +94,9 @@ pub(crate) async fn tokens(
         Tokens::fixed(token.clone())
     } else {
         let http = http(staging)?;
-        Tokens::start(source.clone(), http).await.map_err(|why| {
-            Failure::token_rejected(format!("no token: {why} (nothing was sent to the API)"))
-        })?
+        Tokens::start(source.clone(), http)
+            .await
+            .map_err(Failure::NoToken)?
     };
     // What `env.NAME` templates read is scrubbed wherever a token would be.
     tokens.also_scrub(&staging.secrets);
@@ -110,7 +110,7 @@ pub(crate) fn http(staging: &crate::config::Staging) -> Result<reqwest::Client, 
         staging.cacert.as_deref(),
         staging.identity.as_ref().map(|i| i.pem()),
     )
-    .map_err(Failure::usage)
+    .map_err(Failure::from)
 }
 
 /// The API client every command talks to a staging with: the staging's timeout and TLS roots.

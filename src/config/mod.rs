@@ -23,7 +23,7 @@ use crate::cli::RunArgs;
 use crate::scenario::{self, LoadedScenario};
 
 pub(crate) use auth::{ClientAuth, ClientCredentials, TokenSource};
-pub(crate) use error::{ConfigError, SecretError};
+pub(crate) use error::{ConfigError, ResumeError, SecretError};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub(crate) use resumed::Recorded;
 pub(crate) use secrets::{read_secret_file, read_secret_text};

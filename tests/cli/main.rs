@@ -17,6 +17,7 @@ mod docs;
 mod dossier;
 mod drift;
 mod drift_more;
+mod errors;
 mod faults;
 mod flows;
 mod hostile;
