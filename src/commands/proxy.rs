@@ -11,12 +11,12 @@ use chrono::Utc;
 
 use crate::cli::ProxyArgs;
 use crate::config::{ConfigError, Staging, Target, Upstream, upstream};
-use crate::engine::{FlowResult, FlowState, FlowStatus};
 use crate::environment::Environment;
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
+use crate::record::{FlowResult, FlowState, FlowStatus};
 use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
 

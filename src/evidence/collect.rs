@@ -34,7 +34,7 @@ impl Recorded {
         self,
         run: super::RunInfo,
         requirements: &[crate::scenario::Requirement],
-        results: &[crate::engine::FlowResult],
+        results: &[crate::record::FlowResult],
         mut warnings: Vec<String>,
     ) -> super::Evidence {
         if let Some(error) = self.journal_error {

@@ -61,7 +61,7 @@ pub(crate) enum Line {
 pub(crate) struct FlowSummary {
     pub label: String,
     pub flow: String,
-    pub status: crate::engine::FlowStatus,
+    pub status: crate::record::FlowStatus,
     pub reason: Option<String>,
 }
 
