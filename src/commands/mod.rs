@@ -16,7 +16,6 @@ pub(crate) mod probe;
 pub(crate) mod proxy;
 pub(crate) mod proxy_command;
 pub(crate) mod report;
-pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod run_webhooks;
 pub(crate) mod serve;

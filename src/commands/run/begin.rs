@@ -9,7 +9,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::commands::bundle::{new_bundle_dir, open_journal};
-use crate::commands::resume::{Journaled, Previous};
+use crate::evidence::resume::{Journaled, Previous};
 use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
 use crate::config::RunConfig;

@@ -7,7 +7,7 @@ mod end;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::resume::{Previous, read_previous};
+use crate::evidence::resume::{Previous, read_previous};
 use super::run_webhooks::RunReceiver;
 use super::target::Opened;
 use crate::cli::RunArgs;
