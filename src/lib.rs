@@ -11,6 +11,7 @@ pub mod cli;
 mod commands;
 pub mod config;
 pub(crate) mod console;
+pub(crate) mod ctrl_c;
 pub mod datagen;
 pub mod dialect;
 pub mod digest;

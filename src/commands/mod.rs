@@ -14,7 +14,6 @@ pub(crate) mod guard;
 pub(crate) mod listening;
 pub(crate) mod probe;
 pub(crate) mod proxy;
-pub(crate) mod proxy_command;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod run_webhooks;

@@ -106,7 +106,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     )
     .await?;
     // Listening first: a proxy that cannot listen leaves no bundle directory or journal behind.
-    let listen = super::proxy_command::listen_address(&args);
+    let listen = crate::proxy::command::listen_address(&args);
     let socket = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| Failure::usage(format!("--listen {listen}: cannot listen: {e}")))?;
@@ -127,7 +127,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     }
     // Listening for Ctrl-C before the address is printed: a client (or a script) that stops
     // the proxy as soon as it reads it must still get a bundle.
-    let interrupted = super::listening::first_ctrl_c(
+    let interrupted = crate::ctrl_c::first_ctrl_c(
         "stopping: finishing requests in flight, then writing the bundle",
     );
     announce(addr, &opened, args.until_met);
@@ -158,7 +158,7 @@ async fn with_command(
     proxy: Arc<Proxy>,
     opened: super::target::Opened<()>,
 ) -> Result<u8, Failure> {
-    use super::proxy_command::{Session, discard, proxy_url, supervise};
+    use crate::proxy::command::{Session, discard, proxy_url, supervise};
     let session = Session {
         command: &args.command,
         url: proxy_url(addr, &opened.base_url),
@@ -173,7 +173,7 @@ async fn with_command(
         Path::new(&args.command[0]).display()
     );
     let served = proxy.clone();
-    let ended = supervise(session, proxy.clone(), |stop| {
+    let ended = supervise(session, &proxy.met, |stop| {
         serve_until(socket, served, limits, stop)
     })
     .await;

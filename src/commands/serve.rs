@@ -96,7 +96,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     let sandbox = Sandbox::start(options)
         .await
         .map_err(|e| Failure::usage(format!("cannot listen on {}: {e}", args.addr)))?;
-    let stop = super::listening::first_ctrl_c("stopping: letting in-flight requests finish");
+    let stop = crate::ctrl_c::first_ctrl_c("stopping: letting in-flight requests finish");
     // The sandbox's own development token is printed on purpose: it is how a partner talks to it.
     crate::console::say!("ppcert sandbox listening on {}", sandbox.base_url());
     crate::console::say!("token: {}", sandbox.token());

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::Path;
 
+use super::model::{RunInfo, TargetInfo};
 use crate::config::Recorded;
 use crate::engine::FlowInstance;
 use crate::error::Failure;
-use super::model::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
 use crate::models::Operation;
 use crate::record::{Delivery, Exchange, Expectation, Outcome, RequestRecord, StepEvent};

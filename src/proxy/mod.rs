@@ -4,6 +4,7 @@
 //! and the session's rules, recorded like a run's exchange, and counted in the ledger.
 
 mod claims;
+pub(crate) mod command;
 pub(crate) mod exchange;
 mod json;
 pub(crate) mod routes;

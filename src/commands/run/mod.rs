@@ -7,13 +7,13 @@ mod end;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::evidence::resume::{Previous, read_previous};
 use super::run_webhooks::RunReceiver;
 use super::target::Opened;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
 use crate::engine::{self, Shared};
 use crate::error::Failure;
+use crate::evidence::resume::{Previous, read_previous};
 use crate::output::{OutputMode, ProgressMode};
 use crate::sandbox::SandboxOptions;
 use begin::{Plan, Session};
