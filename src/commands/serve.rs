@@ -24,18 +24,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             )));
         }
     }
-    let webhooks = match &args.webhook_url {
-        Some(url) => {
-            let secret = super::webhook::secret_for(
-                args.webhook_scheme,
-                args.webhook_secret_file.as_deref(),
-            )?;
-            let mut webhooks = WebhookOptions::new(url.as_str(), args.webhook_scheme, secret);
-            webhooks.log = true;
-            Some(webhooks)
-        }
-        None => None,
-    };
+    let webhooks = webhooks(args)?;
     Ok(SandboxOptions {
         webhooks,
         addr: args.addr,
@@ -53,21 +42,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         unavailable_every: args.unavailable_every,
         drop_every: args.drop_every,
         production: args.production,
-        layout: Layout {
-            wrap: !args.unwrapped,
-            contracts: args.contracts_layout,
-            update_status: args.update_status,
-            price_delta: args.delta_shape,
-            delete_status: args.delete_status,
-            quote_wrapper: args.quote_wrapper,
-            nested_contract_objects: args.nested_contract_objects,
-            integer_ids: args.integer_ids,
-            empty_created: args.empty_created,
-            errors: args.errors,
-            claim_date_day_only: args.claim_date_day_only,
-            claim_status: args.claim_status,
-            location_ids: args.location_ids,
-        },
+        layout: layout(args),
         claim_step: Duration::from_millis(args.claim_step_ms),
         claims_decided_after: args.claims_decided_after_ms.map(Duration::from_millis),
         booking_number_pattern: match &args.booking_number_pattern {
@@ -89,6 +64,42 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         ),
         transport: super::serve_transport::transport(&args.transport)?,
     })
+}
+
+/// The answers' shapes the flags ask for.
+fn layout(args: &ServeArgs) -> Layout {
+    Layout {
+        wrap: !args.unwrapped,
+        contracts: args.contracts_layout,
+        update_status: args.update_status,
+        price_delta: args.delta_shape,
+        delete_status: args.delete_status,
+        quote_wrapper: args.quote_wrapper,
+        nested_contract_objects: args.nested_contract_objects,
+        integer_ids: args.integer_ids,
+        empty_created: args.empty_created,
+        errors: args.errors,
+        claim_date_day_only: args.claim_date_day_only,
+        claim_status: args.claim_status,
+        location_ids: args.location_ids,
+    }
+}
+
+/// The webhooks `--webhook-url` asks for, signed with the scheme's secret.
+fn webhooks(args: &ServeArgs) -> Result<Option<WebhookOptions>, Failure> {
+    let webhooks = match &args.webhook_url {
+        Some(url) => {
+            let secret = super::webhook::secret_for(
+                args.webhook_scheme,
+                args.webhook_secret_file.as_deref(),
+            )?;
+            let mut webhooks = WebhookOptions::new(url.as_str(), args.webhook_scheme, secret);
+            webhooks.log = true;
+            Some(webhooks)
+        }
+        None => None,
+    };
+    Ok(webhooks)
 }
 
 pub(crate) async fn serve(args: ServeArgs) -> Result<u8, Failure> {

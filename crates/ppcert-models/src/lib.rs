@@ -1,6 +1,9 @@
 //! API models of the Partner Protection API, shared by the sandbox (which parses them) and the
 //! client (which sends them). Field names are spelled exactly as the spec spells them.
 
+// A function over 60 lines (the workspace's clippy.toml) is split into named parts.
+#![warn(clippy::too_many_lines)]
+
 pub mod events;
 pub mod money;
 pub mod webhook;
