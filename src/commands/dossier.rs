@@ -299,7 +299,7 @@ pub(crate) fn sign(
         listed: &checked.listed,
         manifest_sha256,
     };
-    crate::dossier::attest::sign(dir, (dossier, &recorded.tool), files, key)
+    crate::dossier::attest::sign(dir, dossier, &recorded.tool, files, key)
         .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))
 }
 

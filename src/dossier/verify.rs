@@ -121,8 +121,7 @@ fn check_attestation(
         manifest_sha256: checked.manifest_sha256.as_deref().unwrap_or_default(),
     };
     let dossier = checked.dossier.as_ref();
-    checked.signed =
-        super::attest::check(source, key, (dossier, tool), files, &mut checked.problems);
+    checked.signed = super::attest::check(source, key, dossier, tool, files, &mut checked.problems);
 }
 
 /// Verifies every member the dossier lists, and that it lists every member it holds.

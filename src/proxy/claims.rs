@@ -138,9 +138,11 @@ impl ClaimWatch {
     pub(crate) async fn confirming_read(
         &self,
         client: &reqwest::Client,
-        (booking, url): (&str, String),
+        booking: &str,
+        url: String,
         token: &Secret,
-        (success, environment): (crate::endpoints::SuccessRule, Environment),
+        success: crate::endpoints::SuccessRule,
+        environment: Environment,
     ) -> Forwarded {
         let mut headers = HeaderMap::new();
         if let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", token.expose())) {

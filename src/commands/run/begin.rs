@@ -71,7 +71,7 @@ pub(super) fn begin(
         &planned(&instances, config),
         instances.len(),
     ));
-    let recording = Recording::new(journal, (exchanges, steps), vec![progress.clone()]);
+    let recording = Recording::new(journal, exchanges, steps, vec![progress.clone()]);
     // Requests a dead run had in flight go on the record before anything new is sent.
     for exchange in in_flight {
         recording

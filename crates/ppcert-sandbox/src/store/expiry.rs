@@ -23,10 +23,17 @@ pub(super) struct Expiry {
     order: VecDeque<(u64, DateTime<Utc>)>,
     open: usize,
     max_open: usize,
-    /// Retired quote's id counter → when, and whether by the limit (else by age). The message
-    /// is written only when someone uses the quote.
-    tombstones: HashMap<u64, (DateTime<Utc>, bool)>,
+    /// Retired quote's id counter → when and why. The message is written only when someone
+    /// uses the quote.
+    tombstones: HashMap<u64, Retired>,
     tomb_order: VecDeque<u64>,
+}
+
+/// When a quote was retired, and whether by the limit of open quotes (else by age).
+#[derive(Debug, Clone, Copy)]
+struct Retired {
+    at: DateTime<Utc>,
+    by_limit: bool,
 }
 
 impl Default for Expiry {
@@ -74,16 +81,30 @@ impl Store {
             if !still_open {
                 self.expiry.order.pop_front();
             } else if expires_at(created) <= now {
-                self.retire(counter, &id, (expires_at(created), false));
+                self.retire(
+                    counter,
+                    &id,
+                    Retired {
+                        at: expires_at(created),
+                        by_limit: false,
+                    },
+                );
             } else if self.expiry.open > self.expiry.max_open {
-                self.retire(counter, &id, (now, true));
+                self.retire(
+                    counter,
+                    &id,
+                    Retired {
+                        at: now,
+                        by_limit: true,
+                    },
+                );
             } else {
                 break;
             }
         }
     }
 
-    fn retire(&mut self, counter: u64, id: &str, why: (DateTime<Utc>, bool)) {
+    fn retire(&mut self, counter: u64, id: &str, why: Retired) {
         self.expiry.order.pop_front();
         self.expiry.open = self.expiry.open.saturating_sub(1);
         self.quotes.remove(id);
@@ -119,9 +140,9 @@ impl Store {
 
     /// Why `handle` (an id or a reference) names no quote any more, if it expired.
     pub(super) fn expired(&self, handle: &str) -> Option<String> {
-        let (at, by_limit) = self.expiry.tombstones.get(&self.quote_counter(handle)?)?;
-        let at = at.to_rfc3339();
-        Some(if *by_limit {
+        let retired = self.expiry.tombstones.get(&self.quote_counter(handle)?)?;
+        let at = retired.at.to_rfc3339();
+        Some(if retired.by_limit {
             let max = self.expiry.max_open;
             format!(
                 "expired at {at}: more than {max} unused quotes were held and it was the oldest"
