@@ -382,8 +382,8 @@ pub struct RunArgs {
     pub dossier: Option<PathBuf>,
     /// Reports to write besides evidence.json, the journal and the manifest (always written):
     /// html, md, junit, json [default: all].
-    #[arg(long, value_delimiter = ',', value_parser = crate::report::Format::parse, value_name = "LIST")]
-    pub format: Vec<Option<crate::report::Format>>,
+    #[arg(long, value_delimiter = ',', value_parser = crate::formats::Format::parse, value_name = "LIST")]
+    pub format: Vec<Option<crate::formats::Format>>,
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
     #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
     pub partner_name: Option<String>,
@@ -455,8 +455,8 @@ pub struct ReportArgs {
     /// The run's bundle directory.
     pub dir: PathBuf,
     /// Which reports to render: html, md, junit [default: all].
-    #[arg(long, value_delimiter = ',', value_parser = crate::report::Format::parse)]
-    pub format: Vec<Option<crate::report::Format>>,
+    #[arg(long, value_delimiter = ',', value_parser = crate::formats::Format::parse)]
+    pub format: Vec<Option<crate::formats::Format>>,
 }
 
 /// Options of `ppcert verify`.

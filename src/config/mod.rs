@@ -51,7 +51,7 @@ pub(crate) struct RunConfig {
     pub resume: Option<PathBuf>,
     pub backoff: Duration,
     /// The reports written besides evidence.json, the journal and the manifest.
-    pub formats: Vec<crate::report::Format>,
+    pub formats: Vec<crate::formats::Format>,
     pub webhooks: Option<WebhookRun>,
     /// The staging as every command resolves it (the file read once): dialect, endpoints,
     /// timeout and TLS roots.
@@ -241,7 +241,7 @@ impl RunConfig {
             scale,
             resume: args.resume.clone(),
             formats: if args.format.is_empty() {
-                crate::report::Format::ALL.to_vec()
+                crate::formats::Format::ALL.to_vec()
             } else {
                 args.format.iter().flatten().copied().collect()
             },
