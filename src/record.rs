@@ -1,5 +1,6 @@
 //! The records a run produces, shared by the engine (which makes them), the journal (which
-//! persists them as they happen) and the evidence (which is built from them).
+//! persists them as they happen), the evidence (which is built from them) and the reports:
+//! exchanges and steps here, a flow's state and result in `flow.rs`.
 
 use std::collections::BTreeMap;
 
@@ -10,8 +11,10 @@ use serde_json::value::RawValue;
 use crate::models::Operation;
 use crate::timestamp::Timestamp;
 pub(crate) use flags::{Delivery, Expectation};
+pub(crate) use flow::{CapturedValue, FlowResult, FlowState, FlowStatus, QuoteRef, TermsLink};
 
 mod flags;
+mod flow;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

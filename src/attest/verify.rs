@@ -218,7 +218,8 @@ pub(crate) fn issued(source: &Source) -> super::Issued {
 /// with the one computed again from the journal.
 fn disagreements(
     statement: &Statement,
-    (source, checked): (&Source, &Checked),
+    source: &Source,
+    checked: &Checked,
     journal_sha256: &str,
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -260,11 +261,11 @@ fn attested(
             return Signed::Broken;
         }
     };
-    let disagreements = disagreements(&statement, (source, checked), journal_sha256);
+    let disagreements = disagreements(&statement, source, checked, journal_sha256);
     let consistent = disagreements.is_empty();
     disagreements.into_iter().for_each(&mut broken);
     let signed_at = statement.predicate.signed_at;
-    signature(&envelope, key, (consistent, signed_at), &mut broken)
+    signature(&envelope, key, consistent, signed_at, &mut broken)
 }
 
 /// What the envelope's signature comes to: with `key`, it must verify by it (else `broken` is
@@ -272,7 +273,8 @@ fn attested(
 pub(crate) fn signature(
     envelope: &Envelope,
     key: Option<&VerifyingKey>,
-    (consistent, signed_at): (bool, Timestamp),
+    consistent: bool,
+    signed_at: Timestamp,
     broken: &mut dyn FnMut(String),
 ) -> Signed {
     match key {

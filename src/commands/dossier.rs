@@ -34,46 +34,9 @@ pub(crate) fn verdict_code(dossier: &Dossier) -> u8 {
 
 /// The verdict and the ledger, a line each, on stdout.
 pub(crate) fn say_summary(dir: &Path, dossier: &Dossier) {
-    summary(dir, dossier)
+    crate::dossier::summary::summary(dir, dossier)
         .iter()
         .for_each(|line| crate::console::say!("{line}"));
-}
-
-/// The verdict and the ledger, a line each.
-pub(crate) fn summary(dir: &Path, dossier: &Dossier) -> Vec<String> {
-    let mut lines = vec![format!(
-        "dossier {}: verdict {} for partner \"{}\" against {} ({} bundle(s))",
-        dir.display(),
-        dossier.verdict.word(),
-        dossier.partner.name,
-        dossier.target.base_url,
-        dossier.members.len()
-    )];
-    for requirement in &dossier.requirements {
-        let r = &requirement.counts;
-        let by: Vec<String> = (requirement.proven_by.iter())
-            .map(|p| format!("{} {}", p.run_id, p.counted))
-            .collect();
-        let met = if r.met { "met" } else { "NOT met" };
-        lines.push(format!(
-            "  {:<20} {:>3}/{:<3} {met:<7} proven by: {}",
-            r.operation.as_str(),
-            r.succeeded,
-            r.required,
-            if by.is_empty() {
-                "none".into()
-            } else {
-                by.join(", ")
-            }
-        ));
-    }
-    lines.extend(
-        dossier
-            .notice
-            .iter()
-            .map(|notice| format!("note: {notice}")),
-    );
-    lines
 }
 
 /// The dossier at `dir` verified and read, or `None` when there is none yet. A directory
@@ -160,67 +123,14 @@ pub(crate) fn add(
     if sources.is_empty() {
         return Ok(dossier);
     }
-    write(dir, &dossier, &sources, &reads[kept..]).map_err(|error| Failure::NotWritten {
-        path: dir.to_path_buf(),
-        error,
+    let added = sources.iter().map(|(_, source)| source);
+    crate::dossier::write::write(dir, &dossier, added, &reads[kept..]).map_err(|error| {
+        Failure::NotWritten {
+            path: dir.to_path_buf(),
+            error,
+        }
     })?;
     Ok(dossier)
-}
-
-/// Writes the new members, the record, the reports and the manifest; a signature made before
-/// no longer holds and is taken away.
-fn write(
-    dir: &Path,
-    dossier: &Dossier,
-    sources: &[(PathBuf, Source)],
-    added: &[Read],
-) -> std::io::Result<()> {
-    let reports = crate::dossier::render::reports(dossier)?;
-    std::fs::create_dir_all(dir)?;
-    for ((_, source), read) in sources.iter().zip(added) {
-        keep_member(source, &dir.join(&read.file))?;
-    }
-    let mut text = serde_json::to_string_pretty(dossier).map_err(std::io::Error::other)?;
-    text.push('\n');
-    crate::report::write_atomic(&dir.join(FILE_NAME), text.as_bytes())?;
-    for (name, text) in reports {
-        crate::report::write_atomic(&dir.join(name), text.as_bytes())?;
-    }
-    let stale = dir.join(ATTESTATION);
-    if stale.exists() {
-        std::fs::remove_file(&stale)?;
-        crate::console::tell!(
-            "{}: the dossier changed, so its signature was removed; sign it again (ppcert sign {} --key KEY)",
-            stale.display(),
-            dir.display()
-        );
-    }
-    manifest::write(dir)
-}
-
-/// Keeps the bundle in `source` as the package `out`: a package as it is, a directory packed
-/// (its listed files, manifest and attestation).
-fn keep_member(source: &Source, out: &Path) -> std::io::Result<()> {
-    let _ = std::fs::remove_file(out);
-    match source {
-        Source::Package(path, _) => std::fs::copy(path, out).map(|_| ()),
-        Source::Dir(bundle) => {
-            let text = std::fs::read_to_string(bundle.join(manifest::FILE_NAME))?;
-            let mut files: Vec<String> = manifest::parse(&text)
-                .0
-                .into_iter()
-                .map(|(_, n)| n)
-                .collect();
-            files.push(manifest::FILE_NAME.to_string());
-            if bundle.join(ATTESTATION).is_file() {
-                files.push(ATTESTATION.to_string());
-            }
-            files.sort();
-            let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("member");
-            let top = name.trim_end_matches(crate::dossier::MEMBER_SUFFIX);
-            crate::attest::package::write(bundle, top, &files, out)
-        }
-    }
 }
 
 /// `ppcert verify` of a dossier (a directory or its package).
@@ -295,7 +205,7 @@ pub(crate) fn sign(
         listed: &checked.listed,
         manifest_sha256,
     };
-    crate::dossier::attest::sign(dir, (dossier, &recorded.tool), files, key).map_err(|error| {
+    crate::dossier::attest::sign(dir, dossier, &recorded.tool, files, key).map_err(|error| {
         Failure::NotWritten {
             path: dir.to_path_buf(),
             error,

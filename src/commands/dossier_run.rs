@@ -5,8 +5,9 @@ use std::path::Path;
 
 use ed25519_dalek::SigningKey;
 
-use super::dossier::{add, open, summary, verdict_code};
+use super::dossier::{add, open, verdict_code};
 use crate::config::{RunConfig, Target};
+use crate::dossier::summary::summary;
 use crate::dossier::{Dossier, ledger, plan};
 use crate::error::{Failure, Refusal};
 use crate::exit_codes;

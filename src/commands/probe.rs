@@ -153,7 +153,7 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
     })?;
     // Checked before sending, and again now: the file may have appeared meanwhile.
     check_write_target(path, force).map_err(|f| not_written(f.to_string()))?;
-    write_new(path, text, force).map_err(|e| not_written(e.to_string()))?;
+    write::write_new(path, text, force).map_err(|e| not_written(e.to_string()))?;
     crate::console::say!(
         "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",
         path.display(),
@@ -172,38 +172,6 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
         );
     }
     Ok(())
-}
-
-/// Writes beside `path` then renames over it, so a failed write leaves no half file and a
-/// link planted meanwhile is replaced, not followed.
-fn write_new(path: &Path, text: &str, replace: bool) -> std::io::Result<()> {
-    use std::io::Write as _;
-    if !replace {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)?;
-        return file.write_all(text.as_bytes());
-    }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let partial = dir.join(format!(".{name}.{}.partial", std::process::id()));
-    let result = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&partial)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .and_then(|()| std::fs::rename(&partial, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
-    result
 }
 
 /// Ready when every call worked and every value was read; else what is left, exit 1.

@@ -11,12 +11,12 @@ use chrono::Utc;
 
 use crate::cli::ProxyArgs;
 use crate::config::{ConfigError, Staging, Target, Upstream, upstream};
-use crate::engine::{FlowResult, FlowState, FlowStatus};
 use crate::environment::Environment;
 use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
+use crate::record::{FlowResult, FlowState, FlowStatus};
 use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
 
@@ -105,7 +105,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     )
     .await?;
     // Listening first: a proxy that cannot listen leaves no bundle directory or journal behind.
-    let listen = super::proxy_command::listen_address(&args);
+    let listen = crate::proxy::command::listen_address(&args);
     let cannot_listen = |error| Failure::Listen {
         flag: "--listen",
         addr: listen,
@@ -129,7 +129,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     }
     // Listening for Ctrl-C before the address is printed: a client (or a script) that stops
     // the proxy as soon as it reads it must still get a bundle.
-    let interrupted = super::listening::first_ctrl_c(
+    let interrupted = crate::ctrl_c::first_ctrl_c(
         "stopping: finishing requests in flight, then writing the bundle",
     );
     announce(addr, &opened, args.until_met);
@@ -160,7 +160,7 @@ async fn with_command(
     proxy: Arc<Proxy>,
     opened: super::target::Opened<()>,
 ) -> Result<u8, Failure> {
-    use super::proxy_command::{Session, discard, proxy_url, supervise};
+    use crate::proxy::command::{Session, discard, proxy_url, supervise};
     let session = Session {
         command: &args.command,
         url: proxy_url(addr, &opened.base_url),
@@ -175,7 +175,7 @@ async fn with_command(
         Path::new(&args.command[0]).display()
     );
     let served = proxy.clone();
-    let ended = supervise(session, proxy.clone(), |stop| {
+    let ended = supervise(session, &proxy.met, |stop| {
         serve_until(socket, served, limits, stop)
     })
     .await;

@@ -100,7 +100,8 @@ impl RunReceiver {
         section(
             self.url.clone(),
             self.listener.scheme().name(),
-            (self.listener.received(), self.listener.not_kept()),
+            self.listener.received(),
+            self.listener.not_kept(),
             exchanges,
         )
     }

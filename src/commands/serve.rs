@@ -7,6 +7,17 @@ use crate::error::{Failure, Refusal};
 use crate::exit_codes;
 use crate::sandbox::{Layout, Sandbox, SandboxOptions, WebhookOptions, random_token};
 
+/// A `--path-prefix` is `/segment[/segment…]` of URL-safe characters.
+fn check_path_prefix(prefix: Option<&str>) -> Result<(), Failure> {
+    let Some(prefix) = prefix else { return Ok(()) };
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/-._~".contains(c);
+    if !prefix.starts_with('/') || !prefix.chars().all(plain) || prefix.contains("//") {
+        let prefix = prefix.to_owned();
+        return Err(Refusal::PathPrefix { prefix }.into());
+    }
+    Ok(())
+}
+
 /// Turns `serve`'s flags into sandbox options, refusing a non-loopback address without
 /// `--public`.
 pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
@@ -16,25 +27,8 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         "--addr",
         "the sandbox API (anyone with its printed token can create bookings) and its OpenAPI document",
     )?;
-    if let Some(prefix) = &args.path_prefix {
-        let plain = |c: char| c.is_ascii_alphanumeric() || "/-._~".contains(c);
-        if !prefix.starts_with('/') || !prefix.chars().all(plain) || prefix.contains("//") {
-            let prefix = prefix.clone();
-            return Err(Refusal::PathPrefix { prefix }.into());
-        }
-    }
-    let webhooks = match &args.webhook_url {
-        Some(url) => {
-            let secret = super::webhook::secret_for(
-                args.webhook_scheme,
-                args.webhook_secret_file.as_deref(),
-            )?;
-            let mut webhooks = WebhookOptions::new(url.as_str(), args.webhook_scheme, secret);
-            webhooks.log = true;
-            Some(webhooks)
-        }
-        None => None,
-    };
+    check_path_prefix(args.path_prefix.as_deref())?;
+    let webhooks = webhooks(args)?;
     Ok(SandboxOptions {
         webhooks,
         addr: args.addr,
@@ -52,21 +46,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         unavailable_every: args.unavailable_every,
         drop_every: args.drop_every,
         production: args.production,
-        layout: Layout {
-            wrap: !args.unwrapped,
-            contracts: args.contracts_layout,
-            update_status: args.update_status,
-            price_delta: args.delta_shape,
-            delete_status: args.delete_status,
-            quote_wrapper: args.quote_wrapper,
-            nested_contract_objects: args.nested_contract_objects,
-            integer_ids: args.integer_ids,
-            empty_created: args.empty_created,
-            errors: args.errors,
-            claim_date_day_only: args.claim_date_day_only,
-            claim_status: args.claim_status,
-            location_ids: args.location_ids,
-        },
+        layout: layout(args),
         claim_step: Duration::from_millis(args.claim_step_ms),
         claims_decided_after: args.claims_decided_after_ms.map(Duration::from_millis),
         booking_number_pattern: match &args.booking_number_pattern {
@@ -98,6 +78,42 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
     })
 }
 
+/// The answers' shapes the flags ask for.
+fn layout(args: &ServeArgs) -> Layout {
+    Layout {
+        wrap: !args.unwrapped,
+        contracts: args.contracts_layout,
+        update_status: args.update_status,
+        price_delta: args.delta_shape,
+        delete_status: args.delete_status,
+        quote_wrapper: args.quote_wrapper,
+        nested_contract_objects: args.nested_contract_objects,
+        integer_ids: args.integer_ids,
+        empty_created: args.empty_created,
+        errors: args.errors,
+        claim_date_day_only: args.claim_date_day_only,
+        claim_status: args.claim_status,
+        location_ids: args.location_ids,
+    }
+}
+
+/// The webhooks `--webhook-url` asks for, signed with the scheme's secret.
+fn webhooks(args: &ServeArgs) -> Result<Option<WebhookOptions>, Failure> {
+    let webhooks = match &args.webhook_url {
+        Some(url) => {
+            let secret = super::webhook::secret_for(
+                args.webhook_scheme,
+                args.webhook_secret_file.as_deref(),
+            )?;
+            let mut webhooks = WebhookOptions::new(url.as_str(), args.webhook_scheme, secret);
+            webhooks.log = true;
+            Some(webhooks)
+        }
+        None => None,
+    };
+    Ok(webhooks)
+}
+
 pub(crate) async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     let options = options(&args)?;
     let sandbox = Sandbox::start(options)
@@ -106,7 +122,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<u8, Failure> {
             addr: args.addr,
             error,
         })?;
-    let stop = super::listening::first_ctrl_c("stopping: letting in-flight requests finish");
+    let stop = crate::ctrl_c::first_ctrl_c("stopping: letting in-flight requests finish");
     // The sandbox's own development token is printed on purpose: it is how a partner talks to it.
     crate::console::say!("ppcert sandbox listening on {}", sandbox.base_url());
     crate::console::say!("token: {}", sandbox.token());

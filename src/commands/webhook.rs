@@ -50,7 +50,7 @@ pub(crate) async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
         crate::sandbox::listener::DEFAULT_MAX_BODY,
     );
     let listener = Listener::new(args.scheme, secret, args.out.clone());
-    let stop = super::listening::first_ctrl_c("stopping: letting deliveries in flight finish");
+    let stop = crate::ctrl_c::first_ctrl_c("stopping: letting deliveries in flight finish");
     serve(args.addr, listener, limits, stop)
         .await
         .map_err(|error| Failure::ListenOn {

@@ -78,7 +78,8 @@ pub(crate) struct Files<'a> {
 /// fingerprint.
 pub(crate) fn sign(
     dir: &Path,
-    (dossier, tool): (&Dossier, &Tool),
+    dossier: &Dossier,
+    tool: &Tool,
     files: Files<'_>,
     key: &SigningKey,
 ) -> std::io::Result<(PathBuf, String)> {
@@ -103,7 +104,8 @@ pub(crate) fn sign(
 pub(crate) fn check(
     source: &Source,
     key: Option<&VerifyingKey>,
-    (dossier, tool): (Option<&Dossier>, &Tool),
+    dossier: Option<&Dossier>,
+    tool: &Tool,
     files: Files<'_>,
     problems: &mut Vec<String>,
 ) -> Signed {
@@ -148,5 +150,5 @@ pub(crate) fn check(
         ));
         consistent = false;
     }
-    crate::attest::verify::signature(&envelope, key, (consistent, signed_at), &mut broken)
+    crate::attest::verify::signature(&envelope, key, consistent, signed_at, &mut broken)
 }

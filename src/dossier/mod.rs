@@ -10,6 +10,8 @@ pub(crate) mod members;
 mod model;
 pub(crate) mod plan;
 pub(crate) mod render;
+pub(crate) mod summary;
 pub(crate) mod verify;
+pub(crate) mod write;
 
-pub(crate) use model::{Dossier, FILE_NAME, MEMBER_SUFFIX};
+pub(crate) use model::{Dossier, FILE_NAME};

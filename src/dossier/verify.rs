@@ -10,7 +10,8 @@ use super::members;
 use super::model::{Dossier, FILE_NAME, is_member_file};
 use crate::attest::bundle::{Digests, Source, has_file};
 use crate::attest::verify::Signed;
-use crate::report::manifest::{self, ATTESTATION};
+use crate::evidence::Tool;
+use crate::report::manifest::{self, ATTESTATION, Entry};
 
 /// Everything a check of a dossier found.
 pub(crate) struct Checked {
@@ -58,22 +59,7 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
             return checked;
         }
     };
-    let mut digests = Digests::new(source);
-    let mut digest = |name: &str| digests.of(name);
-    match source.read_to_string(manifest::FILE_NAME) {
-        Ok(text) => {
-            let found = manifest::check_holding(&text, &entries, &mut digest, &[FILE_NAME]);
-            checked.rerenderable = found.iter().filter(|p| p.rerenderable).count();
-            checked
-                .problems
-                .extend(found.into_iter().map(|p| p.message));
-            checked.listed = manifest::parse(&text).0;
-            checked.manifest_sha256 = digest(manifest::FILE_NAME).ok();
-        }
-        Err(e) => checked
-            .problems
-            .push(format!("{}: {e}", manifest::FILE_NAME)),
-    }
+    check_manifest(source, &entries, &mut checked);
     let recorded = source
         .read_to_string(FILE_NAME)
         .map_err(|e| e.to_string())
@@ -94,19 +80,48 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
         checked.dossier = Some(computed);
     }
     if attestation && entries.iter().any(|e| e.name == ATTESTATION) {
-        let files = super::attest::Files {
-            listed: &checked.listed,
-            manifest_sha256: checked.manifest_sha256.as_deref().unwrap_or_default(),
-        };
-        let dossier = checked.dossier.as_ref();
-        checked.signed =
-            super::attest::check(source, key, (dossier, &tool), files, &mut checked.problems);
+        check_attestation(source, key, &tool, &mut checked);
     } else if key.is_some() {
         checked.problems.push(format!(
             "{ATTESTATION}: missing: the dossier is not signed, so --key has nothing to check"
         ));
     }
     checked
+}
+
+/// The manifest lists exactly the files the dossier holds, with their digests.
+fn check_manifest(source: &Source, entries: &[Entry], checked: &mut Checked) {
+    let mut digests = Digests::new(source);
+    let mut digest = |name: &str| digests.of(name);
+    match source.read_to_string(manifest::FILE_NAME) {
+        Ok(text) => {
+            let found = manifest::check_holding(&text, entries, &mut digest, &[FILE_NAME]);
+            checked.rerenderable = found.iter().filter(|p| p.rerenderable).count();
+            checked
+                .problems
+                .extend(found.into_iter().map(|p| p.message));
+            checked.listed = manifest::parse(&text).0;
+            checked.manifest_sha256 = digest(manifest::FILE_NAME).ok();
+        }
+        Err(e) => checked
+            .problems
+            .push(format!("{}: {e}", manifest::FILE_NAME)),
+    }
+}
+
+/// The attestation signs this manifest and this dossier (by `key`, when given).
+fn check_attestation(
+    source: &Source,
+    key: Option<&VerifyingKey>,
+    tool: &Tool,
+    checked: &mut Checked,
+) {
+    let files = super::attest::Files {
+        listed: &checked.listed,
+        manifest_sha256: checked.manifest_sha256.as_deref().unwrap_or_default(),
+    };
+    let dossier = checked.dossier.as_ref();
+    checked.signed = super::attest::check(source, key, dossier, tool, files, &mut checked.problems);
 }
 
 /// Verifies every member the dossier lists, and that it lists every member it holds.

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use super::profile::{OpKey, OpProfile, Profile};
-use crate::evidence::Verdict;
 use crate::evidence::baseline::{BundleRef, Drift, Finding, FindingKind};
+use crate::evidence::{RequirementResult, Verdict};
 
 /// What `ppcert diff --json` prints for one pair: the drift and which bundle is the new one.
 #[derive(Debug, serde::Serialize)]
@@ -142,42 +142,7 @@ fn ledger(base: &Profile, new: &Profile, found: &mut Findings) {
             );
             continue;
         };
-        let counts = |r: &crate::evidence::RequirementResult| {
-            format!(
-                "{}/{} {}",
-                r.succeeded,
-                r.required,
-                if r.met { "met" } else { "not met" }
-            )
-        };
-        let f = |kind, message| {
-            before_after(
-                finding(kind, "ledger", message),
-                counts(before),
-                counts(after),
-            )
-        };
-        if before.met && !after.met {
-            let message = format!(
-                "ledger: {name} no longer met ({} of {} required succeeded)",
-                after.succeeded, after.required
-            );
-            found.push(true, f(FindingKind::RequirementNoLongerMet, message));
-        } else if !before.met && after.met {
-            found.push(
-                false,
-                f(
-                    FindingKind::RequirementNowMet,
-                    format!("ledger: {name} now met"),
-                ),
-            );
-        } else if before.required != after.required {
-            let message = format!(
-                "ledger: {name} requires {} now, {} before",
-                after.required, before.required
-            );
-            found.push(false, f(FindingKind::RequirementChanged, message));
-        }
+        requirement(before, after, found);
     }
     for after in &new.requirements {
         if !base
@@ -194,6 +159,47 @@ fn ledger(base: &Profile, new: &Profile, found: &mut Findings) {
                 finding(FindingKind::RequirementChanged, "ledger", message),
             );
         }
+    }
+}
+
+/// One requirement of both runs: no longer met (worse), now met, or a changed count.
+fn requirement(before: &RequirementResult, after: &RequirementResult, found: &mut Findings) {
+    let name = before.operation.as_str();
+    let counts = |r: &RequirementResult| {
+        format!(
+            "{}/{} {}",
+            r.succeeded,
+            r.required,
+            if r.met { "met" } else { "not met" }
+        )
+    };
+    let f = |kind, message| {
+        before_after(
+            finding(kind, "ledger", message),
+            counts(before),
+            counts(after),
+        )
+    };
+    if before.met && !after.met {
+        let message = format!(
+            "ledger: {name} no longer met ({} of {} required succeeded)",
+            after.succeeded, after.required
+        );
+        found.push(true, f(FindingKind::RequirementNoLongerMet, message));
+    } else if !before.met && after.met {
+        found.push(
+            false,
+            f(
+                FindingKind::RequirementNowMet,
+                format!("ledger: {name} now met"),
+            ),
+        );
+    } else if before.required != after.required {
+        let message = format!(
+            "ledger: {name} requires {} now, {} before",
+            after.required, before.required
+        );
+        found.push(false, f(FindingKind::RequirementChanged, message));
     }
 }
 

@@ -51,7 +51,7 @@ pub(crate) fn fields(
         .collect();
     let mut named = BTreeSet::new();
     if before.succeeded > 0 && after.succeeded > 0 {
-        named = shapes(label, (&before.shape, &after.shape), &read, &mut found);
+        named = shapes(label, &before.shape, &after.shape, &read, &mut found);
     }
     for (name, was) in &before.reads {
         // A value whose field is already named missing or retyped is not named twice.
@@ -77,7 +77,8 @@ pub(crate) fn fields(
 /// Reports the fields that differ; the read fields it named.
 fn shapes<'a>(
     label: &str,
-    (before, after): (&'a Shape, &Shape),
+    before: &'a Shape,
+    after: &Shape,
     read: &BTreeSet<&str>,
     found: &mut impl FnMut(bool, Finding),
 ) -> BTreeSet<&'a str> {

@@ -107,7 +107,8 @@ pub(super) fn add_reads(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::endpoints::{CaptureSpec, EndpointOverride, Endpoints, HeaderCapture, WaitSpec};
+    use crate::endpoints::wait::WaitSpec;
+    use crate::endpoints::{CaptureSpec, EndpointOverride, Endpoints, HeaderCapture};
 
     fn step(name: &str, operations: &[Operation]) -> FlowStep {
         FlowStep {

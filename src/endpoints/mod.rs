@@ -5,6 +5,7 @@
 //! capture is an RFC 9535 JSONPath, or a capture reads a header.
 
 pub(crate) mod capture;
+mod compile;
 pub(crate) mod context;
 mod dates;
 mod error;
@@ -19,51 +20,16 @@ use std::sync::Arc;
 
 use minijinja::{Environment, Value as Context};
 use reqwest::Method;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::models::Operation;
 pub(crate) use capture::{AnswerView, CaptureSpec, Captured, HeaderCapture};
+use compile::{Endpoint, Templates, check_operation_names, compile_one, header_key};
+pub(crate) use compile::{EndpointOverride, check_header_name};
 pub(crate) use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
 pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
 pub(crate) use success::SuccessRule;
-pub(crate) use wait::{Wait, WaitError, WaitSpec};
-
-/// Headers a definition may not set: ppcert sends them itself, and a second `Authorization`
-/// would put a token into the configuration.
-const RESERVED_HEADERS: [&str; 3] = ["authorization", "content-type", "host"];
-
-/// An `[endpoints.NAME]` table: every field optional, so a table overrides only what it names.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct EndpointOverride {
-    pub method: Option<String>,
-    pub path: Option<String>,
-    pub body: Option<String>,
-    /// `[endpoints.NAME.headers]`: extra request headers, each value a template.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
-    /// The statuses that mean success; default any 2xx.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect: Option<Vec<u16>>,
-    /// `[endpoints.NAME.capture]`: value name → JSONPath template or header capture.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub capture: BTreeMap<String, CaptureSpec>,
-    /// `[endpoints.NAME.wait]`: repeat the request until a condition over its answer holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait: Option<WaitSpec>,
-}
-
-#[derive(Debug, Clone)]
-struct Endpoint {
-    method: Method,
-    has_body_template: bool,
-    captures: BTreeMap<String, capture::Compiled>,
-    /// Header names as configured, in order; their templates are in `Endpoints::headers`.
-    headers: Vec<String>,
-    success: SuccessRule,
-    wait: Option<Wait>,
-}
+pub(crate) use wait::{Wait, WaitError};
 
 /// The compiled endpoints of a run.
 #[derive(Clone)]
@@ -84,107 +50,6 @@ impl std::fmt::Debug for Endpoints {
         f.debug_struct("Endpoints")
             .field("endpoints", &self.endpoints)
             .finish()
-    }
-}
-
-fn header_key(op: Operation, name: &str) -> String {
-    format!("{op}/{name}")
-}
-
-/// The template environments being filled while definitions compile.
-struct Templates {
-    paths: Environment<'static>,
-    bodies: Environment<'static>,
-    headers: Environment<'static>,
-    captures: Environment<'static>,
-}
-
-fn check_operation_names(
-    definitions: &BTreeMap<String, EndpointOverride>,
-) -> Result<(), EndpointError> {
-    for name in definitions.keys() {
-        if Operation::parse(name).is_none() {
-            return Err(EndpointError {
-                endpoint: name.clone(),
-                problem: EndpointProblem::UnknownOperation,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Compiles one operation's definition into `templates`.
-fn compile_one(
-    op: Operation,
-    custom: EndpointOverride,
-    templates: &mut Templates,
-) -> Result<Endpoint, EndpointError> {
-    let fail = |problem: EndpointProblem| EndpointError::new(op, problem);
-    let method = custom.method.ok_or(fail(EndpointProblem::NoMethod))?;
-    let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes()).map_err(|e| {
-        fail(EndpointProblem::BadMethod {
-            reason: e.to_string(),
-            method,
-        })
-    })?;
-    let path = custom.path.ok_or(fail(EndpointProblem::NoPath))?;
-    if !path.starts_with('/') {
-        return Err(fail(EndpointProblem::RelativePath { path }));
-    }
-    (templates.paths)
-        .add_template_owned(op.as_str().to_string(), path)
-        .map_err(|e| fail(EndpointProblem::PathTemplate(e)))?;
-    let has_body_template = custom.body.is_some();
-    if let Some(body) = custom.body {
-        (templates.bodies)
-            .add_template_owned(op.as_str().to_string(), body)
-            .map_err(|e| fail(EndpointProblem::BodyTemplate(e)))?;
-    }
-    let mut headers = Vec::new();
-    for (name, value) in custom.headers {
-        check_header_name(&name).map_err(fail)?;
-        (templates.headers)
-            .add_template_owned(header_key(op, &name), value)
-            .map_err(|error| {
-                fail(EndpointProblem::HeaderTemplate {
-                    name: name.clone(),
-                    error,
-                })
-            })?;
-        headers.push(name);
-    }
-    let success = SuccessRule::new(op, custom.expect).map_err(fail)?;
-    let mut captures = BTreeMap::new();
-    for (name, spec) in &custom.capture {
-        let compiled = capture::compile(&mut templates.captures, op, name, spec)
-            .map_err(|e| fail(e.into()))?;
-        captures.insert(name.clone(), compiled);
-    }
-    let wait = match &custom.wait {
-        Some(spec) => Some(
-            spec.check(&templates.captures)
-                .map_err(|e| fail(e.into()))?,
-        ),
-        None => None,
-    };
-    Ok(Endpoint {
-        method,
-        has_body_template,
-        captures,
-        headers,
-        success,
-        wait,
-    })
-}
-
-pub(crate) fn check_header_name(name: &str) -> Result<(), EndpointProblem> {
-    let name = name.to_string();
-    if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-        return Err(EndpointProblem::ReservedHeader { name });
-    }
-    match reqwest::header::HeaderName::from_bytes(name.as_bytes()) {
-        Ok(_) => Ok(()),
-        Err(_) => Err(EndpointProblem::BadHeaderName { name }),
     }
 }
 

@@ -3,18 +3,9 @@
 //! `documents`. A flow reads the entry of the bundle its partner sells (`[partner] bundle`);
 //! one entry needs no choice; several without a choice is an error naming them.
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// A T&C link an answer offered for a bundle (`documents[]` of the provider's docs).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct TermsLink {
-    pub url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub language: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub product_type: Option<String>,
-}
+use crate::record::TermsLink;
 
 /// The entry a flow reads, and what the evidence says of it.
 #[derive(Debug, Clone, PartialEq)]

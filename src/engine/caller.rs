@@ -227,20 +227,7 @@ impl Caller<'_> {
         let lost_before = attempts
             .iter()
             .any(|a| a.delivery == Delivery::MaybeProcessed);
-        for attempt in &attempts {
-            let mut exchange = self.exchange(attempt, &spec, booking);
-            exchange.retried = true;
-            exchange.checks.push(Check::fail(
-                "retryable",
-                attempt
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| format!("HTTP {}: retried", attempt.status().unwrap_or(0))),
-            ));
-            self.shared
-                .events
-                .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
-        }
+        self.record_retried(&attempts, &spec, booking);
         if self.gatekeeper && !matches!(spec.expect, Expect::Refusal(_)) {
             self.shared.gate.settle(first_call(&last));
         }
@@ -258,6 +245,24 @@ impl Caller<'_> {
             },
             lost_before,
         )
+    }
+
+    /// Records the attempts a call retried, each with the failed `retryable` check saying why.
+    fn record_retried(&self, attempts: &[Attempt], spec: &CallSpec, booking: Option<&str>) {
+        for attempt in attempts {
+            let mut exchange = self.exchange(attempt, spec, booking);
+            exchange.retried = true;
+            exchange.checks.push(Check::fail(
+                "retryable",
+                attempt
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| format!("HTTP {}: retried", attempt.status().unwrap_or(0))),
+            ));
+            self.shared
+                .events
+                .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
+        }
     }
 
     /// Records the final attempt with the step's checks; true when the exchange passed.

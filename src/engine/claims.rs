@@ -104,8 +104,7 @@ pub(super) async fn await_claim_status(
     loop {
         let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
         pending.payload();
-        let target_of = (product_type, contract.as_str());
-        let status = read_claimed_status(cx, &mut pending, target_of, Need::Required);
+        let status = read_claimed_status(cx, &mut pending, product_type, &contract, Need::Required);
         cx.conclude(pending)?;
         let status = ClaimStatus::from(status.unwrap_or_default());
         cx.state.claim_status = Some(status.clone());

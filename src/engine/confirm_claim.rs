@@ -62,7 +62,8 @@ pub(crate) fn flagged_reason(request: Option<&Value>, environment: Environment) 
 pub(super) fn read_claimed_status(
     cx: &StepContext<'_>,
     pending: &mut Pending,
-    (product_type, contract): (ProductType, &str),
+    product_type: ProductType,
+    contract: &str,
     need: Need,
 ) -> Option<String> {
     let mut context = cx.context(None, Some(contract), None);
@@ -86,9 +87,8 @@ pub(super) async fn confirm_by_reading(
         let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
         pending.payload();
         reads += 1;
-        let status =
-            read_claimed_status(cx, &mut pending, (product_type, contract), Need::Optional)
-                .map(ClaimStatus::from);
+        let status = read_claimed_status(cx, &mut pending, product_type, contract, Need::Optional)
+            .map(ClaimStatus::from);
         if let Some(status) = &status {
             pending
                 .checks

@@ -7,10 +7,11 @@ use std::time::Instant;
 use super::caller::Caller;
 use super::events::RunEvent;
 use super::shared::Shared;
-use super::state::{FlowInstance, FlowResult, FlowState, FlowStatus, ResumePoint};
+use super::state::{FlowInstance, ResumePoint};
 use super::step_context::StepContext;
 use super::step_error::StepError;
 use super::{claims, negative, steps};
+use crate::record::{FlowResult, FlowState, FlowStatus};
 use crate::record::{StepEvent, StepStatus};
 use crate::scenario::Step;
 use crate::timestamp::Timestamp;
@@ -27,6 +28,21 @@ pub(crate) struct FlowRunner<'a> {
     die_before_step_line: Option<usize>,
 }
 
+/// When a step started: the instant it records, and the clock its duration is measured on.
+#[derive(Clone, Copy)]
+struct Started {
+    at: Timestamp,
+    clock: Instant,
+}
+
+impl Started {
+    fn now() -> Started {
+        Started {
+            at: Timestamp::now(),
+            clock: Instant::now(),
+        }
+    }
+}
 impl<'a> FlowRunner<'a> {
     pub(crate) fn new(
         shared: &'a Arc<Shared>,
@@ -65,7 +81,7 @@ impl<'a> FlowRunner<'a> {
         index: usize,
         status: StepStatus,
         reason: Option<String>,
-        started: (Timestamp, Instant),
+        started: Started,
     ) {
         self.shared.events.emit(RunEvent::StepFinished(StepEvent {
             flow: self.instance.label.clone(),
@@ -73,8 +89,8 @@ impl<'a> FlowRunner<'a> {
             step: self.instance.steps[index].name(),
             status,
             reason,
-            started_at: started.0,
-            duration_ms: started.1.elapsed().as_millis() as u64,
+            started_at: started.at,
+            duration_ms: started.clock.elapsed().as_millis() as u64,
             state: (status == StepStatus::Passed)
                 .then(|| serde_json::to_value(&self.cx.state).unwrap_or_default()),
         }));
@@ -86,7 +102,7 @@ impl<'a> FlowRunner<'a> {
                 index,
                 StepStatus::Skipped,
                 Some(reason.to_string()),
-                (Timestamp::now(), Instant::now()),
+                Started::now(),
             );
         }
     }
@@ -114,7 +130,8 @@ impl<'a> FlowRunner<'a> {
             // A flow that made no call of its own (all resumed) must not hold the others back.
             self.shared.gate.settle(super::gate::GateState::Open);
         }
-        self.done(outcome, steps.len())
+        let (status, reason) = outcome;
+        self.done(status, reason, steps.len())
     }
 
     /// Runs one step and records it; returns how the flow ends if it cannot go on.
@@ -138,7 +155,7 @@ impl<'a> FlowRunner<'a> {
             self.skip_rest(index, &why);
             return Some((FlowStatus::NotRun, why));
         }
-        let started = (Timestamp::now(), Instant::now());
+        let started = Started::now();
         self.shared.events.emit(RunEvent::StepStarted {
             flow: self.instance.label.clone(),
             step_index: index,
@@ -171,7 +188,7 @@ impl<'a> FlowRunner<'a> {
     }
 
     /// Tells the observers the flow is done and hands back what it made.
-    fn done(self, (status, reason): (FlowStatus, Option<String>), steps: usize) -> FlowResult {
+    fn done(self, status: FlowStatus, reason: Option<String>, steps: usize) -> FlowResult {
         let shown = match status {
             FlowStatus::Completed => StepStatus::Passed,
             FlowStatus::Failed => StepStatus::Failed,

@@ -40,6 +40,7 @@ use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use tokio::sync::Semaphore;
 
+use crate::record::{FlowResult, FlowState, FlowStatus};
 use crate::scenario::Scenario;
 pub(crate) use cancel::Cancel;
 pub(crate) use claims::claim_day;
@@ -48,7 +49,7 @@ pub(crate) use events::{EventStream, RunEvent, Subscriber};
 pub(crate) use gate::{Gate, GateState};
 pub(crate) use resume::resume_points;
 pub(crate) use shared::Shared;
-pub(crate) use state::{FlowInstance, FlowResult, FlowState, FlowStatus, QuoteRef, ResumePoint};
+pub(crate) use state::{FlowInstance, ResumePoint};
 pub(crate) use token::Tokens;
 
 /// Flows besides the first whose first request may go while the first call is unanswered.

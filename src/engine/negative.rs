@@ -6,11 +6,11 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::caller::Expect;
-use super::state::QuoteRef;
 use super::step_context::StepContext;
 use super::steps::quote_call;
 use crate::models::{Envelope, Operation};
 use crate::record::Check;
+use crate::record::QuoteRef;
 use crate::scenario::{ErrorCase, ExpectedStatus};
 
 /// The request a refusal case sends: its operation, template context and body.

@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use super::caller::{CallSpec, Expect, Pending};
 use super::reading::{self, as_text};
-use super::state::CapturedValue;
 use super::step_context::StepContext;
 use crate::endpoints::AnswerView;
 use crate::models::Operation;
+use crate::record::CapturedValue;
 use crate::record::{Check, ValueRead};
 
 /// How long the built-in contracts read waits for a new booking's contract to be listed

@@ -97,7 +97,7 @@ mod tests {
             let day = &flow[2..];
             let subscribed_at =
                 crate::timestamp::Timestamp::parse(&format!("2027-01-0{day}T00:00:00Z")).ok();
-            serde_json::to_value(crate::engine::FlowState {
+            serde_json::to_value(crate::record::FlowState {
                 subscribed_at,
                 ..Default::default()
             })

@@ -9,11 +9,12 @@ use serde_json::{Value, json};
 
 use super::caller::{CallSpec, Caller, Expect, Pending};
 use super::shared::Shared;
-use super::state::{FlowInstance, FlowState, QuoteRef};
+use super::state::FlowInstance;
 use super::step_error::StepError;
 use crate::datagen::Booking;
 use crate::endpoints::context::{Known, call_context, idempotency_key};
 use crate::models::Operation;
+use crate::record::{FlowState, QuoteRef};
 
 pub(crate) struct StepContext<'a> {
     pub shared: &'a Arc<Shared>,

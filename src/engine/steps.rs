@@ -9,12 +9,12 @@ use super::bundles;
 use super::caller::Pending;
 use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};
 use super::reading::{Need, as_text};
-use super::state::QuoteRef;
 use super::step_context::StepContext;
 use super::tolerant;
 use crate::datagen::{Mutation, Sign};
 use crate::models::{Envelope, Operation, ProductType};
 use crate::record::Check;
+use crate::record::QuoteRef;
 use crate::timestamp::Timestamp;
 
 /// POST /quotes; checks id and reference, and the sign of `priceDelta` when one is expected.

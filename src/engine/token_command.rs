@@ -22,7 +22,24 @@ pub(super) async fn run(
     timeout: Duration,
 ) -> Result<(Secret, Option<Duration>), TokenError> {
     let name = &argv[0];
-    let named = || name.clone();
+    let mut child = spawn(argv)?;
+    let group = child.id();
+    let Some(output) = wait_for_output(&mut child, timeout).await else {
+        end_group(group);
+        return Err(TokenError::CommandTimedOut {
+            name: name.clone(),
+            secs: timeout.as_secs(),
+        });
+    };
+    if !output.drained {
+        end_group(group);
+    }
+    token_from(name, output)
+}
+
+/// Starts the command with its output piped and no input, in a process group of its own.
+fn spawn(argv: &[String]) -> Result<tokio::process::Child, TokenError> {
+    let name = &argv[0];
     let mut command = tokio::process::Command::new(name);
     command
         .args(&argv[1..])
@@ -33,13 +50,25 @@ pub(super) async fn run(
     // Its own group, so that one signal at the timeout ends all it started too.
     #[cfg(unix)]
     command.process_group(0);
-    let mut child = command
+    command
         .spawn()
         .map_err(|error| TokenError::CommandNotStarted {
-            name: named(),
+            name: name.clone(),
             error,
-        })?;
-    let group = child.id();
+        })
+}
+
+/// How a command ended and what its pipes carried (at most [`MAX_OUTPUT`] each).
+struct Output {
+    status: std::io::Result<std::process::ExitStatus>,
+    /// Whether both pipes reached their end; if not, something it started still holds them.
+    drained: bool,
+    out: Vec<u8>,
+    err: Vec<u8>,
+}
+
+/// Waits for the command to end and its pipes to drain; `None` when `timeout` passed first.
+async fn wait_for_output(child: &mut tokio::process::Child, timeout: Duration) -> Option<Output> {
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let waited = tokio::time::timeout(timeout, async {
@@ -67,28 +96,28 @@ pub(super) async fn run(
         }
     })
     .await;
-    let (status, drained) = match waited {
-        Ok(done) => done,
-        Err(_) => {
-            end_group(group);
-            return Err(TokenError::CommandTimedOut {
-                name: named(),
-                secs: timeout.as_secs(),
-            });
-        }
-    };
-    if !drained {
-        end_group(group);
-    }
-    let out = String::from_utf8_lossy(&out).trim().to_string();
+    let (status, drained) = waited.ok()?;
+    Some(Output {
+        status,
+        drained,
+        out,
+        err,
+    })
+}
+
+/// The token a command printed, or why it gave none: it failed (its stderr quoted) or
+/// printed nothing that reads as a token.
+fn token_from(name: &str, output: Output) -> Result<(Secret, Option<Duration>), TokenError> {
+    let named = || name.to_string();
+    let out = String::from_utf8_lossy(&output.out).trim().to_string();
     let parsed = parse(&out);
     // Whatever it printed as a token stays out of the message, even when it failed.
     let scrub = |text: &str| match &parsed {
         Some((token, _)) => token.scrub(text),
         None => Secret::new(out.as_str()).scrub(text),
     };
-    let stderr = scrub(String::from_utf8_lossy(&err).trim());
-    let status = status.map_err(|error| TokenError::CommandLost {
+    let stderr = scrub(String::from_utf8_lossy(&output.err).trim());
+    let status = output.status.map_err(|error| TokenError::CommandLost {
         name: named(),
         error,
     })?;

@@ -84,6 +84,40 @@ pub(super) async fn client_credentials(
     http: &reqwest::Client,
     timeout: Duration,
 ) -> Result<(Secret, Option<Duration>), TokenError> {
+    let response = token_request(c, http, timeout)?.send().await.map_err(|e| {
+        TokenError::EndpointUnreachable {
+            url: c.client_secret.scrub(c.token_url.as_str()),
+            error: c.client_secret.scrub(&e.to_string()),
+        }
+    })?;
+    let status = response.status().as_u16();
+    let retry_after = (response.headers().get(reqwest::header::RETRY_AFTER))
+        .and_then(|v| v.to_str().ok())
+        .and_then(super::waits::parse_retry_after);
+    let scrubbed_url = c.client_secret.scrub(c.token_url.as_str());
+    let answer = bounded_body(response, &scrubbed_url)
+        .await?
+        .unwrap_or(Value::Null);
+    if !(200..300).contains(&status) {
+        return Err(TokenError::EndpointRefused {
+            url: scrubbed_url,
+            status,
+            words: refusal_words(c, &answer),
+            retry_after,
+        });
+    }
+    super::token_command::token_answer(&answer).ok_or_else(|| TokenError::NoAccessToken {
+        url: c.token_url.to_string(),
+        status,
+    })
+}
+
+/// The form-encoded token request, the client's credentials in the Basic header or the form.
+fn token_request(
+    c: &ClientCredentials,
+    http: &reqwest::Client,
+    timeout: Duration,
+) -> Result<reqwest::RequestBuilder, TokenError> {
     let mut form = vec![("grant_type", "client_credentials".to_string())];
     if let Some(scope) = &c.scope {
         form.push(("scope", scope.clone()));
@@ -109,50 +143,28 @@ pub(super) async fn client_credentials(
     let body: String = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
         .finish();
-    let response = request
+    Ok(request
         .header(
             reqwest::header::CONTENT_TYPE,
             "application/x-www-form-urlencoded",
         )
         .header(reqwest::header::ACCEPT, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| TokenError::EndpointUnreachable {
-            url: c.client_secret.scrub(c.token_url.as_str()),
-            error: c.client_secret.scrub(&e.to_string()),
-        })?;
-    let status = response.status().as_u16();
-    let retry_after = (response.headers().get(reqwest::header::RETRY_AFTER))
-        .and_then(|v| v.to_str().ok())
-        .and_then(super::waits::parse_retry_after);
-    let scrubbed_url = c.client_secret.scrub(c.token_url.as_str());
-    let answer = bounded_body(response, &scrubbed_url)
-        .await?
-        .unwrap_or(Value::Null);
-    if !(200..300).contains(&status) {
-        // RFC 6749 §5.2: the server's own words, never the rest of its answer.
-        let words = [&answer["error"], &answer["error_description"]]
-            .iter()
-            .filter_map(|v| v.as_str())
-            .collect::<Vec<_>>()
-            .join(": ");
-        let words = if words.is_empty() {
-            "no RFC 6749 error given".to_string()
-        } else {
-            words
-        };
-        // Scrubbed of the secret and the Basic header it may echo, escaped for the console.
-        let words = basic_credentials(c).scrub(&c.client_secret.scrub(&words));
-        return Err(TokenError::EndpointRefused {
-            url: scrubbed_url,
-            status,
-            words: crate::console::printable(&words),
-            retry_after,
-        });
-    }
-    super::token_command::token_answer(&answer).ok_or_else(|| TokenError::NoAccessToken {
-        url: c.token_url.to_string(),
-        status,
-    })
+        .body(body))
+}
+
+/// RFC 6749 §5.2: the server's own words of a refusal, never the rest of its answer; scrubbed
+/// of the secret and the Basic header it may echo, escaped for the console.
+fn refusal_words(c: &ClientCredentials, answer: &Value) -> String {
+    let words = [&answer["error"], &answer["error_description"]]
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect::<Vec<_>>()
+        .join(": ");
+    let words = if words.is_empty() {
+        "no RFC 6749 error given".to_string()
+    } else {
+        words
+    };
+    let words = basic_credentials(c).scrub(&c.client_secret.scrub(&words));
+    crate::console::printable(&words)
 }

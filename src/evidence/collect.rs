@@ -34,7 +34,7 @@ impl Recorded {
         self,
         run: super::RunInfo,
         requirements: &[crate::scenario::Requirement],
-        results: &[crate::engine::FlowResult],
+        results: &[crate::record::FlowResult],
         mut warnings: Vec<String>,
     ) -> super::Evidence {
         if let Some(error) = self.journal_error {
@@ -118,14 +118,14 @@ pub(crate) struct Recording {
 }
 
 impl Recording {
-    /// `previous` holds what a resumed run already recorded (read from this journal, so kept
-    /// slim); numbering continues after it.
+    /// `exchanges` and `steps` are what a resumed run already recorded (read from this
+    /// journal, so kept slim); numbering continues after them.
     pub(crate) fn new(
         journal: Journal,
-        previous: (Vec<Exchange>, Vec<StepEvent>),
+        mut exchanges: Vec<Exchange>,
+        steps: Vec<StepEvent>,
         others: Vec<Arc<dyn Subscriber>>,
     ) -> Recording {
-        let (mut exchanges, steps) = previous;
         // The journal's flow states stay there, as for the steps this session records.
         let steps = steps.into_iter().map(StepEvent::without_state).collect();
         let next_seq = exchanges.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
@@ -150,7 +150,7 @@ impl Recording {
     /// record in the journal and leaves it there, so a long session's memory stays flat, its
     /// end included.
     pub(crate) fn spilling(journal: Journal) -> Recording {
-        let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
+        let recording = Recording::new(journal, Vec::new(), Vec::new(), Vec::new());
         recording
             .collector
             .0

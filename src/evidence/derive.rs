@@ -7,9 +7,9 @@ use std::io::BufRead;
 use serde_json::Value;
 
 use super::{Evidence, RunInfo};
-use crate::engine::{FlowResult, FlowState};
 use crate::journal::{self, FlowSummary, Line};
 use crate::record::{Exchange, StepEvent};
+use crate::record::{FlowResult, FlowState};
 use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
 

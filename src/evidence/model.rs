@@ -7,10 +7,9 @@ use crate::journal::FlowSummary;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::QuoteRef;
-use crate::engine::{FlowResult, FlowStatus};
 use crate::models::ProductType;
 use crate::record::{Exchange, StepEvent};
+use crate::record::{FlowResult, FlowStatus, QuoteRef};
 use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
 
@@ -325,8 +324,8 @@ impl Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{FlowState, FlowStatus};
     use crate::record::StepStatus;
+    use crate::record::{FlowState, FlowStatus};
 
     #[test]
     fn the_verdict_passes_only_a_complete_run_with_everything_met_and_passed() {
@@ -386,7 +385,7 @@ mod tests {
     fn a_settled_flow_gives_the_same_booking_record() {
         let start = chrono::Utc::now();
         let booking = crate::datagen::Generator::new(7, "R", start, Default::default()).booking(3);
-        let quote = |id: &str| crate::engine::QuoteRef {
+        let quote = |id: &str| crate::record::QuoteRef {
             id: id.into(),
             reference: format!("ref-{id}"),
             ..Default::default()

@@ -40,7 +40,13 @@ impl Serialize for Streamed<'_> {
             out.serialize_field("warnings", &FromJournal(e, Part::Warnings))?;
         } else {
             out.serialize_field("steps", &e.steps)?;
-            out.serialize_field("exchanges", &Whole(&e.exchanges, self.archive))?;
+            out.serialize_field(
+                "exchanges",
+                &Whole {
+                    memory: &e.exchanges,
+                    archive: self.archive,
+                },
+            )?;
             out.serialize_field("warnings", &e.warnings)?;
         }
         if let Some(webhooks) = &e.webhooks {
@@ -115,12 +121,16 @@ fn sequence<S: Serializer, T: Serialize + ?Sized>(
 }
 
 /// The exchanges in memory, each replaced by its journal line unless memory kept it whole.
-struct Whole<'a>(&'a [Exchange], &'a Archive);
+#[derive(Clone, Copy)]
+struct Whole<'a> {
+    memory: &'a [Exchange],
+    archive: &'a Archive,
+}
 
 /// Emits, from `memory[*next]` on, the exchanges memory kept whole, then the one the journal
 /// line `line` stands for if it is next; stops at the first that must come from the journal.
 fn emit_upto<Q: SerializeSeq>(
-    (memory, archive): (&[Exchange], &Archive),
+    Whole { memory, archive }: Whole<'_>,
     next: &mut usize,
     out: &mut Q,
     line: Option<&Exchange>,
@@ -143,27 +153,25 @@ fn emit_upto<Q: SerializeSeq>(
 
 impl Serialize for Whole<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let lists = (self.0, self.1);
-        let mut out = serializer.serialize_seq(Some(self.0.len()))?;
+        let mut out = serializer.serialize_seq(Some(self.memory.len()))?;
         let mut next = 0;
         let mut failed = None;
         // Both lists run in seq order; the journal may hold exchanges memory dropped.
-        let read =
-            self.1.exchanges(
-                |line| match emit_upto(lists, &mut next, &mut out, Some(&line)) {
-                    Ok(()) => Ok(true),
-                    Err(e) => {
-                        failed = Some(e);
-                        Ok(false)
-                    }
-                },
-            );
+        let read = self.archive.exchanges(|line| {
+            match emit_upto(*self, &mut next, &mut out, Some(&line)) {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    failed = Some(e);
+                    Ok(false)
+                }
+            }
+        });
         if let Some(e) = failed {
             return Err(e);
         }
         read.map_err(|e| S::Error::custom(format!("reading the journal: {e}")))?;
-        emit_upto(lists, &mut next, &mut out, None)?;
-        if let Some(missing) = self.0.get(next) {
+        emit_upto(*self, &mut next, &mut out, None)?;
+        if let Some(missing) = self.memory.get(next) {
             return Err(S::Error::custom(format!(
                 "the journal lacks exchange {} of the record",
                 missing.seq
@@ -235,11 +243,19 @@ mod tests {
             x.slim(false);
         }
         assert_ne!(memory[0], whole[0], "slim drops bodies");
-        let streamed = serde_json::to_value(Whole(&memory, &archive)).unwrap();
+        let streamed = serde_json::to_value(Whole {
+            memory: &memory,
+            archive: &archive,
+        })
+        .unwrap();
         assert_eq!(streamed, serde_json::to_value(&whole).unwrap());
 
         let missing = [exchange(1), exchange(6)];
-        let error = serde_json::to_value(Whole(&missing, &archive)).unwrap_err();
+        let error = serde_json::to_value(Whole {
+            memory: &missing,
+            archive: &archive,
+        })
+        .unwrap_err();
         assert!(error.to_string().contains("lacks exchange 6"), "{error}");
     }
 }

@@ -52,7 +52,8 @@ fn push_folded(statuses: &mut Vec<String>, status: &str) {
 pub(crate) fn section(
     listening: String,
     scheme: &str,
-    (events, not_kept): (Vec<Received>, usize),
+    events: Vec<Received>,
+    not_kept: usize,
     exchanges: &[Exchange],
 ) -> WebhooksSection {
     let mut claims: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
@@ -126,7 +127,7 @@ mod tests {
         }))
         .unwrap();
         let forged = vec![received("BN1", "ACCEPTED", Verdict::Rejected)];
-        section(String::new(), "github", (forged, 0), &[exchange])
+        section(String::new(), "github", forged, 0, &[exchange])
     }
 
     #[test]
@@ -137,12 +138,7 @@ mod tests {
             received("BN1", "REFUNDED", Verdict::Rejected),
             received("BN1", "REFUNDABLE", Verdict::Accepted),
         ];
-        let section = section(
-            "http://127.0.0.1:1".into(),
-            "provider-docs",
-            (events, 0),
-            &[],
-        );
+        let section = section("http://127.0.0.1:1".into(), "provider-docs", events, 0, &[]);
         assert_eq!(section.received, 4);
         assert_eq!(section.rejected, 1);
         assert_eq!(section.claims.len(), 1);

@@ -3,9 +3,8 @@
 
 mod lines;
 mod order;
+mod read;
 pub(crate) mod writer;
 
-pub(crate) use lines::{
-    Archive, EXCHANGE_TAG, FILE_NAME, FlowSummary, Journal, Line, ReadError, STEP_TAG, each_line,
-    parse_line, read_numbered,
-};
+pub(crate) use lines::{EXCHANGE_TAG, FILE_NAME, FlowSummary, Journal, Line, STEP_TAG, parse_line};
+pub(crate) use read::{Archive, ReadError, each_line, read_numbered};

@@ -129,7 +129,7 @@ mod tests {
     }
 
     fn recorded_through(journal: Journal) -> crate::evidence::collect::Recorded {
-        let recording = Recording::new(journal, (Vec::new(), Vec::new()), Vec::new());
+        let recording = Recording::new(journal, Vec::new(), Vec::new(), Vec::new());
         recording
             .events
             .emit(RunEvent::ExchangeFinished(exchange()));

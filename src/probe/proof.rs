@@ -26,6 +26,13 @@ pub(super) fn text(value: &Value) -> String {
     as_text(value).unwrap_or_else(|| value.to_string())
 }
 
+/// The value a call's success proves a capture for: the operation whose answer gives it, and
+/// its name there.
+#[derive(Clone, Copy)]
+pub(super) struct Proves<'a> {
+    pub op: Operation,
+    pub name: &'a str,
+}
 impl Prober {
     /// Sends `op` with each value to try until one is accepted; the accepted try's capture
     /// (if it was a candidate) and its answer, else the last refusal.
@@ -53,12 +60,12 @@ impl Prober {
         &mut self,
         mut call: CallReport,
         outcome: Result<(Option<CaptureSpec>, Answer), Option<Answer>>,
-        proves: (Operation, &str),
+        proves: Proves<'_>,
         what: &str,
     ) -> Result<bool, Stop> {
         match outcome {
             Ok((path, answer)) => {
-                self.prove(&mut call, proves.0, proves.1, path, &answer)?;
+                self.prove(&mut call, proves.op, proves.name, path, &answer)?;
                 self.done(call, &answer);
                 Ok(true)
             }

@@ -4,13 +4,27 @@
 
 use serde_json::{Value, json};
 
-use super::proof::{Tries, text, tries};
+use super::proof::{Proves, Tries, text, tries};
 use super::{Answer, CallReport, Prober, Stop, report, with_product_type};
 use crate::datagen::{Booking, Generator, Mutation, Sign};
 use crate::endpoints::CaptureSpec;
 use crate::endpoints::context::{Known, call_context};
 use crate::engine::tolerant;
 use crate::models::{ClaimRequest, Envelope, Operation, WITHDRAWAL};
+
+/// The values a call's success proves a capture for.
+const QUOTE_ID: Proves<'static> = Proves {
+    op: Operation::Quote,
+    name: "id",
+};
+const QUOTE_REFERENCE: Proves<'static> = Proves {
+    op: Operation::Quote,
+    name: "reference",
+};
+const CONTRACT_ID: Proves<'static> = Proves {
+    op: Operation::ReadContracts,
+    name: "contract_id",
+};
 
 impl Prober {
     pub(crate) async fn run(&mut self, generator: &Generator) -> Result<(), Stop> {
@@ -88,7 +102,7 @@ impl Prober {
             .await?;
         let by_id = self.endpoints.path_template(Operation::QuoteDeletion);
         if outcome.is_ok() || !by_id.contains("quote.id") {
-            self.settle(call, outcome, (Operation::Quote, "id"), "the quote's id")?;
+            self.settle(call, outcome, QUOTE_ID, "the quote's id")?;
             return Ok(());
         }
         let by_reference = by_id.replace("quote.id", "quote.reference");
@@ -115,12 +129,7 @@ impl Prober {
         } else {
             self.restore_path(learned)?;
         }
-        self.settle(
-            call,
-            outcome,
-            (Operation::Quote, "reference"),
-            "the quote's reference",
-        )?;
+        self.settle(call, outcome, QUOTE_REFERENCE, "the quote's reference")?;
         Ok(())
     }
 
@@ -148,12 +157,7 @@ impl Prober {
                 },
             )
             .await?;
-        self.settle(
-            call,
-            outcome,
-            (Operation::Quote, "reference"),
-            "the quote's reference",
-        )
+        self.settle(call, outcome, QUOTE_REFERENCE, "the quote's reference")
     }
 
     /// GET the contracts: the contract ids to try, and the claim status read (or proven).
@@ -241,12 +245,7 @@ impl Prober {
                 (context, Some(body))
             })
             .await?;
-        self.settle(
-            call,
-            outcome,
-            (Operation::Quote, "id"),
-            "the update quote's id",
-        )?;
+        self.settle(call, outcome, QUOTE_ID, "the update quote's id")?;
         Ok(())
     }
 
@@ -317,8 +316,7 @@ impl Prober {
             );
             claimed = Some(status.ok().as_ref().map(text));
         }
-        let contract_id = (Operation::ReadContracts, "contract_id");
-        self.settle(call, outcome, contract_id, "the contract id")?;
+        self.settle(call, outcome, CONTRACT_ID, "the contract id")?;
         Ok(claimed)
     }
 

@@ -1,9 +1,10 @@
 //! Writes what a probe proved as a `ppcert.toml`: the user's own file edited in place (every
 //! table, key and comment it had is kept, including tables probe knows nothing of), with the
 //! target, the dialect and every proven capture and path set, each with a comment saying what
-//! it was inferred from.
+//! it was inferred from; and the file written whole or not at all.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use toml_edit::{DocumentMut, Item, Table, Value};
 
@@ -169,6 +170,38 @@ fn capture_value(spec: &CaptureSpec) -> Value {
         .unwrap_or_else(|_| spec.describe().as_str().into())
 }
 
+/// Writes beside `path` then renames over it, so a failed write leaves no half file and a
+/// link planted meanwhile is replaced, not followed.
+pub(crate) fn write_new(path: &Path, text: &str, replace: bool) -> std::io::Result<()> {
+    use std::io::Write as _;
+    if !replace {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        return file.write_all(text.as_bytes());
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let partial = dir.join(format!(".{name}.{}.partial", std::process::id()));
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&partial)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .and_then(|()| std::fs::rename(&partial, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,34 +274,17 @@ answer = 42
         {
             assert!(text.contains(kept), "lost {kept:?} in:\n{text}");
         }
-        assert!(
-            text.contains("base_url = \"https://new.example\""),
-            "{text}"
-        );
-        assert!(
-            text.contains("# inferred: subscription was refused\ndialect = \"provider-docs\""),
-            "{text}"
-        );
-        assert!(
-            text.contains("reference = \"$.result.quote_ref\""),
-            "{text}"
-        );
-        assert!(
-            text.contains("# inferred: proven: a subscription used it\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("contract_id = { header = \"Location\""),
-            "{text}"
-        );
-        assert!(
-            text.contains("path = \"/quotes/{{ quote.id }}/\""),
-            "{text}"
-        );
-        assert!(
-            text.contains("# bundle = \"Silver\"   # one of: Silver, Gold"),
-            "{text}"
-        );
+        for written in [
+            "base_url = \"https://new.example\"",
+            "# inferred: subscription was refused\ndialect = \"provider-docs\"",
+            "reference = \"$.result.quote_ref\"",
+            "# inferred: proven: a subscription used it\n",
+            "contract_id = { header = \"Location\"",
+            "path = \"/quotes/{{ quote.id }}/\"",
+            "# bundle = \"Silver\"   # one of: Silver, Gold",
+        ] {
+            assert!(text.contains(written), "no {written:?} in:\n{text}");
+        }
         // Written again over itself, the header is not repeated and nothing is lost.
         let again =
             config_text(Some(&text), &learned, Some("https://new.example"), "later").unwrap();

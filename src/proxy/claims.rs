@@ -96,23 +96,9 @@ impl ClaimWatch {
             }
             _ => None,
         };
-        let Some((Some(status), from)) = read else {
-            return;
-        };
-        let request = serde_json::from_slice(&forwarded.request_body).ok();
-        forwarded
-            .checks
-            .push(match ClaimStatus::from(status.clone()) {
-                ClaimStatus::ManualVerificationNeeded => {
-                    Check::fail("not_flagged", flagged_reason(request.as_ref(), environment))
-                }
-                other => Check::pass("not_flagged", format!("claim status {other}")),
-            });
-        forwarded.reads.push(ValueRead {
-            name: "claim_status".into(),
-            value: Some(status),
-            from: format!("built-in: {from}"),
-        });
+        if let Some((Some(status), from)) = read {
+            record_status(forwarded, status, &from, environment);
+        }
     }
 
     /// The claims whose status nothing showed: booking, contract and the partner's token.
@@ -152,9 +138,11 @@ impl ClaimWatch {
     pub(crate) async fn confirming_read(
         &self,
         client: &reqwest::Client,
-        (booking, url): (&str, String),
+        booking: &str,
+        url: String,
         token: &Secret,
-        (success, environment): (crate::endpoints::SuccessRule, Environment),
+        success: crate::endpoints::SuccessRule,
+        environment: Environment,
     ) -> Forwarded {
         let mut headers = HeaderMap::new();
         if let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", token.expose())) {
@@ -203,4 +191,23 @@ impl ClaimWatch {
         self.observe(&recognised, &mut forwarded, token, environment);
         forwarded
     }
+}
+
+/// A claim status read from an answer: its value among the exchange's reads, and a failed
+/// `not_flagged` check when the provider flagged the claim for manual verification.
+fn record_status(forwarded: &mut Forwarded, status: String, from: &str, environment: Environment) {
+    let request = serde_json::from_slice(&forwarded.request_body).ok();
+    forwarded
+        .checks
+        .push(match ClaimStatus::from(status.clone()) {
+            ClaimStatus::ManualVerificationNeeded => {
+                Check::fail("not_flagged", flagged_reason(request.as_ref(), environment))
+            }
+            other => Check::pass("not_flagged", format!("claim status {other}")),
+        });
+    forwarded.reads.push(ValueRead {
+        name: "claim_status".into(),
+        value: Some(status),
+        from: format!("built-in: {from}"),
+    });
 }

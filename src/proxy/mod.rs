@@ -4,6 +4,7 @@
 //! and the session's rules, recorded like a run's exchange, and counted in the ledger.
 
 mod claims;
+pub(crate) mod command;
 pub(crate) mod exchange;
 mod json;
 pub(crate) mod routes;
@@ -198,10 +199,8 @@ impl Proxy {
     /// At the session's end: one read of the contracts of each booking whose claim's status
     /// the partner's traffic never showed, recorded like the partner's own exchanges.
     pub(crate) async fn confirm_claims(&self) {
-        let rule = (
-            self.routes.success(Operation::ReadContracts),
-            self.rules.environment(),
-        );
+        let success = self.routes.success(Operation::ReadContracts);
+        let environment = self.rules.environment();
         for (booking, token) in self.claims.unread() {
             let Some(url) = (self.claims).contracts_url(&booking, &self.upstream, &self.routes)
             else {
@@ -211,8 +210,14 @@ impl Proxy {
                 );
                 continue;
             };
-            let read =
-                (self.claims).confirming_read(&self.client, (&booking, url), &token, rule.clone());
+            let read = (self.claims).confirming_read(
+                &self.client,
+                &booking,
+                url,
+                &token,
+                success.clone(),
+                environment,
+            );
             self.record(read.await, &token);
         }
     }

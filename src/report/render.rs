@@ -43,7 +43,8 @@ fn environment() -> Environment<'static> {
 
 fn render_template(
     name: &str,
-    (evidence, pass): (&Evidence, &Pass),
+    evidence: &Evidence,
+    pass: &Pass,
     with_exchanges: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -64,7 +65,7 @@ fn render_with(
     pass: Option<&Pass>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let template = match format {
+    let (template, with_exchanges) = match format {
         Format::Html => ("report.html.j2", true),
         Format::Md => ("report.md.j2", false),
         Format::Junit if view::partner_traffic(evidence) => {
@@ -73,7 +74,7 @@ fn render_with(
         Format::Junit => return junit::render(evidence, out),
     };
     let pass = pass.ok_or_else(|| std::io::Error::other("no pass over the exchanges"))?;
-    render_template(template.0, (evidence, pass), template.1, out)
+    render_template(template, evidence, pass, with_exchanges, out)
 }
 
 /// Renders `formats` into `dir` and refreshes the manifest. The exchanges are read once for

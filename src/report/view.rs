@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::failures::Failure;
 use super::pass::{Latency, Pass, Sampler};
 use super::timeline::{self, Mark, Timeline};
-use crate::engine::FlowStatus;
 use crate::evidence::Evidence;
+use crate::record::FlowStatus;
 use crate::record::{Body, Exchange, Outcome};
 use crate::timestamp::Timestamp;
 

@@ -301,7 +301,8 @@ mod tests {
         let section = crate::evidence::webhooks::section(
             String::new(),
             "github",
-            (listener.received(), listener.not_kept()),
+            listener.received(),
+            listener.not_kept(),
             &[],
         );
         assert_eq!(section.received, MAX_KEPT_DELIVERIES + 3);

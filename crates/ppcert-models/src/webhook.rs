@@ -335,6 +335,11 @@ mod tests {
                 Err(Refusal::MissingSignature(_))
             ));
         }
+    }
+
+    #[test]
+    fn a_standard_webhooks_signature_too_old_is_refused_as_stale() {
+        let body = br#"{"event":"claim.updated","data":{"claim":{"status":"ACCEPTED"}}}"#;
         let good = headers(sign(
             Scheme::StandardWebhooks,
             b"s3cret",

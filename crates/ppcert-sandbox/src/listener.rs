@@ -88,13 +88,7 @@ pub async fn serve_tls(
         .layer(axum::middleware::from_fn_with_state(limits, bounded_body))
         .layer(axum::middleware::from_fn(json_errors));
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    // Accepted connections not yet served: bounded too, so a flood of silent ones waits in
-    // the kernel's backlog instead of taking every file descriptor.
-    let accepted = Arc::new(Semaphore::new(
-        (limits.max_connections.max(1))
-            .saturating_mul(WAITING_PER_SLOT)
-            .max(MIN_WAITING),
-    ));
+    let accepted = waiting_room(limits);
     let (closing, closed) = watch::channel(false);
     let mut connections = JoinSet::new();
     tokio::pin!(stop);
@@ -120,37 +114,14 @@ pub async fn serve_tls(
         while connections.try_join_next().is_some() {}
         // Small answers must not wait for Nagle's algorithm.
         let _ = tcp.set_nodelay(true);
-        let router = router.clone();
-        let mut closed = closed.clone();
-        let permits = permits.clone();
-        let acceptor = acceptor.clone();
-        connections.spawn(async move {
-            // A slot is taken once a request starts: a silent connection never holds one.
-            let started = tokio::select! {
-                started = linger::first_byte(&tcp, limits.header_timeout) => started,
-                _ = closed.wait_for(|closed| *closed) => false,
-            };
-            if !started {
-                return;
-            }
-            let permit = tokio::select! {
-                permit = permits.acquire_owned() => permit,
-                _ = closed.wait_for(|closed| *closed) => return,
-            };
-            drop(waiting);
-            match acceptor {
-                None => connection(tcp, router, limits.header_timeout, closed).await,
-                Some(acceptor) => {
-                    let handshake = acceptor.accept(tcp);
-                    if let Ok(Ok(tls)) =
-                        tokio::time::timeout(limits.header_timeout, handshake).await
-                    {
-                        tls_connection(tls, router, limits.header_timeout, closed).await;
-                    }
-                }
-            }
-            drop(permit);
-        });
+        let slot = Slot {
+            router: router.clone(),
+            limits,
+            permits: permits.clone(),
+            acceptor: acceptor.clone(),
+            closed: closed.clone(),
+        };
+        connections.spawn(serve_accepted(tcp, waiting, slot));
     }
     drop(listener);
     let _ = closing.send(true);
@@ -159,6 +130,64 @@ pub async fn serve_tls(
         connections.shutdown().await;
     }
     Ok(())
+}
+
+/// Accepted connections not yet served: bounded too, so a flood of silent ones waits in the
+/// kernel's backlog instead of taking every file descriptor.
+fn waiting_room(limits: Limits) -> Arc<Semaphore> {
+    Arc::new(Semaphore::new(
+        (limits.max_connections.max(1))
+            .saturating_mul(WAITING_PER_SLOT)
+            .max(MIN_WAITING),
+    ))
+}
+
+/// What an accepted connection's task shares with its listener.
+struct Slot {
+    router: Router,
+    limits: Limits,
+    /// The connection limit: a slot each connection takes at its first byte.
+    permits: Arc<Semaphore>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    closed: watch::Receiver<bool>,
+}
+
+/// One accepted connection, holding its place among the `waiting` until it starts a request.
+async fn serve_accepted(
+    tcp: tokio::net::TcpStream,
+    waiting: tokio::sync::OwnedSemaphorePermit,
+    slot: Slot,
+) {
+    let Slot {
+        router,
+        limits,
+        permits,
+        acceptor,
+        mut closed,
+    } = slot;
+    // A slot is taken once a request starts: a silent connection never holds one.
+    let started = tokio::select! {
+        started = linger::first_byte(&tcp, limits.header_timeout) => started,
+        _ = closed.wait_for(|closed| *closed) => false,
+    };
+    if !started {
+        return;
+    }
+    let permit = tokio::select! {
+        permit = permits.acquire_owned() => permit,
+        _ = closed.wait_for(|closed| *closed) => return,
+    };
+    drop(waiting);
+    match acceptor {
+        None => connection(tcp, router, limits.header_timeout, closed).await,
+        Some(acceptor) => {
+            let handshake = acceptor.accept(tcp);
+            if let Ok(Ok(tls)) = tokio::time::timeout(limits.header_timeout, handshake).await {
+                tls_connection(tls, router, limits.header_timeout, closed).await;
+            }
+        }
+    }
+    drop(permit);
 }
 
 /// One HTTP/1.1 connection, closed gracefully (after its current request) once `closed` says so;

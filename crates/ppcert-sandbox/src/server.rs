@@ -192,20 +192,7 @@ fn router(shared: Arc<Shared>) -> Router {
             get(handlers::contracts),
         )
         .route("/contracts/{contract_id}/claims", post(handlers::claim));
-    let api = match shared.options.dialect {
-        _ if shared.options.quirks.flight_status_put => api.route(
-            quirks::FLIGHT_STATUS_PATH,
-            put(quirks::report_flight_status),
-        ),
-        ApiDialect::Spec => api.route(
-            "/flight-cancellations",
-            post(handlers::report_flight_cancellation),
-        ),
-        ApiDialect::ProviderDocs => api.route(
-            "/flights/{airline}/{number}/{local_date}/{origin}/statuses",
-            post(handlers::report_flight_status),
-        ),
-    };
+    let api = with_flight_call(api, &shared);
     let api = api
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
@@ -247,6 +234,24 @@ fn router(shared: Arc<Shared>) -> Router {
             transport::compress,
         ))
         .with_state(shared)
+}
+
+/// The flight-cancellation call: the quirk's `PUT` when asked, else the dialect's own.
+fn with_flight_call(api: Router<Arc<Shared>>, shared: &Shared) -> Router<Arc<Shared>> {
+    match shared.options.dialect {
+        _ if shared.options.quirks.flight_status_put => api.route(
+            quirks::FLIGHT_STATUS_PATH,
+            put(quirks::report_flight_status),
+        ),
+        ApiDialect::Spec => api.route(
+            "/flight-cancellations",
+            post(handlers::report_flight_cancellation),
+        ),
+        ApiDialect::ProviderDocs => api.route(
+            "/flights/{airline}/{number}/{local_date}/{origin}/statuses",
+            post(handlers::report_flight_status),
+        ),
+    }
 }
 
 /// Every answer says it comes from ppcert's sandbox, so a run can never take it for staging,

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::commands::bundle::{new_bundle_dir, open_journal};
-use crate::commands::resume::{Journaled, Previous};
 use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
 use crate::config::RunConfig;
@@ -17,6 +16,7 @@ use crate::datagen::{Generator, run_id};
 use crate::engine::{self, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared, Tokens};
 use crate::error::Failure;
 use crate::evidence::collect::Recording;
+use crate::evidence::resume::{Journaled, Previous};
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::models::Operation;
 use crate::output::{OutputMode, Progress};
@@ -71,7 +71,7 @@ pub(super) fn begin(
         &planned(&instances, config),
         instances.len(),
     ));
-    let recording = Recording::new(journal, (exchanges, steps), vec![progress.clone()]);
+    let recording = Recording::new(journal, exchanges, steps, vec![progress.clone()]);
     // Requests a dead run had in flight go on the record before anything new is sent.
     for exchange in in_flight {
         recording

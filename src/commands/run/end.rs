@@ -4,12 +4,13 @@ use super::begin::Session;
 use crate::commands::bundle::publish;
 use crate::commands::run_webhooks::RunReceiver;
 use crate::config::{RunConfig, Target};
-use crate::engine::{FlowResult, FlowStatus, GateState};
+use crate::engine::GateState;
 use crate::error::{FirstCall, RunOutcome, run_exit_code};
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Evidence, RunInfo};
 use crate::journal;
 use crate::output::OutputMode;
+use crate::record::{FlowResult, FlowStatus};
 use crate::sandbox::Sandbox;
 use crate::timestamp::Timestamp;
 

@@ -7,13 +7,13 @@ mod end;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::resume::{Previous, read_previous};
 use super::run_webhooks::RunReceiver;
 use super::target::Opened;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
 use crate::engine::{self, Shared};
 use crate::error::Failure;
+use crate::evidence::resume::{Previous, read_previous};
 use crate::output::{OutputMode, ProgressMode};
 use crate::sandbox::SandboxOptions;
 use begin::{Plan, Session};
@@ -94,26 +94,46 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     )
     .await;
     if code == crate::exit_codes::INTERRUPTED {
-        match &args.dossier {
-            // The narrowed scenario is the dossier's to compute again, not the journal's.
-            Some(dossier) => crate::console::tell!(
-                "to finish: run with --dossier {} again; it sends only what is still missing",
-                shell_word(dossier)
-            ),
-            None => crate::console::tell!("{}", resume_command(&args, &config, &dir)),
-        }
+        tell_how_to_finish(&args, &config, &dir);
     }
-    let code = match &signer {
+    let code = sign_bundle(signer.as_ref(), &dir, code, &mode)?;
+    match &args.dossier {
+        Some(dossier) => super::dossier_run::join(dossier, &dir, code, signer.as_ref()),
+        None => Ok(code),
+    }
+}
+
+/// After an interrupted run, the command that finishes it.
+fn tell_how_to_finish(args: &RunArgs, config: &RunConfig, dir: &std::path::Path) {
+    match &args.dossier {
+        // The narrowed scenario is the dossier's to compute again, not the journal's.
+        Some(dossier) => crate::console::tell!(
+            "to finish: run with --dossier {} again; it sends only what is still missing",
+            shell_word(dossier)
+        ),
+        None => crate::console::tell!("{}", resume_command(args, config, dir)),
+    }
+}
+
+/// Signs the bundle when a key was given (an unsigned bundle where a signed one was asked for
+/// is a bundle not written); without one, warns of an attestation the session made stale.
+fn sign_bundle(
+    signer: Option<&ed25519_dalek::SigningKey>,
+    dir: &std::path::Path,
+    code: u8,
+    mode: &OutputMode,
+) -> Result<u8, Failure> {
+    match signer {
         Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
             // An unsigned bundle where a signed one was asked for is a bundle not written. A
             // resumed run rewrote its bundle: the earlier attestation is replaced.
-            let (path, fingerprint) = super::attest::sign_dir(&dir, key, true)
+            let (path, fingerprint) = super::attest::sign_dir(dir, key, true)
                 .map_err(|failure| Failure::NotSigned(Box::new(failure)))?;
             // On stderr: with --json, stdout holds the summary object alone.
             if mode.progress != ProgressMode::Quiet {
                 crate::console::tell!("signed: {} (key SHA256:{fingerprint})", path.display());
             }
-            code
+            Ok(code)
         }
         _ => {
             let stale = dir.join(crate::report::manifest::ATTESTATION);
@@ -124,12 +144,8 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
                     dir.display()
                 );
             }
-            code
+            Ok(code)
         }
-    };
-    match &args.dossier {
-        Some(dossier) => super::dossier_run::join(dossier, &dir, code, signer.as_ref()),
-        None => Ok(code),
     }
 }
 

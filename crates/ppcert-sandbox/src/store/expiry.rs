@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::model::{QuoteState, Store};
+use super::model::{QuoteState, Retired, Store};
 
 /// How long an unused quote stays valid.
 pub const QUOTE_VALIDITY_HOURS: i64 = 72;
@@ -43,16 +43,30 @@ impl Store {
             if !still_open {
                 self.expiry.order.pop_front();
             } else if expires_at(created) <= now {
-                self.retire(counter, &id, (expires_at(created), false));
+                self.retire(
+                    counter,
+                    &id,
+                    Retired {
+                        at: expires_at(created),
+                        by_limit: false,
+                    },
+                );
             } else if self.expiry.open > self.expiry.max_open {
-                self.retire(counter, &id, (now, true));
+                self.retire(
+                    counter,
+                    &id,
+                    Retired {
+                        at: now,
+                        by_limit: true,
+                    },
+                );
             } else {
                 break;
             }
         }
     }
 
-    fn retire(&mut self, counter: u64, id: &str, why: (DateTime<Utc>, bool)) {
+    fn retire(&mut self, counter: u64, id: &str, why: Retired) {
         self.expiry.order.pop_front();
         self.expiry.open = self.expiry.open.saturating_sub(1);
         self.quotes.remove(id);
@@ -88,9 +102,9 @@ impl Store {
 
     /// Why `handle` (an id or a reference) names no quote any more, if it expired.
     pub(super) fn expired(&self, handle: &str) -> Option<String> {
-        let (at, by_limit) = self.expiry.tombstones.get(&self.quote_counter(handle)?)?;
-        let at = at.to_rfc3339();
-        Some(if *by_limit {
+        let retired = self.expiry.tombstones.get(&self.quote_counter(handle)?)?;
+        let at = retired.at.to_rfc3339();
+        Some(if retired.by_limit {
             let max = self.expiry.max_open;
             format!(
                 "expired at {at}: more than {max} unused quotes were held and it was the oldest"

@@ -130,10 +130,17 @@ pub(super) struct Expiry {
     pub(super) order: VecDeque<(u64, DateTime<Utc>)>,
     pub(super) open: usize,
     pub(super) max_open: usize,
-    /// Retired quote's id counter → when, and whether by the limit (else by age). The message
-    /// is written only when someone uses the quote.
-    pub(super) tombstones: HashMap<u64, (DateTime<Utc>, bool)>,
+    /// Retired quote's id counter → when and why. The message is written only when someone
+    /// uses the quote.
+    pub(super) tombstones: HashMap<u64, Retired>,
     pub(super) tomb_order: VecDeque<u64>,
+}
+
+/// When a quote was retired, and whether by the limit of open quotes (else by age).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Retired {
+    pub(super) at: DateTime<Utc>,
+    pub(super) by_limit: bool,
 }
 
 impl Default for Expiry {

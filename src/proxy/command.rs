@@ -1,5 +1,5 @@
-//! `ppcert proxy -- COMMAND`: the partner's own test suite run through the proxy, so one command
-//! and one exit code gate a release on the partner's integration. COMMAND is started directly
+//! Supervising `ppcert proxy -- COMMAND`: the partner's own test suite run through the proxy,
+//! so one command and one exit code gate a release on the partner's integration. COMMAND is started directly
 //! (no shell), in its own process group, with the proxy's root in its environment; when it
 //! exits the proxy stops and the bundle is written. Ctrl-C, or every requirement met with
 //! `--stop-command-when-met`, ends it: a signal to its whole group first, SIGKILL after a grace
@@ -11,14 +11,13 @@ use std::io::IsTerminal;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
+use tokio::sync::Notify;
 
 use crate::cli::{DEFAULT_LISTEN, ProxyArgs};
 use crate::error::{Failure, Judgement, Refusal};
-use crate::proxy::Proxy;
 
 /// How long COMMAND has to end after the stop signal before it is killed (as `docker stop`).
 const GRACE: Duration = Duration::from_secs(10);
@@ -108,7 +107,7 @@ pub(crate) fn proxy_url(addr: SocketAddr, upstream: &str) -> String {
 /// Serves until COMMAND ends, then stops the proxy; how COMMAND ended, or why it could not start.
 pub(crate) async fn supervise<S>(
     session: Session<'_>,
-    proxy: Arc<Proxy>,
+    met: &Notify,
     serve: impl FnOnce(std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) -> S,
 ) -> Result<Ended, Failure>
 where
@@ -141,7 +140,7 @@ where
             return Err(failure);
         }
     };
-    let ended = watch(&mut child, interrupts, &proxy, &session).await;
+    let ended = watch(&mut child, interrupts, met, &session).await;
     let _ = stop.send(());
     drained(server).await;
     Ok(ended)
@@ -169,7 +168,7 @@ fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
     let child = command.spawn().map_err(|e| not_started(program, e))?;
     #[cfg(unix)]
     if let Group(Some(group)) = Group::of(&child) {
-        super::listening::kill_on_second_ctrl_c(group);
+        crate::ctrl_c::kill_on_second_ctrl_c(group);
     }
     Ok(child)
 }
@@ -187,7 +186,7 @@ fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
 async fn watch(
     child: &mut Child,
     mut interrupts: Interrupts,
-    proxy: &Proxy,
+    met: &Notify,
     session: &Session<'_>,
 ) -> Ended {
     let mut awaiting_met = session.until_met || session.stop_when_met;
@@ -202,14 +201,14 @@ async fn watch(
             _ = interrupts.received() => {
                 crate::console::tell!("interrupted: stopping COMMAND, then writing the bundle (Ctrl-C again to exit at once)");
                 // A second Ctrl-C meanwhile kills the group and exits in the signal handler
-                // (`listening::second_sigint_exits`).
+                // (`ctrl_c::second_sigint_exits`).
                 let group = Group::of(child);
                 stop(child, Signal::Interrupt).await;
                 // A shell's background jobs ignore SIGINT: what outlived COMMAND goes too.
                 group.signal(Signal::Kill);
                 return Ended::Interrupted;
             }
-            _ = proxy.met.notified(), if awaiting_met => {
+            _ = met.notified(), if awaiting_met => {
                 if session.stop_when_met {
                     crate::console::tell!("every requirement is met: stopping COMMAND, then writing the bundle");
                     let group = Group::of(child);
@@ -236,7 +235,7 @@ impl Interrupts {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
-            super::listening::second_sigint_exits();
+            crate::ctrl_c::second_sigint_exits();
             let signals = signal(SignalKind::interrupt())
                 .and_then(|int| Ok((int, signal(SignalKind::terminate())?)));
             if let Err(e) = &signals {

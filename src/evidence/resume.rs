@@ -1,14 +1,14 @@
-//! `ppcert run --resume`: read an interrupted run's journal back, so the run continues where
-//! it stopped instead of sending again what the server already holds.
+//! An interrupted run read back from its journal for `ppcert run --resume`, so the run
+//! continues where it stopped instead of sending again what the server already holds.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::Path;
 
+use super::model::{RunInfo, TargetInfo};
 use crate::config::{Recorded, ResumeError};
 use crate::engine::FlowInstance;
 use crate::error::Failure;
-use crate::evidence::{RunInfo, TargetInfo};
 use crate::journal::{self, Line};
 use crate::models::Operation;
 use crate::record::{Delivery, Exchange, Expectation, Outcome, RequestRecord, StepEvent};

@@ -1,0 +1,156 @@
+//! The run's progress on stderr, as a subscriber of its events: one bar per requirement on a
+//! terminal, a line per finished flow otherwise.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::mode::{OutputMode, ProgressMode};
+use crate::console::printable;
+use crate::engine::{RunEvent, Subscriber};
+use crate::models::Operation;
+use crate::record::StepStatus;
+
+/// Shows the run's progress: one bar per requirement, or a line per finished flow.
+pub(crate) struct Progress {
+    mode: OutputMode,
+    bars: BTreeMap<Operation, ProgressBar>,
+    /// Per operation: (failed, in flight).
+    tallies: Mutex<BTreeMap<Operation, (u64, i64)>>,
+    multi: Option<MultiProgress>,
+    flows_done: Mutex<(usize, usize)>,
+}
+
+impl Progress {
+    /// `targets`: each required operation with how many successes the run plans.
+    pub(crate) fn new(mode: OutputMode, targets: &[(Operation, u64)], flows: usize) -> Progress {
+        let mut bars = BTreeMap::new();
+        let multi = (mode.progress == ProgressMode::Bars)
+            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        if let Some(multi) = &multi {
+            let style = ProgressStyle::with_template("{prefix:>20} [{bar:30}] {pos}/{len} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
+            for (operation, planned) in targets {
+                let bar = multi.add(
+                    ProgressBar::new(*planned)
+                        .with_style(style.clone())
+                        .with_prefix(operation.as_str()),
+                );
+                // Drawn from the start, not from the first success.
+                bar.tick();
+                bars.insert(*operation, bar);
+            }
+        }
+        Progress {
+            mode,
+            bars,
+            tallies: Mutex::new(BTreeMap::new()),
+            multi,
+            flows_done: Mutex::new((0, flows)),
+        }
+    }
+
+    /// An exchange: the bar of its operation when the provider counts it, the failures and
+    /// calls in flight beside it, and with `-v` its line (`POST https://… → 201 (84 ms)`).
+    fn exchange(&self, exchange: &crate::record::Exchange) {
+        let counted = exchange.counts_as_success();
+        // A counted kind's final attempt that did not succeed (the ledger's `failed`).
+        let failed =
+            !counted && !exchange.retried && !exchange.poll && exchange.expectation.is_acceptance();
+        let last_attempt = !exchange.retried;
+        if counted && let Some(bar) = self.bars.get(&exchange.operation) {
+            bar.inc(1);
+        }
+        self.tally(
+            exchange.operation,
+            u64::from(failed),
+            -i64::from(last_attempt),
+        );
+        if !self.mode.verbose || self.mode.progress == ProgressMode::Quiet {
+            return;
+        }
+        let answer = match (&exchange.response, &exchange.error) {
+            (Some(response), _) => response.status.to_string(),
+            (None, Some(error)) => format!("no answer: {}", printable(error)),
+            (None, None) => "no answer".into(),
+        };
+        // Named by flow instance and step, so concurrent flows' lines can be told apart.
+        let line = format!(
+            "{} › {}: {} {} → {answer} ({} ms)",
+            exchange.flow, exchange.step, exchange.method, exchange.url, exchange.duration_ms
+        );
+        match &self.multi {
+            Some(multi) => {
+                let _ = multi.println(line);
+            }
+            None => crate::console::tell!("{line}"),
+        }
+    }
+}
+
+impl Subscriber for Progress {
+    fn on(&self, event: &RunEvent) {
+        match event {
+            RunEvent::Sending { operation, .. } => self.tally(*operation, 0, 1),
+            RunEvent::ExchangeFinished(exchange) => self.exchange(exchange),
+            RunEvent::FlowFinished {
+                label,
+                status,
+                steps,
+                reason,
+            } => {
+                let (done, total) = {
+                    let mut guard = self.flows_done.lock().unwrap_or_else(|e| e.into_inner());
+                    guard.0 += 1;
+                    *guard
+                };
+                if self.mode.progress == ProgressMode::Lines {
+                    let word = match status {
+                        StepStatus::Passed => "passed",
+                        StepStatus::Failed => "FAILED",
+                        StepStatus::Skipped => "stopped",
+                    };
+                    // A reason quotes the server's words: escaped, so a hostile staging
+                    // cannot forge console lines or colours.
+                    let why = reason
+                        .as_deref()
+                        .map(|r| format!(": {}", printable(r)))
+                        .unwrap_or_default();
+                    crate::console::tell!("[{done}/{total}] {label} {word} ({steps} steps){why}");
+                }
+            }
+            RunEvent::StepStarted { .. } | RunEvent::StepFinished(_) => {}
+        }
+    }
+}
+
+impl Progress {
+    /// Counts failures and calls in flight for `operation`, and shows them beside its bar.
+    fn tally(&self, operation: Operation, failed: u64, in_flight: i64) {
+        let Some(bar) = self.bars.get(&operation) else {
+            return;
+        };
+        let mut tallies = self.tallies.lock().unwrap_or_else(|e| e.into_inner());
+        let (failures, flying) = tallies.entry(operation).or_default();
+        *failures += failed;
+        *flying = (*flying + in_flight).max(0);
+        let mut message = Vec::new();
+        if *flying > 0 {
+            message.push(format!("{flying} in flight"));
+        }
+        if *failures > 0 {
+            message.push(format!("{failures} failed"));
+        }
+        bar.set_message(message.join(", "));
+    }
+
+    /// Leaves each bar where the run left it: `finish()` would fill it to N/N whatever
+    /// succeeded.
+    pub(crate) fn finish(&self) {
+        for bar in self.bars.values() {
+            bar.abandon();
+        }
+    }
+}
