@@ -1,14 +1,12 @@
 //! Opening a command's target: the embedded sandbox on an ephemeral loopback port (with its own
 //! token), or the remote API with the partner's token.
 
-use std::time::Duration;
-
 use std::sync::Arc;
 
-use crate::config::{Target, TokenSource};
+use crate::config::{RetryPolicy, Target, TokenSource};
 use crate::engine::Tokens;
 use crate::error::Failure;
-use crate::sandbox::{ApiDialect, Sandbox, SandboxOptions};
+use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::secret::Secret;
 
 pub(crate) struct Opened<Token = TokenSource> {
@@ -35,30 +33,9 @@ impl Credential for () {
     fn from_sandbox(_: Secret) -> Self {}
 }
 
-/// The embedded sandbox enforces the dialect a run speaks, where it knows it.
-pub(crate) fn sandbox_dialect(dialect: &str) -> ApiDialect {
-    if dialect == "provider-docs" {
-        ApiDialect::ProviderDocs
-    } else {
-        ApiDialect::Spec
-    }
-}
-
+/// The target as `options` say (from the config: `Staging::embedded_sandbox`), or the remote
+/// API: the one place a command's embedded sandbox starts.
 pub(crate) async fn open<Token: Credential>(
-    target: &Target<Token>,
-    claim_step: Duration,
-    dialect: ApiDialect,
-) -> Result<Opened<Token>, Failure> {
-    let options = SandboxOptions {
-        claim_step,
-        dialect,
-        ..SandboxOptions::default()
-    };
-    open_with(target, options).await
-}
-
-/// As [`open`], with every option of the embedded sandbox given (a run's webhooks).
-pub(crate) async fn open_with<Token: Credential>(
     target: &Target<Token>,
     options: SandboxOptions,
 ) -> Result<Opened<Token>, Failure> {
@@ -90,10 +67,10 @@ pub(crate) async fn tokens(
     staging: &crate::config::Staging,
     source: &TokenSource,
 ) -> Result<Arc<Tokens>, Failure> {
+    let http = staging.http()?;
     let tokens = if let TokenSource::Static { token, file: None } = source {
-        Tokens::fixed(token.clone())
+        Tokens::fixed(token.clone(), http)
     } else {
-        let http = http(staging)?;
         Tokens::start(source.clone(), http).await.map_err(|why| {
             Failure::token_rejected(format!("no token: {why} (nothing was sent to the API)"))
         })?
@@ -103,44 +80,18 @@ pub(crate) async fn tokens(
     Ok(tokens)
 }
 
-/// The HTTP client of the staging: its timeout, TLS roots and client certificate.
-pub(crate) fn http(staging: &crate::config::Staging) -> Result<reqwest::Client, Failure> {
-    crate::engine::client::http_client(
-        staging.timeout,
-        staging.cacert.as_deref(),
-        staging.identity.as_ref().map(|i| i.pem()),
-    )
-    .map_err(Failure::usage)
-}
-
-/// The API client every command talks to a staging with: the staging's timeout and TLS roots.
+/// The API client every command talks to a staging with: the staging's HTTP client (its
+/// timeout and TLS), the tokens, and the retry policy the command's config resolved.
 pub(crate) fn client(
     staging: &crate::config::Staging,
     base_url: &str,
     tokens: Arc<Tokens>,
-    retries: u32,
-) -> Result<crate::engine::ApiClient, Failure> {
-    client_with_backoff(
-        staging,
-        base_url,
-        tokens,
-        retries,
-        Duration::from_millis(500),
-    )
-}
-
-pub(crate) fn client_with_backoff(
-    staging: &crate::config::Staging,
-    base_url: &str,
-    tokens: Arc<Tokens>,
-    retries: u32,
-    backoff: Duration,
+    retry: RetryPolicy,
 ) -> Result<crate::engine::ApiClient, Failure> {
     Ok(crate::engine::ApiClient::new(
         base_url,
         tokens,
-        http(staging)?,
-        retries,
-        backoff,
+        staging.http()?,
+        retry,
     ))
 }

@@ -74,11 +74,7 @@ pub(crate) async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
             )));
         }
     }
-    crate::engine::client::install_crypto_provider();
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| Failure::usage(format!("cannot build an HTTP client: {e}")))?;
+    let client = crate::config::webhook_http()?;
     let graded = grade(&client, args.url.as_str(), cases(args.scheme, &secret)).await;
     crate::console::say!("{}", table(&graded).trim_end());
     write_junit(&args, &graded)?;

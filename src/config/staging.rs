@@ -1,7 +1,7 @@
 //! The staging as every command sees it: `run`, `probe`, `proxy` and `check-token` read
 //! `ppcert.toml` once and resolve the dialect, the `[endpoints.*]` definitions (rehearsed
 //! against the context each call gets), the request timeout and the TLS roots here, so they
-//! agree on what the staging is.
+//! agree on what the staging is (and `build.rs` builds their HTTP client from it).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -42,6 +42,8 @@ pub(crate) struct Staging {
     pub identity: Option<super::tls::ClientIdentity>,
     /// Values the templates read from the environment (`env.NAME`): scrubbed like the token.
     pub secrets: Vec<crate::secret::Secret>,
+    /// The HTTP client, once built (`Staging::http`, in `build.rs`).
+    pub(super) http: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl Staging {
@@ -68,6 +70,7 @@ impl Staging {
             cacert: tls::cacert(args, &file)?,
             identity: tls::client_identity(args, &file)?,
             secrets,
+            http: std::sync::OnceLock::new(),
             file,
             dialect,
             definitions,
