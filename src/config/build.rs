@@ -3,12 +3,13 @@
 //! sandbox's options. Every command asks for them, so `run`, `probe`, `proxy` and
 //! `check-token` cannot drift apart on any of them.
 
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use super::error::ConfigError;
 use super::file::FileConfig;
 use super::http::{self, Tls, Use};
-use super::{RunConfig, Staging};
+use super::staging::Staging;
 use crate::sandbox::{SandboxOptions, WebhookOptions};
 
 /// How long a claim stays in each status in the embedded sandbox: short, so runs that await
@@ -99,23 +100,20 @@ impl Staging {
             ..SandboxOptions::default()
         }
     }
-}
 
-impl RunConfig {
-    /// How the run's calls retry.
-    pub(crate) fn retry_policy(&self) -> RetryPolicy {
-        self.retry
-    }
-
-    /// The run's embedded sandbox: the staging's, delivering webhooks where the run listens,
-    /// keeping only the bookings the run's flows can still use.
-    pub(crate) fn embedded_sandbox(&self, webhooks: Option<WebhookOptions>) -> SandboxOptions {
+    /// A run's embedded sandbox: delivering webhooks where the run listens, keeping only the
+    /// bookings flows `concurrency` at a time can still use.
+    pub(crate) fn run_sandbox(
+        &self,
+        concurrency: NonZeroUsize,
+        webhooks: Option<WebhookOptions>,
+    ) -> SandboxOptions {
         SandboxOptions {
             webhooks,
-            max_bookings: (self.concurrency.get())
+            max_bookings: (concurrency.get())
                 .saturating_mul(EMBEDDED_BOOKINGS_PER_FLOW)
                 .max(EMBEDDED_MIN_BOOKINGS),
-            ..self.staging.embedded_sandbox()
+            ..self.embedded_sandbox()
         }
     }
 }

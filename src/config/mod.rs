@@ -255,6 +255,19 @@ impl RunConfig {
     pub(crate) fn environment(&self) -> Environment {
         self.target.environment()
     }
+
+    /// How the run's calls retry (`probe` narrows it to one retry).
+    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        self.retry
+    }
+
+    /// The run's embedded sandbox (see `Staging::run_sandbox`).
+    pub(crate) fn embedded_sandbox(
+        &self,
+        webhooks: Option<crate::sandbox::WebhookOptions>,
+    ) -> crate::sandbox::SandboxOptions {
+        self.staging.run_sandbox(self.concurrency, webhooks)
+    }
 }
 
 #[cfg(test)]
