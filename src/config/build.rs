@@ -123,3 +123,27 @@ impl Staging {
 pub(crate) fn webhook_http() -> Result<reqwest::Client, ConfigError> {
     Ok(http::client(Use::Anonymous, None, Tls::default())?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_retry_policy_takes_the_flags_then_the_file_then_the_defaults() {
+        let empty = super::super::parse_file("p.toml", "").unwrap();
+        let file = super::super::parse_file("p.toml", "[run]\nretries = 5\n").unwrap();
+        let default = RetryPolicy::resolve(None, None, &empty).unwrap();
+        assert_eq!((default.retries, default.backoff), (3, DEFAULT_BACKOFF));
+        assert_eq!(RetryPolicy::resolve(None, None, &file).unwrap().retries, 5);
+        let flags = RetryPolicy::resolve(Some(1), Some(10), &file).unwrap();
+        assert_eq!(
+            (flags.retries, flags.backoff),
+            (1, Duration::from_millis(10))
+        );
+        // Narrowed, the waits stay the command's: only the count changes.
+        assert_eq!(default.at_most(1).backoff, default.backoff);
+        assert_eq!(default.at_most(1).retries, 1);
+        assert_eq!(flags.at_most(2).retries, 1);
+        assert!(RetryPolicy::resolve(Some(1000), None, &empty).is_err());
+    }
+}
