@@ -1,64 +1,24 @@
-//! Opening a command's target: the embedded sandbox on an ephemeral loopback port (with its own
-//! token), or the remote API with the partner's token.
+//! A command's target, opened (`config/opened.rs`), and the engine's tokens and API client
+//! assembled from what the config hands out (the config may not import the engine).
 
 use std::sync::Arc;
 
-use crate::config::{RetryPolicy, Target, TokenSource};
+pub(crate) use crate::config::Opened;
+use crate::config::{Credential, RetryPolicy, Target, TokenSource};
 use crate::engine::Tokens;
 use crate::error::Failure;
-use crate::sandbox::{Sandbox, SandboxOptions};
-use crate::secret::Secret;
+use crate::sandbox::SandboxOptions;
 
-pub(crate) struct Opened<Token = TokenSource> {
-    /// Kept alive for as long as the command talks to it.
-    pub sandbox: Option<Sandbox>,
-    /// The API root, without a trailing slash.
-    pub base_url: String,
-    pub token: Token,
-}
-
-/// What a command authenticates with: its own token, or nothing when its client brings one.
-pub(crate) trait Credential: Clone {
-    /// The embedded sandbox's token, as this command holds it.
-    fn from_sandbox(token: Secret) -> Self;
-}
-
-impl Credential for TokenSource {
-    fn from_sandbox(token: Secret) -> Self {
-        TokenSource::from(token)
-    }
-}
-
-impl Credential for () {
-    fn from_sandbox(_: Secret) -> Self {}
-}
-
-/// The target as `options` say (from the config: `Staging::embedded_sandbox`), or the remote
-/// API: the one place a command's embedded sandbox starts.
+/// The target opened as the config says (`Target::open`), a sandbox that cannot start said
+/// before anything is sent.
 pub(crate) async fn open<Token: Credential>(
     target: &Target<Token>,
     options: SandboxOptions,
 ) -> Result<Opened<Token>, Failure> {
-    match target {
-        Target::Embedded => {
-            let sandbox = Sandbox::start(options)
-                .await
-                .map_err(|e| Failure::usage(format!("cannot start the embedded sandbox: {e}")))?;
-            let (base_url, token) = (sandbox.base_url(), Secret::new(sandbox.token()));
-            Ok(Opened {
-                sandbox: Some(sandbox),
-                base_url,
-                token: Token::from_sandbox(token),
-            })
-        }
-        Target::Remote {
-            base_url, token, ..
-        } => Ok(Opened {
-            sandbox: None,
-            base_url: base_url.as_str().trim_end_matches('/').to_string(),
-            token: token.clone(),
-        }),
-    }
+    target
+        .open(options)
+        .await
+        .map_err(|e| Failure::usage(format!("cannot start the embedded sandbox: {e}")))
 }
 
 /// The tokens of an opened target: the first one fetched from its source now, so a source
