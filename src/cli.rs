@@ -382,8 +382,8 @@ pub struct RunArgs {
     pub dossier: Option<PathBuf>,
     /// Reports to write besides evidence.json, the journal and the manifest (always written):
     /// html, md, junit, json [default: all].
-    #[arg(long, value_delimiter = ',', value_parser = crate::report::Format::parse, value_name = "LIST")]
-    pub format: Vec<Option<crate::report::Format>>,
+    #[arg(long, value_delimiter = ',', value_parser = crate::formats::Format::parse, value_name = "LIST")]
+    pub format: Vec<Option<crate::formats::Format>>,
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
     #[arg(long, env = "PPCERT_PARTNER_NAME", value_name = "NAME")]
     pub partner_name: Option<String>,
@@ -455,8 +455,8 @@ pub struct ReportArgs {
     /// The run's bundle directory.
     pub dir: PathBuf,
     /// Which reports to render: html, md, junit [default: all].
-    #[arg(long, value_delimiter = ',', value_parser = crate::report::Format::parse)]
-    pub format: Vec<Option<crate::report::Format>>,
+    #[arg(long, value_delimiter = ',', value_parser = crate::formats::Format::parse)]
+    pub format: Vec<Option<crate::formats::Format>>,
 }
 
 /// Options of `ppcert verify`.
@@ -671,6 +671,8 @@ pub struct ServeArgs {
     pub listen_limits: ListenArgs,
     #[command(flatten)]
     pub transport: ServeTransportArgs,
+    #[command(flatten)]
+    pub quirks: ServeQuirksArgs,
 }
 
 /// The webhook signature schemes by name.
@@ -707,4 +709,23 @@ pub struct ServeTransportArgs {
     /// Require a client certificate signed by this CA (PEM); needs --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub client_ca: Option<PathBuf>,
+}
+
+/// How `ppcert serve` wants to be called beyond request shapes: trailing slashes, UTC
+/// instants, a `PUT` flight-status call.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ServeQuirksArgs {
+    /// Serve every API route only with a trailing slash (/quotes/, /quotes/{id}/); the bare
+    /// path answers 308 Permanent Redirect to the slashed one.
+    #[arg(long)]
+    pub trailing_slash: bool,
+    /// Refuse (400, naming the field) any date-time in a request body that is not a UTC
+    /// instant ending in Z (2027-03-14T07:30:00Z; +02:00 is refused).
+    #[arg(long)]
+    pub utc_only: bool,
+    /// Take the flight-cancellation report as PUT /bookings/{bookingNumber}/flight-status
+    /// with {"data": {"airlineIata", "number", "departureDate", "status": "CANCELLED"}}
+    /// (answered 200) instead of the dialect's call.
+    #[arg(long)]
+    pub flight_status_put: bool,
 }

@@ -8,7 +8,7 @@
 pub(crate) mod attest;
 pub(crate) mod bounds;
 pub mod cli;
-mod commands;
+pub mod commands;
 pub mod config;
 pub(crate) mod console;
 pub mod datagen;
@@ -23,6 +23,7 @@ pub(crate) mod environment;
 pub(crate) mod error;
 pub(crate) mod evidence;
 pub(crate) mod exit_codes;
+pub(crate) mod formats;
 pub(crate) mod har;
 pub(crate) mod journal;
 pub(crate) mod money;
@@ -41,6 +42,3 @@ pub(crate) mod secret;
 pub(crate) mod timestamp;
 pub(crate) mod trace;
 pub mod webhook;
-
-/// Runs one command to completion and returns the process exit code.
-pub use commands::execute as run;

@@ -4,5 +4,5 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let cli = ppcert::cli::Cli::parse();
-    std::process::ExitCode::from(ppcert::run(cli))
+    std::process::ExitCode::from(ppcert::commands::execute(cli))
 }

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use super::dsse::PayloadError;
 use super::{PREDICATE_TYPE, STATEMENT_TYPE};
-use crate::error::Failure;
 
 /// A signing or verifying key that cannot be made, read or used. Never echoes a key's text.
 #[derive(Debug, thiserror::Error)]
@@ -55,13 +54,6 @@ pub(crate) enum KeyError {
     NotVerifying { path: PathBuf },
 }
 
-/// A key is asked for before anything is signed or checked: a usage error.
-impl From<KeyError> for Failure {
-    fn from(error: KeyError) -> Failure {
-        Failure::Usage(error.to_string())
-    }
-}
-
 /// A bundle directory or package that could not be read (as opposed to one that was read and
 /// found wrong, which is a list of problems).
 #[derive(Debug, thiserror::Error)]
@@ -78,13 +70,6 @@ pub(crate) enum BundleError {
     Unreadable { name: String, error: std::io::Error },
     #[error("{}: not a readable .tar.gz: {error}", path.display())]
     NotTarGz { path: PathBuf, error: ArchiveError },
-}
-
-/// A bundle that cannot be read does not verify (exit 1), like one read and found wrong.
-impl From<BundleError> for Failure {
-    fn from(error: BundleError) -> Failure {
-        Failure::NotMet(error.to_string())
-    }
 }
 
 /// Why an archive stopped being read.
@@ -122,6 +107,7 @@ pub(crate) enum AttestationError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Failure;
     use crate::exit_codes;
 
     #[test]

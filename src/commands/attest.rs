@@ -8,7 +8,7 @@ use crate::attest::dsse::Envelope;
 use crate::attest::verify::{Checked, ScenarioCheck, Signed, check};
 use crate::attest::{self, Predicate, Statement, keys, package as pack};
 use crate::cli::{KeygenArgs, PackageArgs, SignArgs, VerifyArgs};
-use crate::error::Failure;
+use crate::error::{Failure, Refusal, Unverified};
 use crate::evidence::Evidence;
 use crate::exit_codes;
 use crate::journal;
@@ -40,11 +40,12 @@ pub(crate) fn sign(args: SignArgs) -> Result<u8, Failure> {
 }
 
 /// Tells each problem, then fails with exit 1.
-fn refuse(path: &Path, problems: &[manifest::Problem], what: &str) -> Failure {
+fn refuse(path: &Path, problems: &[manifest::Problem], what: &'static str) -> Failure {
     for problem in problems {
         crate::console::tell!("{}: {problem}", path.display());
     }
-    Failure::not_met(format!("{} problem(s): {what}", problems.len()))
+    let count = problems.len();
+    Unverified::Problems { count, what }.into()
 }
 
 /// Signs the bundle in `dir` after checking it: the statement's predicate is computed again
@@ -58,10 +59,11 @@ pub(crate) fn sign_dir(
     bundle_dir(dir)?;
     let path = dir.join(ATTESTATION);
     if !force && path.symlink_metadata().is_ok() {
-        return Err(Failure::usage(format!(
-            "{}: the bundle is already signed; pass --force to replace its attestation",
-            path.display()
-        )));
+        return Err(Refusal::AlreadySigned {
+            what: "bundle",
+            path,
+        }
+        .into());
     }
     let source = Source::Dir(dir.to_path_buf());
     let checked = check(&source, None, false);
@@ -79,7 +81,10 @@ pub(crate) fn sign_dir(
     };
     let journal_sha256 = source
         .digest(journal::FILE_NAME)
-        .map_err(|e| Failure::usage(format!("{}: {e}", journal::FILE_NAME)))?;
+        .map_err(|error| Failure::Io {
+            what: journal::FILE_NAME.to_string(),
+            error,
+        })?;
     let now = Timestamp::now();
     let statement = Statement {
         kind: attest::STATEMENT_TYPE.to_string(),
@@ -90,13 +95,18 @@ pub(crate) fn sign_dir(
             ..Predicate::of(derived, &recorded.tool, &journal_sha256, now)
         },
     };
-    let payload = serde_json::to_vec(&statement).map_err(|e| Failure::usage(e.to_string()))?;
+    let payload = serde_json::to_vec(&statement).map_err(|e| Failure::Encode {
+        what: "cannot encode the statement",
+        error: e.into(),
+    })?;
     let fingerprint = keys::fingerprint(&key.verifying_key());
     let envelope = Envelope::sign(&payload, key, &fingerprint);
     let mut text = serde_json::to_string_pretty(&envelope).unwrap_or_default();
     text.push('\n');
-    crate::report::write_atomic(&path, text.as_bytes())
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", path.display())))?;
+    crate::report::write_atomic(&path, text.as_bytes()).map_err(|error| Failure::NotWritten {
+        path: path.clone(),
+        error,
+    })?;
     Ok((path, fingerprint))
 }
 
@@ -117,10 +127,10 @@ fn default_package(dir: &Path, top: &str) -> PathBuf {
 fn bundle_dir(dir: &Path) -> Result<(), Failure> {
     match dir.is_dir() {
         true => Ok(()),
-        false => Err(Failure::usage(format!(
-            "{}: not a bundle directory",
-            dir.display()
-        ))),
+        false => Err(Refusal::NotABundleDir {
+            dir: dir.to_path_buf(),
+        }
+        .into()),
     }
 }
 
@@ -158,14 +168,16 @@ pub(crate) fn package(args: PackageArgs) -> Result<u8, Failure> {
         .map(|meta| meta.len())
         .sum();
     if size > crate::bounds::PACKAGE_FILE_BYTES {
-        return Err(Failure::usage(format!(
-            "{}: {size} bytes of files, more than a package may hold ({} MiB, the bound ppcert verify reads): hand over the directory instead",
-            dir.display(),
-            crate::bounds::PACKAGE_FILE_BYTES >> 20
-        )));
+        return Err(Refusal::PackageTooLarge {
+            dir: dir.to_path_buf(),
+            size,
+        }
+        .into());
     }
-    pack::write(dir, &top, &files, &out)
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", out.display())))?;
+    pack::write(dir, &top, &files, &out).map_err(|error| Failure::NotWritten {
+        path: out.clone(),
+        error,
+    })?;
     crate::console::say!("{}", out.display());
     Ok(exit_codes::SUCCESS)
 }
@@ -183,10 +195,7 @@ fn package_names(args: &PackageArgs) -> Result<(String, PathBuf), Failure> {
         .clone()
         .unwrap_or_else(|| default_package(dir, &top));
     if out.symlink_metadata().is_ok() {
-        return Err(Failure::usage(format!(
-            "{}: already exists; ppcert package never overwrites (give another --out)",
-            out.display()
-        )));
+        return Err(Refusal::PackageExists { path: out }.into());
     }
     Ok((top, out))
 }
@@ -197,10 +206,10 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         None => None,
     };
     if args.dir.symlink_metadata().is_err() {
-        return Err(Failure::usage(format!(
-            "{}: no such bundle or package",
-            args.dir.display()
-        )));
+        return Err(Refusal::NoSuchBundleOrPackage {
+            path: args.dir.clone(),
+        }
+        .into());
     }
     // An archive that cannot be read is a package that does not verify.
     let source = Source::open(&args.dir)?;
@@ -216,7 +225,7 @@ pub(crate) fn verify(args: VerifyArgs) -> Result<u8, Failure> {
         ));
     }
     let (Some(derived), Some(_)) = (&checked.derived, &checked.recorded) else {
-        return Err(Failure::usage("nothing to verify")); // unreachable: no problems means both read
+        return Err(Refusal::NothingToVerify.into()); // unreachable: no problems means both read
     };
     for line in proven(source.path(), &checked, derived) {
         crate::console::say!("{line}");

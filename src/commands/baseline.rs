@@ -6,13 +6,13 @@ use std::path::Path;
 
 use crate::attest::bundle::Source;
 use crate::drift::{self, Profile};
-use crate::error::Failure;
+use crate::error::{Failure, Judgement};
 use crate::evidence::{Evidence, Verdict};
 use crate::exit_codes;
 
 /// The baseline's profile; a bundle that cannot be read or does not verify is exit 2.
 pub(crate) fn load(path: Option<&Path>) -> Result<Option<Profile>, Failure> {
-    path.map(|path| drift::load(path).map_err(|e| Failure::usage(format!("--baseline {e}"))))
+    path.map(|path| drift::load(path).map_err(Failure::Baseline))
         .transpose()
 }
 
@@ -35,7 +35,7 @@ pub(crate) fn attach(dir: &Path, evidence: &mut Evidence, base: Option<&Profile>
 pub(crate) fn exit_code(code: u8, evidence: &Evidence) -> u8 {
     let regressed = evidence.baseline.as_ref().is_some_and(|d| d.regressed());
     if code == exit_codes::SUCCESS && evidence.verdict == Verdict::Passed && regressed {
-        exit_codes::REQUIREMENT_NOT_MET
+        Judgement::NotMet.exit_code()
     } else {
         code
     }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::evidence::collect::Recording;
 use crate::evidence::{Evidence, RunInfo};
 use crate::journal::{self, Journal, Line};
@@ -17,19 +17,13 @@ pub(crate) fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Fa
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("reports").join(id));
     if dir.join(journal::FILE_NAME).exists() {
-        return Err(Failure::usage(format!(
-            "{} already holds a run; pass --resume {0} to continue it, or another --out",
-            dir.display()
-        )));
+        return Err(Refusal::HoldsARun { dir }.into());
     }
     let foreign = std::fs::read_dir(&dir)
         .map(|mut entries| entries.next().is_some())
         .unwrap_or(false);
     if foreign {
-        return Err(Failure::usage(format!(
-            "--out {}: the directory is not empty, and a bundle would overwrite what is there; give a new or empty directory",
-            dir.display()
-        )));
+        return Err(Refusal::OutNotEmpty { dir }.into());
     }
     Ok(dir)
 }
@@ -37,8 +31,9 @@ pub(crate) fn new_bundle_dir(out: Option<&Path>, id: &str) -> Result<PathBuf, Fa
 /// The planned successes per required operation, for the progress bars.
 /// Opens the journal and writes its first line: the run itself, or where a resumed run picked up.
 pub(crate) fn open_journal(dir: &Path, run: &RunInfo, resumed: bool) -> Result<Journal, Failure> {
-    let cannot_write = |path: &Path, e: std::io::Error| {
-        Failure::usage(format!("{}: cannot write the journal: {e}", path.display()))
+    let cannot_write = |path: &Path, error| Failure::JournalNotOpened {
+        path: path.to_path_buf(),
+        error,
     };
     let mut journal = Journal::open(dir, resumed).map_err(|e| cannot_write(dir, e))?;
     let header = if resumed {

@@ -25,12 +25,8 @@ pub(crate) async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     let endpoints = &staging.endpoints;
     let request = Request {
         method: endpoints.method(Operation::Quote),
-        path: endpoints
-            .path(Operation::Quote, &context)
-            .map_err(Failure::usage)?,
-        headers: endpoints
-            .headers(Operation::Quote, &context)
-            .map_err(Failure::usage)?,
+        path: endpoints.path(Operation::Quote, &context)?,
+        headers: endpoints.headers(Operation::Quote, &context)?,
         body: Some(json!({ "data": {} })),
         wrong_token: None,
         retry_without_answer: false,
@@ -51,13 +47,13 @@ fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8,
     };
     match last.status() {
         Some(401) if !last.response.as_ref().is_some_and(|r| r.rejects_token()) => {
-            Err(Failure::not_met(format!(
+            Err(Failure::Inconclusive(format!(
                 "POST {} answered 401, but not about the token: {}; the token could not be judged",
                 last.url,
                 words()
             )))
         }
-        Some(401) => Err(Failure::token_rejected(format!(
+        Some(401) => Err(Failure::TokenRejected(format!(
             "token {fingerprint}… rejected: POST {} answered 401: {}",
             last.url,
             last.response
@@ -65,7 +61,7 @@ fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8,
                 .map(|r| r.describe())
                 .unwrap_or_default()
         ))),
-        Some(status @ (404 | 405)) => Err(Failure::unreachable(format!(
+        Some(status @ (404 | 405)) => Err(Failure::Unreachable(format!(
             "POST {} answered {status}: that is not the quotes endpoint, so nothing is known of the token; check --base-url (it should be the API root, with any path prefix)",
             last.url
         ))),
@@ -76,7 +72,7 @@ fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8,
             );
             Ok(exit_codes::SUCCESS)
         }
-        None => Err(Failure::unreachable(format!(
+        None => Err(Failure::Unreachable(format!(
             "{} could not be reached: {}",
             last.url,
             last.error.as_deref().unwrap_or("no answer")

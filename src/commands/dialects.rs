@@ -6,7 +6,7 @@ use crate::exit_codes;
 
 pub(crate) fn dialects() -> Result<u8, Failure> {
     for (name, _) in dialect::BUILTIN {
-        let loaded = dialect::resolve(name).map_err(Failure::usage)?;
+        let loaded = dialect::resolve(name)?;
         crate::console::say!("{name}");
         crate::console::say!("  {}", loaded.description);
         let changed: Vec<String> = if name == dialect::DEFAULT {

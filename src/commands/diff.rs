@@ -6,16 +6,7 @@ use std::path::PathBuf;
 
 use crate::cli::DiffArgs;
 use crate::drift::{self, attribution};
-use crate::error::Failure;
-use crate::exit_codes;
-
-/// A bundle that cannot be compared is a usage error (2): the comparison never happened,
-/// and 1 must keep meaning "regressed".
-impl From<drift::LoadError> for Failure {
-    fn from(error: drift::LoadError) -> Failure {
-        Failure::usage(error)
-    }
-}
+use crate::error::{Failure, Judgement, Refusal};
 
 pub(crate) fn diff(args: DiffArgs) -> Result<u8, Failure> {
     let pair = |paths: &Option<Vec<PathBuf>>| -> Option<(PathBuf, PathBuf)> {
@@ -33,9 +24,7 @@ pub(crate) fn diff(args: DiffArgs) -> Result<u8, Failure> {
         return Ok(code(found.regressed()));
     }
     let (Some(base), Some(new)) = (&args.base, &args.new) else {
-        return Err(Failure::usage(
-            "diff needs BASE and NEW, or --run BASE NEW --proxy BASE NEW",
-        ));
+        return Err(Refusal::DiffOperands.into());
     };
     let (base, new) = (latest_of(base)?, latest_of(new)?);
     let compared = drift::diff(&base, &new)?;
@@ -55,9 +44,9 @@ fn latest_of(path: &std::path::Path) -> Result<PathBuf, Failure> {
     let dossier = std::fs::read_to_string(&record)
         .map_err(|e| e.to_string())
         .and_then(|text| crate::dossier::Dossier::parse(&record.display().to_string(), &text))
-        .map_err(Failure::usage)?;
+        .map_err(Failure::Dossier)?;
     let latest = (dossier.members.last())
-        .ok_or_else(|| Failure::usage(format!("{}: a dossier with no bundle", path.display())))?;
+        .ok_or_else(|| Failure::Dossier(format!("{}: a dossier with no bundle", path.display())))?;
     crate::console::tell!(
         "{}: a dossier; comparing the bundle added last, run {} ({})",
         path.display(),
@@ -68,11 +57,7 @@ fn latest_of(path: &std::path::Path) -> Result<PathBuf, Failure> {
 }
 
 fn code(regressed: bool) -> u8 {
-    if regressed {
-        exit_codes::REQUIREMENT_NOT_MET
-    } else {
-        exit_codes::SUCCESS
-    }
+    Judgement::of(!regressed).exit_code()
 }
 
 fn print(
@@ -81,8 +66,10 @@ fn print(
     text: impl FnOnce() -> String,
 ) -> Result<(), Failure> {
     if json {
-        let out = serde_json::to_string_pretty(value)
-            .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+        let out = serde_json::to_string_pretty(value).map_err(|e| Failure::Encode {
+            what: "cannot write JSON",
+            error: e.into(),
+        })?;
         crate::console::say!("{out}");
     } else {
         crate::console::say!("{}", text().trim_end());

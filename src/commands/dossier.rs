@@ -12,7 +12,7 @@ use crate::cli::DossierArgs;
 use crate::dossier::ledger::{self, Read};
 use crate::dossier::verify::{Checked, check, is_dossier};
 use crate::dossier::{Dossier, FILE_NAME, members};
-use crate::error::Failure;
+use crate::error::{Failure, Judgement, Refusal, Unverified};
 use crate::exit_codes;
 use crate::report::manifest::{self, ATTESTATION};
 
@@ -28,10 +28,8 @@ pub(crate) fn dossier(args: DossierArgs) -> Result<u8, Failure> {
 
 /// 0 when every requirement is met across the dossier, else 1.
 pub(crate) fn verdict_code(dossier: &Dossier) -> u8 {
-    match dossier.verdict {
-        crate::evidence::Verdict::Passed => exit_codes::SUCCESS,
-        _ => exit_codes::REQUIREMENT_NOT_MET,
-    }
+    let passed = matches!(dossier.verdict, crate::evidence::Verdict::Passed);
+    Judgement::of(passed).exit_code()
 }
 
 /// The verdict and the ledger, a line each, on stdout.
@@ -85,10 +83,10 @@ pub(crate) fn open(dir: &Path) -> Result<Option<Vec<Read>>, Failure> {
         let empty = std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_none());
         return match empty {
             true => Ok(None),
-            false => Err(Failure::usage(format!(
-                "{}: not a dossier (no {FILE_NAME}) and not empty",
-                dir.display()
-            ))),
+            false => Err(Refusal::NotADossier {
+                dir: dir.to_path_buf(),
+            }
+            .into()),
         };
     }
     let checked = check(&Source::Dir(dir.to_path_buf()), None, false);
@@ -98,11 +96,12 @@ pub(crate) fn open(dir: &Path) -> Result<Option<Vec<Read>>, Failure> {
     Ok(Some(checked.members))
 }
 
-fn refuse(path: &Path, checked: &Checked, what: &str) -> Failure {
+fn refuse(path: &Path, checked: &Checked, what: &'static str) -> Failure {
     for problem in &checked.problems {
         crate::console::tell!("{}: {problem}", path.display());
     }
-    Failure::not_met(format!("{} problem(s): {what}", checked.problems.len()))
+    let count = checked.problems.len();
+    Unverified::Problems { count, what }.into()
 }
 
 /// Adds `bundles` (directories or packages) to the dossier at `dir`, made when there is none;
@@ -118,27 +117,20 @@ pub(crate) fn add(
     let mut sources = Vec::new();
     for path in bundles {
         if path.symlink_metadata().is_err() {
-            return Err(Failure::usage(format!(
-                "{}: no such bundle",
-                path.display()
-            )));
+            return Err(Refusal::NoSuchBundle { path: path.clone() }.into());
         }
         let source = Source::open(path)?;
         if is_dossier(&source) {
-            return Err(Failure::usage(format!(
-                "{}: a dossier, not a bundle (add its bundles instead)",
-                path.display()
-            )));
+            return Err(Refusal::DossierNotBundle { path: path.clone() }.into());
         }
         let read = members::verify(&source, key, None).map_err(|problems| {
             for problem in &problems {
                 crate::console::tell!("{}: {problem}", path.display());
             }
-            Failure::not_met(format!(
-                "{}: the bundle does not verify ({} problem(s)); nothing was added",
-                path.display(),
-                problems.len()
-            ))
+            Failure::from(Unverified::Member {
+                path: path.clone(),
+                count: problems.len(),
+            })
         })?;
         if let Some(same) = reads
             .iter()
@@ -159,16 +151,19 @@ pub(crate) fn add(
         0 => members::reference(&runs),
         _ => Some(0),
     }
-    .ok_or_else(|| Failure::usage("a dossier needs at least one bundle"))?;
+    .ok_or(Refusal::EmptyDossier)?;
     for ((path, _), read) in sources.iter().zip(&reads[kept..]) {
-        members::compatible(runs[reference], &read.derived.run, path).map_err(Failure::usage)?;
+        members::compatible(runs[reference], &read.derived.run, path)
+            .map_err(Refusal::OtherMember)?;
     }
     let dossier = ledger::compute(&reads);
     if sources.is_empty() {
         return Ok(dossier);
     }
-    write(dir, &dossier, &sources, &reads[kept..])
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))?;
+    write(dir, &dossier, &sources, &reads[kept..]).map_err(|error| Failure::NotWritten {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     Ok(dossier)
 }
 
@@ -239,7 +234,7 @@ pub(crate) fn verify(source: &Source, key: Option<&VerifyingKey>) -> Result<u8, 
         ));
     }
     let Some(dossier) = &checked.dossier else {
-        return Err(Failure::not_met("the dossier holds no member"));
+        return Err(Unverified::NoMember.into());
     };
     crate::console::say!("{}: verified dossier", source.path().display());
     crate::console::say!(
@@ -273,10 +268,11 @@ pub(crate) fn sign(
     force: bool,
 ) -> Result<(PathBuf, String), Failure> {
     if !force && dir.join(ATTESTATION).symlink_metadata().is_ok() {
-        return Err(Failure::usage(format!(
-            "{}: the dossier is already signed; pass --force to replace its attestation",
-            dir.join(ATTESTATION).display()
-        )));
+        return Err(Refusal::AlreadySigned {
+            what: "dossier",
+            path: dir.join(ATTESTATION),
+        }
+        .into());
     }
     let source = Source::Dir(dir.to_path_buf());
     let checked = check(&source, None, false);
@@ -294,13 +290,17 @@ pub(crate) fn sign(
     let recorded = std::fs::read_to_string(dir.join(FILE_NAME))
         .map_err(|e| e.to_string())
         .and_then(|text| Dossier::parse(FILE_NAME, &text))
-        .map_err(Failure::usage)?;
+        .map_err(Failure::Dossier)?;
     let files = crate::dossier::attest::Files {
         listed: &checked.listed,
         manifest_sha256,
     };
-    crate::dossier::attest::sign(dir, (dossier, &recorded.tool), files, key)
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))
+    crate::dossier::attest::sign(dir, (dossier, &recorded.tool), files, key).map_err(|error| {
+        Failure::NotWritten {
+            path: dir.to_path_buf(),
+            error,
+        }
+    })
 }
 
 /// `ppcert package` of a dossier: its files (member packages included) in one `.tar.gz`.
@@ -319,8 +319,10 @@ pub(crate) fn package(dir: &Path, top: &str, out: &Path) -> Result<u8, Failure> 
         files.push(ATTESTATION.to_string());
     }
     files.sort();
-    crate::attest::package::write(dir, top, &files, out)
-        .map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", out.display())))?;
+    crate::attest::package::write(dir, top, &files, out).map_err(|error| Failure::NotWritten {
+        path: out.to_path_buf(),
+        error,
+    })?;
     crate::console::say!("{}", out.display());
     Ok(exit_codes::SUCCESS)
 }
@@ -346,7 +348,10 @@ pub(crate) fn report(dir: &Path) -> Result<u8, Failure> {
         }
         manifest::write(dir)
     };
-    write().map_err(|e| Failure::not_written(format!("{}: cannot write: {e}", dir.display())))?;
+    write().map_err(|error| Failure::NotWritten {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     crate::console::say!(
         "{}: reports written again from the dossier's members",
         dir.display()

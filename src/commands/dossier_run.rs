@@ -8,7 +8,7 @@ use ed25519_dalek::SigningKey;
 use super::dossier::{add, open, summary, verdict_code};
 use crate::config::{RunConfig, Target};
 use crate::dossier::{Dossier, ledger, plan};
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::exit_codes;
 use crate::scenario::{LoadedScenario, ScenarioSource};
 
@@ -37,12 +37,12 @@ pub(crate) fn narrow(dir: &Path, config: &mut RunConfig) -> Result<bool, Failure
     let (reduced, unmakeable) = plan::reduce(&loaded.scenario, &missing, config.flight_seller);
     if !unmakeable.is_empty() {
         let names: Vec<&str> = unmakeable.iter().map(|op| op.as_str()).collect();
-        return Err(Failure::usage(format!(
-            "dossier {}: scenario {} has no flow that makes {}; choose a scenario that does (--scenario)",
-            dir.display(),
-            loaded.scenario.name,
-            names.join(", ")
-        )));
+        return Err(Refusal::MakesNothing {
+            dir: dir.to_path_buf(),
+            scenario: loaded.scenario.name.clone(),
+            missing: names.join(", "),
+        }
+        .into());
     }
     let flows: Vec<String> = (reduced.flows.iter())
         .map(|f| format!("{} x{}", f.name, f.repeat))
@@ -69,11 +69,12 @@ pub(crate) fn narrow(dir: &Path, config: &mut RunConfig) -> Result<bool, Failure
 /// Refuses, before anything is sent, a run whose partner, target or environment is not the
 /// dossier's (the embedded sandbox's address is known only once started: checked on joining).
 fn same_target(dir: &Path, dossier: &Dossier, config: &RunConfig) -> Result<(), Failure> {
-    let refuse = |what: String| {
-        Failure::usage(format!(
-            "dossier {}: {what}; this run could not join it, so nothing was sent",
-            dir.display()
-        ))
+    let refuse = |what: String| -> Failure {
+        Refusal::CannotJoin {
+            dir: dir.to_path_buf(),
+            what,
+        }
+        .into()
     };
     if config.partner_name != dossier.partner.name {
         return Err(refuse(format!(

@@ -3,28 +3,38 @@
 use crate::attest::bundle::Source;
 use crate::attest::verify::check;
 use crate::cli::ExportArgs;
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::exit_codes;
 use crate::journal;
 
 pub(crate) fn export(args: ExportArgs) -> Result<u8, Failure> {
     let name = args.bundle.display().to_string();
-    let source = Source::open(&args.bundle).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    let source = Source::open(&args.bundle).map_err(|error| Failure::Unexportable {
+        name: name.clone(),
+        error,
+    })?;
     // What is exported must be the run's record: a bundle that does not verify is refused.
     let problems = check(&source, None, true).problems;
     if let Some(first) = problems.first() {
-        return Err(Failure::usage(format!(
-            "{name}: does not verify ({} problem(s), the first: {}); `ppcert verify {name}` says more",
-            problems.len(),
-            first.message
-        )));
+        return Err(Refusal::ExportUnverified {
+            name,
+            count: problems.len(),
+            first: first.message.clone(),
+        }
+        .into());
     }
     let lines = source
         .reader(journal::FILE_NAME)
-        .map_err(|e| Failure::usage(format!("{name}: {}: {e}", journal::FILE_NAME)))?;
+        .map_err(|error| Failure::Io {
+            what: format!("{name}: {}", journal::FILE_NAME),
+            error,
+        })?;
     let written = match &args.out {
         Some(path) => {
-            let cannot = |e: std::io::Error| Failure::usage(format!("{}: {e}", path.display()));
+            let cannot = |error| Failure::Io {
+                what: path.display().to_string(),
+                error,
+            };
             // Never over an existing file (nor through a symbolic link planted there).
             let file = std::fs::OpenOptions::new()
                 .write(true)
@@ -42,7 +52,10 @@ pub(crate) fn export(args: ExportArgs) -> Result<u8, Failure> {
             match crate::har::write(lines, &mut out) {
                 // A reader that stopped early (`| head`) wanted no more.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-                other => other.map_err(|e| Failure::usage(format!("stdout: {e}")))?,
+                other => other.map_err(|error| Failure::Io {
+                    what: "stdout".into(),
+                    error,
+                })?,
             }
         }
     };

@@ -29,7 +29,10 @@ pub(crate) fn generate(args: GenerateArgs) -> Result<u8, Failure> {
     let bookings: Vec<_> = (0..args.count).map(|i| generator.booking(i)).collect();
     let out =
         json!({ "seed": seed, "start": start.to_rfc3339(), "run_id": run, "bookings": bookings });
-    let text = serde_json::to_string_pretty(&out).map_err(Failure::usage)?;
+    let text = serde_json::to_string_pretty(&out).map_err(|e| Failure::Encode {
+        what: "cannot write JSON",
+        error: e.into(),
+    })?;
     crate::console::say!("{text}");
     Ok(exit_codes::SUCCESS)
 }
@@ -59,7 +62,10 @@ pub(crate) fn man() -> Result<u8, Failure> {
         man.render_extra_section(&mut out)?;
         man.render_version_section(&mut out)
     })();
-    rendered.map_err(|e| Failure::usage(format!("cannot render the man page: {e}")))?;
+    rendered.map_err(|e| Failure::Encode {
+        what: "cannot render the man page",
+        error: e.into(),
+    })?;
     crate::console::say!("{}", String::from_utf8_lossy(&out));
     Ok(exit_codes::SUCCESS)
 }

@@ -37,7 +37,7 @@ pub(crate) fn production_guard(config: &RunConfig) -> Result<(), Failure> {
     if writes.is_empty() {
         return Ok(());
     }
-    Err(Failure::production_guard(format!(
+    Err(Failure::ProductionGuard(format!(
         "refused by the production guard: target.environment is \"production\" and scenario `{}` would write there: {}. Certify against staging; only scenarios that make quotes and read (such as `smoke`) may run against production.",
         config.scenario.scenario.name,
         writes.join(", ")

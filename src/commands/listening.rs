@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::cli::ListenArgs;
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::exit_codes;
 use crate::sandbox::listener::{DEFAULT_MAX_BODY, Limits};
 
@@ -44,10 +44,12 @@ pub(crate) fn check_exposure(
         return Ok(());
     }
     if !public {
-        return Err(Failure::usage(format!(
-            "{flag} {addr} is not a loopback address: {exposed} would be reachable from the \
-             network; pass --public to listen there anyway"
-        )));
+        return Err(Refusal::NotLoopback {
+            flag: flag.to_string(),
+            addr,
+            exposed: exposed.to_string(),
+        }
+        .into());
     }
     crate::console::tell!("warning: --public: {exposed} is reachable from the network on {addr}");
     Ok(())

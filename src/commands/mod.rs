@@ -27,7 +27,6 @@ pub(crate) mod webhook;
 
 use crate::cli::{Cli, Command, WebhookCommand};
 use crate::error::Failure;
-use crate::exit_codes;
 
 /// Runs one command to completion and returns the process exit code.
 pub fn execute(cli: Cli) -> u8 {
@@ -36,18 +35,16 @@ pub fn execute(cli: Cli) -> u8 {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => {
-            crate::console::tell!("error: cannot start the async runtime: {e}");
-            return exit_codes::USAGE;
-        }
+        Err(e) => return said(Failure::Runtime(e)),
     };
-    match runtime.block_on(dispatch(cli)) {
-        Ok(code) => code,
-        Err(failure) => {
-            crate::console::tell!("error: {failure}");
-            failure.exit_code()
-        }
-    }
+    runtime.block_on(dispatch(cli)).unwrap_or_else(said)
+}
+
+/// Tells the failure on stderr, in one line (its words already say its cause), and ends with
+/// the exit code its variant chooses.
+fn said(failure: Failure) -> u8 {
+    crate::console::tell!("error: {failure}");
+    failure.exit_code()
 }
 
 async fn dispatch(cli: Cli) -> Result<u8, Failure> {

@@ -9,9 +9,7 @@ use crate::cli::{ProbeArgs, RunArgs};
 use crate::config::{self, Environment, RunConfig};
 use crate::console::printable;
 use crate::datagen::{DataProfile, Generator, run_id};
-use crate::error::{AfterSending, Failure};
-use crate::exit_codes;
-use crate::probe::Stop;
+use crate::error::{AfterSending, Failure, Judgement, Refusal};
 use crate::probe::{Prober, write};
 
 pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
@@ -38,7 +36,10 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     };
     let generator = Generator::new(seed, run_id(start, seed), start, profile)
         .with_booking_numbers(2)
-        .map_err(|why| Failure::usage(format!("data.booking_number_pattern: {why}")))?;
+        .map_err(|why| Failure::Pattern {
+            key: "data.booking_number_pattern",
+            why,
+        })?;
     let mut prober = Prober::new(client, &config.staging, config.flight_seller);
     crate::console::say!(
         "ppcert probe against {} (dialect {chosen})\n",
@@ -57,19 +58,15 @@ async fn probe_and_report(
     generator: &Generator,
     (remote, when): (Option<&str>, &str),
 ) -> Result<u8, AfterSending> {
-    match prober.run(generator).await {
-        Ok(()) => {}
-        Err(Stop::TokenRejected(why)) => return Err(Failure::token_rejected(why).into()),
-        Err(Stop::Unreachable(why)) => return Err(Failure::unreachable(why).into()),
-        Err(Stop::Broken(why)) => {
-            return Err(Failure::not_met(format!("the probe could not go on: {why}")).into());
-        }
-    }
+    prober.run(generator).await.map_err(Failure::from)?;
     print_calls(prober);
     if let Some(path) = &args.write_config {
         let original = original_text(args);
         let text = write::config_text(original.as_deref(), &prober.learned(), remote, when)
-            .map_err(|why| Failure::not_written(format!("--write-config: not written: {why}")))?;
+            .map_err(|why| Failure::ConfigNotWritten {
+                path: path.clone(),
+                why,
+            })?;
         write_config(path, &text, prober, args.force)?;
     }
     Ok(verdict(prober))
@@ -94,8 +91,8 @@ fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
     };
     let config = RunConfig::from_args(&run_args, None)?;
     if config.environment() == Environment::Production {
-        return Err(Failure::production_guard(
-            "refused by the production guard: probe creates quotes, contracts and claims; point it at staging",
+        return Err(Failure::ProductionGuard(
+            "refused by the production guard: probe creates quotes, contracts and claims; point it at staging".into(),
         ));
     }
     Ok(config)
@@ -104,30 +101,32 @@ fn configure(args: &ProbeArgs) -> Result<RunConfig, Failure> {
 /// Refuses, before anything is sent, a `--write-config` path that is a symbolic link or an
 /// existing file without `--force`, or whose folder does not exist (exit 2: nothing sent).
 fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
-    let shown = path.display();
     let existing = std::fs::symlink_metadata(path).ok();
     if existing
         .as_ref()
         .is_some_and(|m| m.file_type().is_symlink())
     {
-        return Err(Failure::usage(format!(
-            "--write-config {shown}: is a symbolic link; not followed, nothing sent"
-        )));
+        return Err(Refusal::WriteConfigLink {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     if existing.is_some() && !force {
-        return Err(Failure::usage(format!(
-            "--write-config {shown}: already exists; pass --force to replace it (nothing sent)"
-        )));
+        return Err(Refusal::WriteConfigExists {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        return Err(Failure::usage(format!(
-            "--write-config {shown}: {} is not a folder (nothing sent)",
-            dir.display()
-        )));
+        return Err(Refusal::WriteConfigNoFolder {
+            path: path.to_path_buf(),
+            dir: dir.to_path_buf(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -137,10 +136,9 @@ fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
 /// is exit 6, never the usage error's 2.
 fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result<(), Failure> {
     let shown = path.display();
-    let not_written = |why: String| {
-        Failure::not_written(format!(
-            "--write-config {shown}: not written: {why}; the calls above were made"
-        ))
+    let not_written = |why: String| Failure::ConfigNotWritten {
+        path: path.to_path_buf(),
+        why,
     };
     config::parse_file(&shown.to_string(), text).map_err(|e| {
         not_written(format!(
@@ -161,6 +159,12 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
             format!(" --config {}", path.display())
         }
     );
+    if let Some(offered) = prober.bundle_left_to_choose() {
+        crate::console::say!(
+            "{shown}: `[partner] bundle` is written commented out: the quote answer offers {}; uncomment the one this partner sells before `ppcert run` (without it the run stops, listing them)",
+            offered.join(", ")
+        );
+    }
     Ok(())
 }
 
@@ -202,13 +206,13 @@ fn verdict(prober: &Prober) -> u8 {
         crate::console::say!(
             "every call worked and every value was read: this configuration is ready"
         );
-        exit_codes::SUCCESS
+        Judgement::Met.exit_code()
     } else {
         crate::console::say!("left for you:");
         for line in &prober.left {
             crate::console::say!("  - {}", printable(line));
         }
-        exit_codes::REQUIREMENT_NOT_MET
+        Judgement::NotMet.exit_code()
     }
 }
 

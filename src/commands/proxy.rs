@@ -39,8 +39,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
     let staging = Staging::load(&args.target)?;
     let file = &staging.file;
     let target = upstream(&args.target, file).map_err(ConfigError::from)?;
-    let certification = crate::scenario::resolve("certification", Path::new("."))
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let certification = crate::scenario::resolve("certification", Path::new("."))?;
     let production = matches!(
         target,
         Target::Remote {
@@ -101,12 +100,15 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let opened = super::target::open(&config.target, config.staging.embedded_sandbox()).await?;
     // Listening first: a proxy that cannot listen leaves no bundle directory or journal behind.
     let listen = super::proxy_command::listen_address(&args);
+    let cannot_listen = |error| Failure::Listen {
+        flag: "--listen",
+        addr: listen,
+        error,
+    };
     let socket = tokio::net::TcpListener::bind(listen)
         .await
-        .map_err(|e| Failure::usage(format!("--listen {listen}: cannot listen: {e}")))?;
-    let addr = socket
-        .local_addr()
-        .map_err(|e| Failure::usage(e.to_string()))?;
+        .map_err(cannot_listen)?;
+    let addr = socket.local_addr().map_err(cannot_listen)?;
     let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
     let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
     let journal = super::bundle::open_journal(&dir, &run, false)?;

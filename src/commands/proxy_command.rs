@@ -17,8 +17,7 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 
 use crate::cli::{DEFAULT_LISTEN, ProxyArgs};
-use crate::error::Failure;
-use crate::exit_codes;
+use crate::error::{Failure, Judgement, Refusal};
 use crate::proxy::Proxy;
 
 /// How long COMMAND has to end after the stop signal before it is killed (as `docker stop`).
@@ -65,19 +64,19 @@ impl Ended {
 /// A failed COMMAND's code as a shell reports it: its own, or 128 + N when signal N ended it.
 fn failure_code(status: Option<&ExitStatus>) -> Option<u8> {
     let Some(status) = status else {
-        return Some(exit_codes::REQUIREMENT_NOT_MET);
+        return Some(Judgement::NotMet.exit_code());
     };
     if status.success() {
         return None;
     }
     if let Some(code) = status.code() {
-        return Some(u8::try_from(code).unwrap_or(exit_codes::REQUIREMENT_NOT_MET));
+        return Some(u8::try_from(code).unwrap_or(Judgement::NotMet.exit_code()));
     }
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(status) {
         return Some(128u8.saturating_add(u8::try_from(signal).unwrap_or(0)));
     }
-    Some(exit_codes::REQUIREMENT_NOT_MET)
+    Some(Judgement::NotMet.exit_code())
 }
 
 /// Where the proxy listens: with COMMAND, the default address becomes a free loopback port (two
@@ -150,10 +149,7 @@ where
 
 /// Starts COMMAND in its own process group with the proxy's URL (and the sandbox's token).
 fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
-    let (program, args) = session
-        .command
-        .split_first()
-        .ok_or_else(|| Failure::usage("no COMMAND after --"))?;
+    let (program, args) = session.command.split_first().ok_or(Refusal::NoCommand)?;
     let mut command = Command::new(program);
     command
         .args(args)
@@ -179,13 +175,11 @@ fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
 }
 
 fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
-    let name = Path::new(program).display();
+    let program = Path::new(program).display().to_string();
     if e.kind() == std::io::ErrorKind::NotFound {
-        Failure::CommandNotFound(format!(
-            "cannot run `{name}`: no such file, and no such program on PATH; nothing was sent"
-        ))
+        Failure::CommandNotFound { program }
     } else {
-        Failure::CommandNotStarted(format!("cannot run `{name}`: {e}; nothing was sent"))
+        Failure::CommandNotStarted { program, error: e }
     }
 }
 

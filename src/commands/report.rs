@@ -3,7 +3,7 @@
 use crate::attest::bundle::Source;
 use crate::attest::verify::check;
 use crate::cli::ReportArgs;
-use crate::error::Failure;
+use crate::error::{Failure, Unverified};
 use crate::exit_codes;
 use crate::report::{self, Format, manifest};
 
@@ -11,11 +11,10 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     // Re-rendering rewrites the manifest, so it must not bless a changed record: without a
     // manifest nothing says the record is the run's.
     if !args.dir.join(manifest::FILE_NAME).exists() {
-        return Err(Failure::not_met(format!(
-            "{}: no {} to check the record against, refusing to re-render (a fresh manifest would vouch for whatever the files hold now)",
-            args.dir.display(),
-            manifest::FILE_NAME
-        )));
+        return Err(Unverified::NoManifest {
+            dir: args.dir.clone(),
+        }
+        .into());
     }
     let source = Source::Dir(args.dir.clone());
     if crate::dossier::verify::is_dossier(&source) {
@@ -43,8 +42,10 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     } else {
         args.format.iter().flatten().copied().collect()
     };
-    report::write_reports(&args.dir, &evidence, &formats)
-        .map_err(|e| Failure::usage(format!("{}: {e}", args.dir.display())))?;
+    report::write_reports(&args.dir, &evidence, &formats).map_err(|error| Failure::Io {
+        what: args.dir.display().to_string(),
+        error,
+    })?;
     for format in &formats {
         crate::console::say!("{}", args.dir.join(format.file_name()).display());
     }
@@ -64,9 +65,9 @@ fn refuse(dir: &std::path::Path, refused: &[&str]) -> Failure {
     for problem in refused {
         crate::console::tell!("{}: {problem}", dir.display());
     }
-    Failure::not_met(format!(
-        "{}: the record is not the run's, refusing to re-render: {}",
-        dir.display(),
-        refused.join("; ")
-    ))
+    Unverified::NotTheRuns {
+        dir: dir.to_path_buf(),
+        refused: refused.iter().map(|r| r.to_string()).collect(),
+    }
+    .into()
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::Path;
 
-use crate::config::Recorded;
+use crate::config::{Recorded, ResumeError};
 use crate::engine::FlowInstance;
 use crate::error::Failure;
 use crate::evidence::{RunInfo, TargetInfo};
@@ -141,7 +141,7 @@ impl Previous {
 
 /// Reads the journal in `dir`, refusing a run that cannot be continued faithfully.
 pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
-    let lines = journal::read_numbered(&dir.join(journal::FILE_NAME)).map_err(Failure::usage)?;
+    let lines = journal::read_numbered(&dir.join(journal::FILE_NAME))?;
     let mut previous: Option<Previous> = None;
     let mut in_flight = InFlight::default();
     let mut unsettled = Unsettled::default();
@@ -151,11 +151,11 @@ pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
         }
         match (line, previous.as_mut()) {
             (Line::Run { run }, None) => {
-                let run: RunInfo = serde_json::from_value(run).map_err(|e| {
-                    Failure::usage(format!(
-                        "{}: the run line is unreadable: {e}",
-                        dir.display()
-                    ))
+                let run: RunInfo = serde_json::from_value(run).map_err(|error| {
+                    ResumeError::RunLineUnreadable {
+                        dir: dir.to_path_buf(),
+                        error,
+                    }
                 })?;
                 previous = Some(Previous {
                     run,
@@ -179,24 +179,19 @@ pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
             _ => {}
         }
     }
-    let mut previous = previous.ok_or_else(|| {
-        Failure::usage(format!(
-            "{}: the journal has no run line to resume",
-            dir.display()
-        ))
+    let mut previous = previous.ok_or_else(|| ResumeError::NoRunLine {
+        dir: dir.to_path_buf(),
     })?;
     previous.journaled.in_flight = in_flight.lost_quotes();
     previous.journaled.unsettled = unsettled.collect(&previous.journaled.exchanges);
     if ScenarioSource::parse(&previous.run.scenario_source) == ScenarioSource::Proxy {
-        return Err(Failure::usage(format!(
-            "--resume: {} holds partner traffic recorded by ppcert proxy, not a run ppcert can continue; start the proxy again for a new session",
-            dir.display()
-        )));
+        return Err(ResumeError::ProxySession {
+            dir: dir.to_path_buf(),
+        }
+        .into());
     }
     if previous.run.target.embedded {
-        return Err(Failure::usage(
-            "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead",
-        ));
+        return Err(ResumeError::EmbeddedSandbox.into());
     }
     Ok(previous)
 }
@@ -233,10 +228,12 @@ impl Previous {
                 }
                 _ => continue,
             };
-            return Err(Failure::usage(format!(
-                "{}:{number}: not a line this run wrote: {wrong}; nothing was sent",
-                dir.join(journal::FILE_NAME).display()
-            )));
+            return Err(ResumeError::ForeignLine {
+                path: dir.join(journal::FILE_NAME),
+                line: *number,
+                wrong,
+            }
+            .into());
         }
         Ok(())
     }
@@ -244,8 +241,8 @@ impl Previous {
     /// What the config merge holds the resumed invocation to.
     pub(crate) fn recorded(&self, dir: &Path) -> Result<Recorded, Failure> {
         let run = &self.run;
-        let scale = NonZeroU32::new(run.scale).ok_or_else(|| {
-            Failure::usage(format!("{}: the run line records scale 0", dir.display()))
+        let scale = NonZeroU32::new(run.scale).ok_or_else(|| ResumeError::ScaleZero {
+            dir: dir.to_path_buf(),
         })?;
         Ok(Recorded {
             scenario_source: ScenarioSource::parse(&run.scenario_source),

@@ -39,17 +39,15 @@ impl RunReceiver {
             "--webhook-listen",
             "the run's webhook receiver (it answers anyone; only deliveries signed with the secret are accepted)",
         )?;
+        let cannot_listen = |error| Failure::Listen {
+            flag: "--webhook-listen",
+            addr: wanted.addr,
+            error,
+        };
         let socket = tokio::net::TcpListener::bind(wanted.addr)
             .await
-            .map_err(|e| {
-                Failure::usage(format!(
-                    "--webhook-listen {}: cannot listen: {e}",
-                    wanted.addr
-                ))
-            })?;
-        let addr = socket
-            .local_addr()
-            .map_err(|e| Failure::usage(format!("--webhook-listen: {e}")))?;
+            .map_err(cannot_listen)?;
+        let addr = socket.local_addr().map_err(cannot_listen)?;
         let url = format!("http://{addr}/webhooks");
         let listener = Arc::new(Listener::quiet(wanted.scheme, secret.clone()));
         let (stop, stopped) = oneshot::channel::<()>();

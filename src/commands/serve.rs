@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::cli::ServeArgs;
-use crate::error::Failure;
+use crate::error::{Failure, Refusal};
 use crate::exit_codes;
 use crate::sandbox::{Layout, Sandbox, SandboxOptions, WebhookOptions, random_token};
 
@@ -19,9 +19,8 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
     if let Some(prefix) = &args.path_prefix {
         let plain = |c: char| c.is_ascii_alphanumeric() || "/-._~".contains(c);
         if !prefix.starts_with('/') || !prefix.chars().all(plain) || prefix.contains("//") {
-            return Err(Failure::usage(format!(
-                "--path-prefix {prefix:?}: expected /segment[/segment…] of letters, digits and - . _ ~"
-            )));
+            let prefix = prefix.clone();
+            return Err(Refusal::PathPrefix { prefix }.into());
         }
     }
     let webhooks = match &args.webhook_url {
@@ -74,7 +73,10 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             Some(pattern) => Some(
                 regex::Regex::new(pattern)
                     .map(|_| pattern.clone())
-                    .map_err(|e| Failure::usage(format!("--booking-number-pattern: {e}")))?,
+                    .map_err(|e| Failure::Pattern {
+                        key: "--booking-number-pattern",
+                        why: e.to_string(),
+                    })?,
             ),
             None => None,
         },
@@ -88,6 +90,11 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             crate::sandbox::listener::DEFAULT_MAX_BODY,
         ),
         transport: super::serve_transport::transport(&args.transport)?,
+        quirks: crate::sandbox::Quirks {
+            trailing_slash: args.quirks.trailing_slash,
+            utc_only: args.quirks.utc_only,
+            flight_status_put: args.quirks.flight_status_put,
+        },
     })
 }
 
@@ -95,7 +102,10 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     let options = options(&args)?;
     let sandbox = Sandbox::start(options)
         .await
-        .map_err(|e| Failure::usage(format!("cannot listen on {}: {e}", args.addr)))?;
+        .map_err(|error| Failure::ListenOn {
+            addr: args.addr,
+            error,
+        })?;
     let stop = super::listening::first_ctrl_c("stopping: letting in-flight requests finish");
     // The sandbox's own development token is printed on purpose: it is how a partner talks to it.
     crate::console::say!("ppcert sandbox listening on {}", sandbox.base_url());
@@ -113,9 +123,6 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<u8, Failure> {
     }
     crate::console::tell!("press Ctrl-C to stop");
     stop.await;
-    sandbox
-        .shutdown()
-        .await
-        .map_err(|e| Failure::usage(format!("sandbox stopped with an error: {e}")))?;
+    sandbox.shutdown().await.map_err(Failure::SandboxStopped)?;
     Ok(exit_codes::SUCCESS)
 }

@@ -8,9 +8,12 @@ use crate::error::Failure;
 use crate::sandbox::{TlsIdentity, Transport};
 
 pub(crate) fn transport(args: &ServeTransportArgs) -> Result<Transport, Failure> {
-    let read = |flag: &str, path: &Path| {
-        std::fs::read(path)
-            .map_err(|e| Failure::usage(format!("{flag} {}: cannot read: {e}", path.display())))
+    let read = |flag: &'static str, path: &Path| {
+        std::fs::read(path).map_err(|error| Failure::Unreadable {
+            flag,
+            path: path.to_path_buf(),
+            error,
+        })
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(TlsIdentity {

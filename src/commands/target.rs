@@ -15,10 +15,7 @@ pub(crate) async fn open<Token: Credential>(
     target: &Target<Token>,
     options: SandboxOptions,
 ) -> Result<Opened<Token>, Failure> {
-    target
-        .open(options)
-        .await
-        .map_err(|e| Failure::usage(format!("cannot start the embedded sandbox: {e}")))
+    target.open(options).await.map_err(Failure::SandboxStart)
 }
 
 /// The tokens of an opened target: the first one fetched from its source now, so a source
@@ -31,9 +28,9 @@ pub(crate) async fn tokens(
     let tokens = if let TokenSource::Static { token, file: None } = source {
         Tokens::fixed(token.clone(), http)
     } else {
-        Tokens::start(source.clone(), http).await.map_err(|why| {
-            Failure::token_rejected(format!("no token: {why} (nothing was sent to the API)"))
-        })?
+        Tokens::start(source.clone(), http)
+            .await
+            .map_err(Failure::NoToken)?
     };
     // What `env.NAME` templates read is scrubbed wherever a token would be.
     tokens.also_scrub(&staging.secrets);

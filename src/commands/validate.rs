@@ -67,7 +67,7 @@ pub(crate) fn validate(args: ValidateArgs) -> Result<u8, Failure> {
         for (name, text) in scenario::BUILTIN {
             match scenario::builtin(name, text) {
                 Ok(loaded) => crate::console::say!("{}: scenario ok", loaded.source),
-                Err(e) => return Err(Failure::usage(e)),
+                Err(e) => return Err(e.into()),
             }
         }
     }
@@ -82,10 +82,10 @@ pub(crate) fn validate(args: ValidateArgs) -> Result<u8, Failure> {
         }
     }
     if failed > 0 {
-        return Err(Failure::usage(format!(
-            "{failed} of {} file(s) have errors",
-            files.len()
-        )));
+        return Err(Failure::Invalid {
+            failed,
+            files: files.len(),
+        });
     }
     Ok(exit_codes::SUCCESS)
 }

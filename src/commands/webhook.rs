@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::cli::{WebhookListenArgs, WebhookSendArgs};
-use crate::error::{AfterSending, Failure};
+use crate::error::{AfterSending, Failure, Judgement, Refusal};
 use crate::exit_codes;
 use crate::webhook::listen::{Listener, serve};
 use crate::webhook::scheme::Scheme;
@@ -13,10 +13,10 @@ pub(crate) fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
     if let Some(path) = file {
         // Capped: a wrong path (a log, /dev/zero) must not be read until memory runs out.
         let text = crate::config::read_secret_text(path, "--webhook-secret-file")
-            .map_err(Failure::usage)?;
+            .map_err(crate::config::ConfigError::from)?;
         if text.trim().is_empty() {
             // An empty HMAC key is a key everyone has: every forged delivery would verify.
-            return Err(Failure::usage(format!(
+            return Err(Failure::WebhookSecret(format!(
                 "--webhook-secret-file {}: empty; with no secret anyone can sign a delivery",
                 path.display()
             )));
@@ -26,14 +26,14 @@ pub(crate) fn secret(file: Option<&Path>) -> Result<Vec<u8>, Failure> {
     crate::env::webhook_secret()
         .map(|s| s.trim().as_bytes().to_vec())
         .ok_or_else(|| {
-            Failure::usage("a webhook secret is needed: set PPCERT_WEBHOOK_SECRET or pass --webhook-secret-file PATH")
+            Failure::WebhookSecret("a webhook secret is needed: set PPCERT_WEBHOOK_SECRET or pass --webhook-secret-file PATH".into())
         })
 }
 
 /// The secret, checked for `scheme`: a Standard Webhooks `whsec_` secret must decode.
 pub(crate) fn secret_for(scheme: Scheme, file: Option<&Path>) -> Result<Vec<u8>, Failure> {
     let secret = secret(file)?;
-    crate::webhook::scheme::signing_key(scheme, &secret).map_err(Failure::usage)?;
+    crate::webhook::scheme::signing_key(scheme, &secret).map_err(Failure::WebhookSecret)?;
     Ok(secret)
 }
 
@@ -53,7 +53,10 @@ pub(crate) async fn listen(args: WebhookListenArgs) -> Result<u8, Failure> {
     let stop = super::listening::first_ctrl_c("stopping: letting deliveries in flight finish");
     serve(args.addr, listener, limits, stop)
         .await
-        .map_err(|e| Failure::usage(format!("cannot listen on {}: {e}", args.addr)))?;
+        .map_err(|error| Failure::ListenOn {
+            addr: args.addr,
+            error,
+        })?;
     Ok(exit_codes::SUCCESS)
 }
 
@@ -68,10 +71,7 @@ pub(crate) async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() || path.is_dir() {
-            return Err(Failure::usage(format!(
-                "--junit {}: not a file in an existing folder; nothing was sent",
-                path.display()
-            )));
+            return Err(Refusal::JunitNotAFile { path: path.clone() }.into());
         }
     }
     let client = crate::config::webhook_http()?;
@@ -81,11 +81,11 @@ pub(crate) async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
     let broken = graded.iter().filter(|g| g.verdict != Verdict::Held).count();
     if graded.iter().all(|g| !g.reached) {
         crate::console::tell!("nothing answered at {}", args.url);
-        return Ok(exit_codes::UNREACHABLE);
+        return Ok(Judgement::NothingAnswered.exit_code());
     }
     if broken > 0 {
         crate::console::tell!("{broken} of {} expectations not met", graded.len());
-        return Ok(exit_codes::REQUIREMENT_NOT_MET);
+        return Ok(Judgement::NotMet.exit_code());
     }
     crate::console::tell!("every expectation met ({} deliveries)", graded.len());
     Ok(exit_codes::SUCCESS)
@@ -100,13 +100,14 @@ fn write_junit(
     let Some(path) = &args.junit else {
         return Ok(());
     };
-    let xml = crate::webhook::send::junit(args.url.as_str(), graded)
-        .map_err(|e| Failure::usage(format!("cannot render JUnit: {e}")))?;
-    std::fs::write(path, xml).map_err(|e| {
-        Failure::usage(format!(
-            "--junit {}: cannot write: {e}; the deliveries above were sent",
-            path.display()
-        ))
+    let xml =
+        crate::webhook::send::junit(args.url.as_str(), graded).map_err(|e| Failure::Encode {
+            what: "cannot render JUnit",
+            error: e.into(),
+        })?;
+    std::fs::write(path, xml).map_err(|error| Failure::JunitNotWritten {
+        path: path.clone(),
+        error,
     })?;
     Ok(())
 }

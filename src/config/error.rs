@@ -3,11 +3,11 @@
 //! and, where it is no secret, the value.
 
 use std::num::NonZeroU32;
+use std::path::PathBuf;
 
 use crate::bounds::OutOfBounds;
 use crate::endpoints::EndpointError;
 use crate::environment::Environment;
-use crate::error::Failure;
 use crate::scenario::FileError;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,30 +58,6 @@ pub(crate) enum ConfigError {
         "--webhooks has the embedded sandbox deliver webhooks; against a staging, pass --webhook-listen ADDR where it delivers them"
     )]
     WebhooksWithoutListen,
-}
-
-/// Every configuration error is found before the first request: a usage error (exit 2,
-/// "nothing was sent"). Listed one by one so that a new variant is a choice of exit code.
-impl From<ConfigError> for Failure {
-    fn from(error: ConfigError) -> Failure {
-        match &error {
-            ConfigError::File(_)
-            | ConfigError::Scenario(_)
-            | ConfigError::Dialect(_)
-            | ConfigError::Endpoint(_)
-            | ConfigError::CapturedTooEarly { .. }
-            | ConfigError::OutOfBounds(_)
-            | ConfigError::BaseUrl(_)
-            | ConfigError::Auth(_)
-            | ConfigError::Secret(_)
-            | ConfigError::Resume(_)
-            | ConfigError::Tls(_)
-            | ConfigError::Header(_)
-            | ConfigError::TokenWithoutTarget
-            | ConfigError::TargetWithoutToken
-            | ConfigError::WebhooksWithoutListen => Failure::Usage(error.to_string()),
-        }
-    }
 }
 
 /// `--base-url`, `PPCERT_BASE_URL` or `[target] base_url` refused, as given.
@@ -204,11 +180,39 @@ pub(crate) enum ResumeError {
     OtherDialect { then: String, now: String },
     #[error("--resume: the run's seed is {then}, not {now}; leave --seed out")]
     OtherSeed { then: u64, now: u64 },
+    // The interrupted run's record itself, read back from its journal.
+    #[error("{}: the run line is unreadable: {error}", dir.display())]
+    RunLineUnreadable {
+        dir: PathBuf,
+        #[source]
+        error: serde_json::Error,
+    },
+    #[error("{}: the journal has no run line to resume", dir.display())]
+    NoRunLine { dir: PathBuf },
+    #[error(
+        "--resume: {} holds partner traffic recorded by ppcert proxy, not a run ppcert can continue; start the proxy again for a new session",
+        dir.display()
+    )]
+    ProxySession { dir: PathBuf },
+    #[error(
+        "--resume: that run used the embedded sandbox, whose state ended with it; start a new run instead"
+    )]
+    EmbeddedSandbox,
+    /// `wrong` says what the line is instead.
+    #[error("{}:{line}: not a line this run wrote: {wrong}; nothing was sent", path.display())]
+    ForeignLine {
+        path: PathBuf,
+        line: usize,
+        wrong: String,
+    },
+    #[error("{}: the run line records scale 0", dir.display())]
+    ScaleZero { dir: PathBuf },
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Failure;
 
     #[test]
     fn a_config_error_is_exit_2_in_its_own_words() {

@@ -26,7 +26,7 @@ use crate::scenario::{self, LoadedScenario};
 
 pub(crate) use auth::{ClientAuth, ClientCredentials, TokenSource};
 pub(crate) use build::{RetryPolicy, webhook_http};
-pub(crate) use error::{ConfigError, SecretError};
+pub(crate) use error::{ConfigError, ResumeError, SecretError};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
 pub(crate) use opened::{Credential, Opened};
 pub(crate) use resumed::Recorded;
@@ -55,7 +55,7 @@ pub(crate) struct RunConfig {
     /// The interrupted run's directory, whose recorded values are already merged in.
     pub resume: Option<PathBuf>,
     /// The reports written besides evidence.json, the journal and the manifest.
-    pub formats: Vec<crate::report::Format>,
+    pub formats: Vec<crate::formats::Format>,
     pub webhooks: Option<WebhookRun>,
     /// The staging as every command resolves it (the file read once): dialect, endpoints,
     /// timeout and TLS roots.
@@ -244,7 +244,7 @@ impl RunConfig {
             scale,
             resume: args.resume.clone(),
             formats: if args.format.is_empty() {
-                crate::report::Format::ALL.to_vec()
+                crate::formats::Format::ALL.to_vec()
             } else {
                 args.format.iter().flatten().copied().collect()
             },

@@ -42,6 +42,8 @@ pub(crate) struct Staging {
     pub identity: Option<super::tls::ClientIdentity>,
     /// Values the templates read from the environment (`env.NAME`): scrubbed like the token.
     pub secrets: Vec<crate::secret::Secret>,
+    /// `[target.headers]` with `--header` over it: what every endpoint of any dialect gets.
+    pub common_headers: Vec<(String, String)>,
     /// The HTTP client, once built (`Staging::http`, in `build.rs`).
     pub(super) http: std::sync::OnceLock<reqwest::Client>,
 }
@@ -70,6 +72,7 @@ impl Staging {
             cacert: tls::cacert(args, &file)?,
             identity: tls::client_identity(args, &file)?,
             secrets,
+            common_headers: common,
             http: std::sync::OnceLock::new(),
             file,
             dialect,

@@ -11,6 +11,7 @@ mod error;
 mod flow_reads;
 mod success;
 mod template;
+mod utc;
 mod wait;
 
 use std::collections::BTreeMap;

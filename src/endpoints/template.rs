@@ -51,6 +51,7 @@ pub(super) fn environment(encode_values: bool) -> Environment<'static> {
     env.set_fuel(Some(TEMPLATE_FUEL));
     env.add_filter("tojson", strict_tojson);
     super::dates::register(&mut env);
+    env.add_filter("utc", super::utc::utc);
     if encode_values {
         env.set_formatter(|out, _state, value| {
             let text = value

@@ -7,6 +7,14 @@ use super::{Answer, CallReport, Prober};
 use crate::engine::bundles::{self, BundleError};
 
 impl Prober {
+    /// The bundles offered when several were and the config chose none: the config probe
+    /// writes leaves `[partner] bundle` commented out, for the partner to choose.
+    pub(crate) fn bundle_left_to_choose(&self) -> Option<&[String]> {
+        self.bundles_offered
+            .as_deref()
+            .filter(|offered| offered.len() > 1 && self.endpoints.bundle().is_none())
+    }
+
     /// The answer as its values are read: the chosen entry of a multi-bundle answer.
     pub(super) fn through_bundle(&mut self, call: &mut CallReport, answer: Answer) -> Answer {
         let Some((entries, _)) = bundles::entries(&answer.body) else {

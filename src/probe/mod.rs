@@ -16,4 +16,4 @@ mod stop;
 pub(crate) mod write;
 
 pub(crate) use prober::{Answer, CallReport, Prober, report, with_product_type};
-pub(crate) use stop::Stop;
+pub(crate) use stop::{Broken, Stop};

@@ -92,6 +92,8 @@ pub(crate) struct Prober {
     /// The dialect in force, and its definitions with the user's tables and learned captures.
     pub dialect: String,
     user: Definitions,
+    /// `[target.headers]` and `--header`: kept in whichever dialect probe switches to.
+    common_headers: Vec<(String, String)>,
     pub(super) definitions: Definitions,
     pub(super) endpoints: Endpoints,
     /// Why the dialect was switched, when it was.
@@ -123,6 +125,7 @@ impl Prober {
             cancel: Cancel::default(),
             dialect: staging.dialect_name().to_string(),
             user: staging.file.endpoints.clone(),
+            common_headers: staging.common_headers.clone(),
             definitions: staging.definitions.clone(),
             endpoints: staging.endpoints.clone(),
             dialect_reason: None,
@@ -242,7 +245,8 @@ impl Prober {
             .iter()
             .find(|(name, _)| *name != self.dialect)?;
         let other = dialect::resolve(name).ok()?;
-        let definitions = dialect::definitions(&other, &self.user);
+        let mut definitions = dialect::definitions(&other, &self.user);
+        crate::config::headers::merge(&mut definitions, &self.common_headers);
         let learned = self.with_learned(definitions);
         (learned.get(op.as_str()) != self.definitions.get(op.as_str()))
             .then(|| (name.to_string(), learned))

@@ -114,17 +114,23 @@ fn set_target(doc: &mut DocumentMut, learned: &Learned<'_>, remote: Option<&str>
     }
 }
 
-/// Several bundles offered and none chosen: the choice is the partner's, so it is written as
-/// a comment naming them, never guessed.
+/// One bundle offered: it is written, so the run keeps using it should the staging offer more.
+/// Several and none chosen: the choice is the partner's, so it is written as a comment naming
+/// them, never guessed (and probe's output says so).
 fn set_bundle_hint(doc: &mut DocumentMut, learned: &Learned<'_>) {
     let Some(offered) = learned.bundles_offered else {
         return;
     };
     let partner = table(doc.as_table_mut(), "partner");
-    if partner.contains_key("bundle") || offered.len() < 2 {
+    if partner.contains_key("bundle") || offered.is_empty() {
         return;
     }
     partner.set_implicit(false);
+    if let [only] = offered {
+        let why = "the quote answer offered this one bundle";
+        set_inferred(partner, "bundle", only.as_str().into(), Some(why));
+        return;
+    }
     let decor = partner.decor_mut();
     let before = decor.suffix().and_then(|s| s.as_str()).unwrap_or("");
     let hint = format!(
@@ -274,5 +280,26 @@ answer = 42
         assert_eq!(again.matches("[something_new]").count(), 1, "{again}");
         let parsed: toml::Table = again.parse().unwrap();
         assert_eq!(parsed["something_new"]["answer"].as_integer(), Some(42));
+    }
+
+    #[test]
+    fn one_bundle_offered_is_written_and_a_chosen_one_kept() {
+        let none = BTreeMap::new();
+        let offered = ["Gold".to_string()];
+        let learned = Learned {
+            dialect: "spec",
+            dialect_reason: None,
+            proven: &none,
+            proven_paths: BTreeMap::new(),
+            bundles_offered: Some(&offered),
+        };
+        let bundle = |original: Option<&str>| {
+            let text = config_text(original, &learned, None, "now").unwrap();
+            let parsed: toml::Table = text.parse().unwrap();
+            parsed["partner"]["bundle"].as_str().map(str::to_string)
+        };
+        assert_eq!(bundle(None).as_deref(), Some("Gold"));
+        let chosen = "[partner]\nbundle = \"Silver\"\n";
+        assert_eq!(bundle(Some(chosen)).as_deref(), Some("Silver"));
     }
 }

@@ -1,48 +1,8 @@
-//! The bundle's report files: their names, the formats that can be asked for, and writing a
-//! file whole or not at all.
+//! Writing the bundle's files whole or not at all (their names and formats are in
+//! `formats.rs`, a leaf the command line and the config name too).
 
 use std::io::Write;
 use std::path::Path;
-
-pub(crate) const HTML: &str = "report.html";
-pub(crate) const MARKDOWN: &str = "report.md";
-pub(crate) const JUNIT: &str = "junit.xml";
-
-/// A format name none of [`Format`] answers to (lowercased, as it was matched).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown report format `{0}` (html, md, junit, json)")]
-pub struct UnknownFormat(pub String);
-
-/// A report format `ppcert report --format` and `ppcert run --format` can ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Html,
-    Md,
-    Junit,
-}
-
-impl Format {
-    pub const ALL: [Format; 3] = [Format::Html, Format::Md, Format::Junit];
-
-    /// `html`, `md`, `junit`; `json` (evidence.json, always written) is `None`.
-    pub fn parse(name: &str) -> Result<Option<Format>, UnknownFormat> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "html" => Ok(Some(Format::Html)),
-            "md" | "markdown" => Ok(Some(Format::Md)),
-            "junit" | "xml" => Ok(Some(Format::Junit)),
-            "json" => Ok(None),
-            other => Err(UnknownFormat(other.to_string())),
-        }
-    }
-
-    pub fn file_name(self) -> &'static str {
-        match self {
-            Format::Html => HTML,
-            Format::Md => MARKDOWN,
-            Format::Junit => JUNIT,
-        }
-    }
-}
 
 /// Writes a file whole or not at all: a crash never leaves half a report.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -12,5 +12,6 @@ mod render;
 mod timeline;
 pub mod view;
 
-pub(crate) use files::{Format, write_atomic};
+pub(crate) use crate::formats::Format;
+pub(crate) use files::write_atomic;
 pub(crate) use render::{append_step_summary, md, write_bundle, write_reports};

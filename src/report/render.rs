@@ -1,8 +1,9 @@
 //! Rendering the reports from the evidence (HTML, Markdown, JUnit) and writing the bundle's files.
 
-use super::files::{Format, MARKDOWN, write_atomic_with};
+use super::files::write_atomic_with;
 use super::pass::Pass;
 use super::{junit, junit_listed, manifest, view};
+use crate::formats::{Format, MARKDOWN};
 use std::io::Write;
 use std::path::Path;
 

@@ -360,3 +360,12 @@ pub fn ledger_equals_since(
 pub fn ledger_equals(evidence: &Value, sandbox: &Sandbox) {
     ledger_equals_since(evidence, sandbox, &Default::default(), false);
 }
+
+/// The fenced TOML block of a docs page that starts with `first_line`, as the page shows it:
+/// a test that runs it certifies the documented config itself.
+pub fn toml_block(page: &str, first_line: &str) -> String {
+    let marker = format!("```toml\n{first_line}\n");
+    let start = page.find(&marker).expect("the page has the block") + "```toml\n".len();
+    let end = start + page[start..].find("```").unwrap();
+    page[start..end].to_string()
+}

@@ -8,14 +8,6 @@ use ppcert::sandbox::{DeltaShape, Layout, SandboxOptions};
 
 use crate::common::*;
 
-/// The fenced TOML block of a docs page that starts with `first_line`, as the page shows it.
-fn block(page: &str, first_line: &str) -> String {
-    let marker = format!("```toml\n{first_line}\n");
-    let start = page.find(&marker).expect("the page has the block") + "```toml\n".len();
-    let end = start + page[start..].find("```").unwrap();
-    page[start..end].to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_staging_with_all_five_behaviours_is_certified_from_the_docs_alone() {
     let flows = include_str!("../../docs/flows.md");
@@ -35,14 +27,14 @@ async fn a_staging_with_all_five_behaviours_is_certified_from_the_docs_alone() {
     .await;
     let config = format!(
         "{}\n{}",
-        block(flows, "# ppcert.toml"),
-        block(data, "[data]")
+        toml_block(flows, "# ppcert.toml"),
+        toml_block(data, "[data]")
     );
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("scenarios")).unwrap();
     std::fs::write(
         dir.path().join("scenarios/conditional.toml"),
-        block(flows, "# scenarios/conditional.toml"),
+        toml_block(flows, "# scenarios/conditional.toml"),
     )
     .unwrap();
     let run = Run::against(&sandbox)

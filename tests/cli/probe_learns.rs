@@ -105,7 +105,7 @@ async fn staging(sandbox: &Sandbox, twist: Twist) -> String {
 /// `probe --write-config ppcert.toml` over `config` (if any) in a fresh directory, then
 /// `run` with the written file alone; the token comes from `[auth] command` when the config
 /// says so, else from the environment.
-async fn probe_then_run(
+pub(crate) async fn probe_then_run(
     base: &str,
     sandbox: &Sandbox,
     config: Option<&str>,
@@ -273,6 +273,12 @@ async fn probe_lists_the_bundles_offered_and_proposes_the_setting_never_data_0()
         "{out}"
     );
     assert!(out.contains("set `[partner] bundle = \"NAME\"`"), "{out}");
+    assert!(
+        out.contains(
+            "`[partner] bundle` is written commented out: the quote answer offers Silver, Gold"
+        ),
+        "{out}"
+    );
     assert!(!written.contains("$.data[0]"), "{written}");
     assert!(
         written.contains("# bundle = \"Silver\"   # one of: Silver, Gold"),

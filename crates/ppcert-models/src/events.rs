@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::{Client, Money, Traveler};
+use crate::api::{Client, Money, Traveler};
 
 pub const CONTRACT_CREATED: &str = "contract.created";
 pub const CLAIM_UPDATED: &str = "claim.updated";

@@ -7,7 +7,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::validate::{ApiFailure, Checked, parse_data};
+use crate::validate::{ApiFailure, Checked, parse_data};
 
 /// Which document the sandbox enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -144,7 +144,7 @@ pub fn check_flight_status(body: &[u8]) -> Checked<()> {
     let provided = data["providedAt"]
         .as_str()
         .ok_or_else(|| ApiFailure::invalid("data.providedAt", "is required"))?;
-    super::validate::parse_datetime(provided, "data.providedAt")?;
+    crate::validate::parse_datetime(provided, "data.providedAt")?;
     if data["status"] != json!("Canceled") {
         return Err(ApiFailure::invalid(
             "data.status",

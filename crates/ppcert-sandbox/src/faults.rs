@@ -11,9 +11,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rand::RngExt;
 
-use super::RateLimitHeader;
-use super::Shared;
-use super::validate::ApiFailure;
+use crate::oauth::issued::Verdict;
+use crate::options::RateLimitHeader;
+use crate::shared::Shared;
+use crate::validate::ApiFailure;
 
 /// Spec §5: exactly `Authorization: Bearer <token>`, else 401.
 pub async fn authorize(
@@ -55,9 +56,9 @@ fn refuse_issued(shared: &Shared, given: Option<&[u8]>) -> Option<Response> {
         .and_then(|g| std::str::from_utf8(g).ok())
         .and_then(|g| g.strip_prefix("Bearer "));
     let (code, message) = match token.map(|t| shared.issued.judge(t)) {
-        Some(super::oauth::Verdict::Valid) => return None,
-        Some(super::oauth::Verdict::Expired) => ("TOKEN_EXPIRED", "The access token expired"),
-        Some(super::oauth::Verdict::Unknown) => (
+        Some(Verdict::Valid) => return None,
+        Some(Verdict::Expired) => ("TOKEN_EXPIRED", "The access token expired"),
+        Some(Verdict::Unknown) => (
             "INVALID_TOKEN",
             "The access token is not one this server issued",
         ),

@@ -10,14 +10,16 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use super::dialect::{self, ApiDialect};
-use super::living;
-use super::validate::{self, ApiFailure, parse_data};
-use super::{ContractsLayout, DeltaShape, Layout, Shared};
+use crate::dialect::{self, ApiDialect};
+use crate::layout::{ContractsLayout, DeltaShape, Layout};
+use crate::living;
 use crate::models::{
     ClaimRequest, Flight, FlightCancellationReport, Journey, Money, QuoteRequest, QuoteTraveler,
     SubscriptionRequest, Trip, UpdateRequest,
 };
+use crate::options::SandboxOptions;
+use crate::shared::Shared;
+use crate::validate::{self, ApiFailure, parse_data};
 
 /// The OpenAPI 3.1 document of exactly what the sandbox serves.
 pub const OPENAPI: &str = include_str!("openapi.json");
@@ -25,7 +27,7 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 static DOCUMENT: std::sync::LazyLock<Value> =
     std::sync::LazyLock::new(|| serde_json::from_str(OPENAPI).expect("openapi.json is JSON"));
 
-fn reply(layout: &Layout, status: StatusCode, body: Value) -> Response {
+pub(crate) fn reply(layout: &Layout, status: StatusCode, body: Value) -> Response {
     let body = if layout.wrap {
         json!({ "data": body })
     } else {
@@ -143,7 +145,7 @@ pub async fn delete_quote(
 }
 
 /// A staging that accepts only its own booking-number shape refuses any other with a 400.
-fn check_booking_pattern(options: &crate::SandboxOptions, number: &str) -> Result<(), ApiFailure> {
+fn check_booking_pattern(options: &SandboxOptions, number: &str) -> Result<(), ApiFailure> {
     let Some(pattern) = &options.booking_number_pattern else {
         return Ok(());
     };

@@ -4,68 +4,23 @@
 //! again, and a key reused for another request is refused. Only successful answers are kept,
 //! in a bounded table, so a long-lived sandbox's memory stays flat.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use axum::body::{Body, Bytes, to_bytes};
+use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
-use super::Shared;
+use crate::shared::Shared;
 use crate::validate::ApiFailure;
+use keys::Kept;
+
+pub(crate) mod keys;
 
 pub const HEADER: &str = "idempotency-key";
-/// Keys remembered at most; the oldest are forgotten first.
-const REMEMBERED: usize = 10_000;
 const MAX_BODY: usize = 1024 * 1024;
-
-struct Kept {
-    request: [u8; 32],
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Bytes,
-}
-
-#[derive(Default)]
-pub struct Keys {
-    kept: Mutex<(HashMap<String, Kept>, VecDeque<String>)>,
-}
-
-impl Keys {
-    fn replay(&self, key: &str, request: &[u8; 32]) -> Option<Result<Response, ApiFailure>> {
-        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let found = kept.0.get(key)?;
-        if &found.request != request {
-            return Some(Err(ApiFailure::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "IDEMPOTENCY_KEY_REUSED",
-                "this Idempotency-Key was used for another request",
-            )));
-        }
-        let mut response =
-            (found.status, found.headers.clone(), found.body.clone()).into_response();
-        response
-            .headers_mut()
-            .insert("idempotent-replayed", HeaderValue::from_static("true"));
-        Some(Ok(response))
-    }
-
-    fn keep(&self, key: String, kept: Kept) {
-        let mut guard = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let (table, order) = &mut *guard;
-        if table.insert(key.clone(), kept).is_none() {
-            order.push_back(key);
-        }
-        while order.len() > REMEMBERED {
-            if let Some(old) = order.pop_front() {
-                table.remove(&old);
-            }
-        }
-    }
-}
 
 /// Subscriptions and claims: the writes this variant holds to a key.
 fn needs_key(method: &Method, path: &str) -> bool {

@@ -7,9 +7,9 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::Shared;
-use super::store::Store;
-use super::validate::ApiFailure;
+use crate::shared::Shared;
+use crate::store::Store;
+use crate::validate::ApiFailure;
 
 /// The booking's contracts are not listed yet: its subscription is younger than the delay.
 pub(crate) fn contracts_hidden(

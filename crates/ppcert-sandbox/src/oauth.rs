@@ -5,8 +5,7 @@
 //! answered 401 with RFC 6750's `WWW-Authenticate: Bearer error="invalid_token"`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -16,44 +15,9 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use serde_json::json;
 
-use super::Shared;
+use crate::shared::Shared;
 
-/// Tokens remembered at most; expired ones are dropped first.
-const REMEMBERED: usize = 100_000;
-
-#[derive(Default)]
-pub struct Issued {
-    tokens: Mutex<HashMap<String, Instant>>,
-}
-
-/// Whether a bearer token the sandbox issued is still valid.
-pub enum Verdict {
-    Valid,
-    Expired,
-    Unknown,
-}
-
-impl Issued {
-    pub fn judge(&self, token: &str) -> Verdict {
-        let tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
-        match tokens.get(token) {
-            Some(expires) if Instant::now() < *expires => Verdict::Valid,
-            Some(_) => Verdict::Expired,
-            None => Verdict::Unknown,
-        }
-    }
-
-    fn issue(&self, ttl: Duration) -> String {
-        let token = format!("tok_{:032x}", rand::random::<u128>());
-        let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
-        if tokens.len() >= REMEMBERED {
-            let now = Instant::now();
-            tokens.retain(|_, expires| *expires > now);
-        }
-        tokens.insert(token.clone(), Instant::now() + ttl);
-        token
-    }
-}
+pub(crate) mod issued;
 
 /// RFC 6749 §5.2.
 fn refused(status: StatusCode, error: &str, description: &str) -> Response {

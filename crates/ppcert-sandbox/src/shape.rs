@@ -12,29 +12,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::{Layout, Shared};
-
-/// Where the quote answer's fields go, inside the usual `data` wrapper if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QuoteWrapper {
-    /// `{"id", "reference", ...}`
-    #[default]
-    None,
-    /// `{"quote": {"id", ...}}`: one wrapper deeper, which the built-in reading follows.
-    Quote,
-    /// `{"result": {"quote": {"id", ...}}}`: two deeper; a client needs captures.
-    ResultQuote,
-}
-
-/// How errors are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ErrorShape {
-    /// `{"error": {"code", "message", "field"}}`
-    #[default]
-    Spec,
-    /// RFC 9457 `application/problem+json` with `invalid-params`.
-    Problem,
-}
+use crate::layout::{ErrorShape, Layout, QuoteWrapper};
+use crate::shared::Shared;
 
 /// Bodies larger than this are passed through untouched (the sandbox writes none that big).
 const MAX_RESHAPED: usize = 16 * 1024 * 1024;

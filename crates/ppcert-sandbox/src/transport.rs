@@ -13,36 +13,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt as _;
 
-use super::Shared;
-use super::validate::ApiFailure;
-
-/// Everything about the sandbox's transport; the default is plain HTTP, no extra header.
-#[derive(Debug, Clone, Default)]
-pub struct Transport {
-    /// Answer with `Content-Encoding: gzip` when the request's `Accept-Encoding` allows it.
-    pub gzip: bool,
-    /// Headers every API call must carry with exactly this value (`X-Api-Version: 2`).
-    pub required_headers: Vec<(String, String)>,
-    /// Serve HTTPS with this identity (and, optionally, require client certificates).
-    pub tls: Option<TlsIdentity>,
-}
-
-/// The sandbox's certificate and key, and the CA client certificates must chain to (PEM).
-#[derive(Clone, Default)]
-pub struct TlsIdentity {
-    pub cert_chain_pem: Vec<u8>,
-    pub key_pem: Vec<u8>,
-    /// Require a client certificate signed by this CA; refuse the handshake without one.
-    pub client_ca_pem: Option<Vec<u8>>,
-}
-
-impl std::fmt::Debug for TlsIdentity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsIdentity")
-            .field("client_certificates", &self.client_ca_pem.is_some())
-            .finish_non_exhaustive()
-    }
-}
+use crate::options::TlsIdentity;
+use crate::shared::Shared;
+use crate::validate::ApiFailure;
 
 /// `NAME: VALUE` as `--require-header` takes it.
 pub fn parse_header(text: &str) -> Result<(String, String), String> {
@@ -128,7 +101,7 @@ pub(crate) async fn compress(
 }
 
 /// Whether an `Accept-Encoding` value lists gzip (or `*`) with a weight above zero.
-fn accepts_gzip(value: &str) -> bool {
+pub(crate) fn accepts_gzip(value: &str) -> bool {
     value.split(',').any(|item| {
         let mut parts = item.split(';').map(str::trim);
         let coding = parts.next().unwrap_or_default().to_ascii_lowercase();

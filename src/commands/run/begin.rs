@@ -208,7 +208,10 @@ fn shared_state(
             config.scenario.scenario.data.clone(),
         )
         .with_booking_numbers(booking_count(config))
-        .map_err(|why| Failure::usage(format!("data.booking_number_pattern: {why}")))?,
+        .map_err(|why| Failure::Pattern {
+            key: "data.booking_number_pattern",
+            why,
+        })?,
         environment: config.environment(),
         events,
         cancel: Cancel::default(),

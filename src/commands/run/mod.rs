@@ -101,8 +101,8 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
             // An unsigned bundle where a signed one was asked for is a bundle not written. A
             // resumed run rewrote its bundle: the earlier attestation is replaced.
-            let (path, fingerprint) =
-                super::attest::sign_dir(&dir, key, true).map_err(Failure::not_written)?;
+            let (path, fingerprint) = super::attest::sign_dir(&dir, key, true)
+                .map_err(|failure| Failure::NotSigned(Box::new(failure)))?;
             // On stderr: with --json, stdout holds the summary object alone.
             if mode.progress != ProgressMode::Quiet {
                 crate::console::tell!("signed: {} (key SHA256:{fingerprint})", path.display());

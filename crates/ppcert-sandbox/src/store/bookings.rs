@@ -1,10 +1,11 @@
 //! Subscriptions and updates: the quotes they name must be open, future, for this booking and
 //! for as many travelers as given; each product type bought gets one contract.
 
+use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{Booking, Contract, QuoteRecord, QuoteState, Store, conflict};
+use super::model::{Booking, Contract, QuoteRecord, QuoteState, Store, conflict, not_found};
 use crate::models::{Client, Flight, Operation, SubscriptionRequest, Traveler, UpdateRequest};
 use crate::validate::{self, ApiFailure, Checked, check_client, check_traveler};
 
@@ -30,6 +31,22 @@ impl Selection<'_> {
 }
 
 impl Store {
+    /// 404 for an unknown booking; 401 once its contract is no longer valid (departure passed).
+    pub fn contracts_exist(&self, bn: &str, now: DateTime<Utc>) -> Checked<()> {
+        let booking = self
+            .bookings
+            .get(bn)
+            .ok_or_else(|| not_found(format!("no contract for booking number `{bn}`")))?;
+        if booking.first_departure <= now {
+            return Err(ApiFailure::new(
+                StatusCode::UNAUTHORIZED,
+                "CONTRACT_INVALID",
+                "the contract is no longer valid: departure has passed",
+            ));
+        }
+        Ok(())
+    }
+
     /// The first contract of a booking, as a `Location` header names it.
     pub fn first_contract_id(&self, bn: &str) -> Option<String> {
         self.bookings.get(bn)?.contract_ids.first().cloned()
@@ -180,7 +197,7 @@ impl Store {
             return Err(expired(format!(
                 "quote {key} `{handle}` expired at {} ({} h after it was made)",
                 super::expiry::expires_at(quote.created_at).to_rfc3339(),
-                super::QUOTE_VALIDITY_HOURS
+                super::expiry::QUOTE_VALIDITY_HOURS
             )));
         }
         match quote.state {

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 use serde_json::{Value, json};
 
-use super::{Claim, FRAUD_WINDOW_HOURS, Rules, Store, conflict, not_found};
+use super::model::{Claim, FRAUD_WINDOW_HOURS, Rules, Store, conflict, not_found};
 use crate::models::{CHANGE_FOR_ANY_REASON, ClaimRequest, FlightCancellationReport, Operation};
 use crate::validate::{self, ApiFailure, Checked, check_beneficiary};
 

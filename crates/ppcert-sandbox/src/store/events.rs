@@ -5,16 +5,9 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 
-use super::{Claim, Rules, Store};
+use super::model::{Claim, Rules, Scheduled, Store};
 use crate::models::events::{ClaimFacts, ContractFacts, Event, Product, SubscriptionFacts};
 use crate::models::{CHANGE_FOR_ANY_REASON, Money};
-
-/// An event to deliver `after` from now.
-#[derive(Debug, Clone)]
-pub struct Scheduled {
-    pub after: Duration,
-    pub event: Event,
-}
 
 /// Every status a claim takes, with when (after its creation): flagged claims wait for a
 /// person; without bank details a claim stays ACCEPTED; with them it moves ACCEPTED →

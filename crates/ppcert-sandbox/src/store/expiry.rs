@@ -3,43 +3,12 @@
 //! beyond `max_open` unused quotes the oldest go first. What is retired leaves a small
 //! tombstone (itself bounded), so using it is refused saying that it expired, and when.
 
-use std::collections::{HashMap, VecDeque};
-
 use chrono::{DateTime, Duration, Utc};
 
-use super::{QuoteState, Store};
+use super::model::{QuoteState, Store};
 
 /// How long an unused quote stays valid.
 pub const QUOTE_VALIDITY_HOURS: i64 = 72;
-/// Unused quotes held at most, by default.
-pub const DEFAULT_MAX_OPEN_QUOTES: usize = 100_000;
-
-/// Quotes are known here by the counter their id was made from (its reference's is the next):
-/// 24 bytes an entry instead of two strings, for up to `--max-quotes` entries.
-#[derive(Debug)]
-pub(super) struct Expiry {
-    /// (id counter, made at) in creation order; entries whose quote was used or deleted are
-    /// skipped.
-    order: VecDeque<(u64, DateTime<Utc>)>,
-    open: usize,
-    max_open: usize,
-    /// Retired quote's id counter → when, and whether by the limit (else by age). The message
-    /// is written only when someone uses the quote.
-    tombstones: HashMap<u64, (DateTime<Utc>, bool)>,
-    tomb_order: VecDeque<u64>,
-}
-
-impl Default for Expiry {
-    fn default() -> Self {
-        Expiry {
-            order: VecDeque::new(),
-            open: 0,
-            max_open: DEFAULT_MAX_OPEN_QUOTES,
-            tombstones: HashMap::new(),
-            tomb_order: VecDeque::new(),
-        }
-    }
-}
 
 /// When a quote made at `created` stops being valid.
 pub fn expires_at(created: DateTime<Utc>) -> DateTime<Utc> {

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::expiry::{QUOTE_VALIDITY_HOURS, expires_at};
-use super::{QuoteCreated, QuoteRecord, QuoteState, Store, conflict, not_found};
+use super::model::{QuoteCreated, QuoteRecord, QuoteState, Store, conflict, not_found};
 use crate::models::{Operation, ProductType, QuoteRequest};
 use crate::validate::{ApiFailure, Checked, QuoteFacts};
 

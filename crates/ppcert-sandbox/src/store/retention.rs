@@ -3,33 +3,10 @@
 //! contracts, claims and flight reports, and quotes that were used or deleted are forgotten
 //! beyond a multiple of that. A forgotten booking or quote answers 404, like one never made.
 
-use std::collections::VecDeque;
+use super::model::Store;
 
-use super::Store;
-
-/// Bookings (subscriptions) held at most, by default.
-pub const DEFAULT_MAX_BOOKINGS: usize = 10_000;
 /// Used or deleted quotes held per booking held: a batch uses about two quotes a booking.
 const CLOSED_QUOTES_PER_BOOKING: usize = 4;
-
-#[derive(Debug)]
-pub(super) struct Retention {
-    max_bookings: usize,
-    /// Booking numbers in the order they were made.
-    bookings: VecDeque<String>,
-    /// Quote ids in the order they were used or deleted.
-    closed_quotes: VecDeque<String>,
-}
-
-impl Default for Retention {
-    fn default() -> Self {
-        Retention {
-            max_bookings: DEFAULT_MAX_BOOKINGS,
-            bookings: VecDeque::new(),
-            closed_quotes: VecDeque::new(),
-        }
-    }
-}
 
 impl Store {
     pub fn with_max_bookings(mut self, max_bookings: usize) -> Self {

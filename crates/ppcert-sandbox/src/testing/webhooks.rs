@@ -15,8 +15,11 @@ use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
 
+use super::servers::{fast_options, sandbox_with, serve};
 use crate::models::webhook::Scheme;
-use crate::{Sandbox, SandboxOptions, WebhookOptions};
+use crate::options::SandboxOptions;
+use crate::server::Sandbox;
+use crate::webhooks::WebhookOptions;
 
 /// The webhook secret every delivery test signs with: a Standard Webhooks secret, `whsec_`
 /// and base64; the other schemes use it as it is.
@@ -42,7 +45,7 @@ pub async fn receiver(answer: fn(usize) -> StatusCode) -> (String, Received) {
             }
         },
     ));
-    (format!("{}/hooks", super::serve(router).await), received)
+    (format!("{}/hooks", serve(router).await), received)
 }
 
 fn header(headers: &HeaderMap, name: &str) -> String {
@@ -103,9 +106,9 @@ pub fn assert_signed(scheme: Scheme, headers: &HeaderMap, body: &[u8]) {
 pub async fn sandbox_sending_to(url: &str, scheme: Scheme, retry: Duration) -> Sandbox {
     let mut webhooks = WebhookOptions::new(url, scheme, SECRET.to_vec());
     webhooks.retry_delays = vec![retry; 3];
-    super::sandbox_with(SandboxOptions {
+    sandbox_with(SandboxOptions {
         webhooks: Some(webhooks),
-        ..super::fast_options()
+        ..fast_options()
     })
     .await
 }

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, FixedOffset, Utc};
 
-use super::{
+use super::fields::{
     ApiFailure, Checked, check_age_range, check_currency, is_airline_code, is_airport_code,
     is_flight_number, parse_datetime,
 };

@@ -4,10 +4,11 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{
-    ApiFailure, Checked, check_beneficiary, check_booking_number, check_client, check_quote,
-    check_traveler, parse_claim_date, parse_data, parse_modification_cost,
+use super::fields::{
+    ApiFailure, Checked, check_beneficiary, check_booking_number, check_client, check_traveler,
+    parse_claim_date, parse_data, parse_modification_cost,
 };
+use super::quote::check_quote;
 use crate::dialect::{ApiDialect, check_flight_status, parse_request};
 use crate::models::{
     ClaimRequest, FlightCancellationReport, Operation, QuoteRequest, SubscriptionRequest, Traveler,

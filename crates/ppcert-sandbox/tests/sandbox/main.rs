@@ -8,6 +8,7 @@ mod expiry;
 mod listener;
 mod living;
 mod options;
+mod quirks;
 mod rules;
 mod staging_behaviours;
 mod transport;
