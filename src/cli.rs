@@ -396,9 +396,9 @@ pub struct RunArgs {
     /// regressed exits 1 (see `ppcert diff`).
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
-    /// First retry delay; later ones double, with jitter.
-    #[arg(long, default_value_t = 250, value_name = "MS", hide = true)]
-    pub backoff_ms: u64,
+    /// First retry delay; later ones double, with jitter [default: 250].
+    #[arg(long, value_name = "MS", hide = true)]
+    pub backoff_ms: Option<u64>,
     #[command(flatten)]
     pub webhooks: RunWebhookArgs,
     #[command(flatten)]
@@ -650,7 +650,7 @@ pub struct ServeArgs {
     pub max_bookings: usize,
     /// Which document's request shapes to enforce: `spec` or `provider-docs` (customer,
     /// birthday, the documented flight-status call).
-    #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| if s == "provider-docs" { ApiDialect::ProviderDocs } else { ApiDialect::Spec }))]
+    #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| crate::dialect::enforced(&s)))]
     pub dialect: ApiDialect,
     /// Answer quotes one entry per bundle, as the provider documents: `{"data": [...]}`,
     /// each entry with its own id, reference, price and T&C `documents` (e.g. Silver,Gold).

@@ -25,6 +25,16 @@ pub const BUILTIN: [(&str, &str); 2] = [
 
 pub(crate) const DEFAULT: &str = "spec";
 
+/// The request shapes the embedded sandbox enforces for a dialect, where it knows them
+/// (`provider-docs`); the spec's for any other.
+pub(crate) fn enforced(name: &str) -> crate::sandbox::ApiDialect {
+    if name == BUILTIN[1].0 {
+        crate::sandbox::ApiDialect::ProviderDocs
+    } else {
+        crate::sandbox::ApiDialect::Spec
+    }
+}
+
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Dialect {

@@ -11,7 +11,6 @@ use crate::attest::{BundleError, KeyError};
 use crate::config::{ConfigError, ResumeError};
 use crate::drift::LoadError;
 use crate::endpoints::RenderError;
-use crate::engine::client::ClientError;
 use crate::engine::token::TokenError;
 use crate::exit_codes;
 use crate::journal::ReadError;
@@ -37,9 +36,6 @@ pub(crate) enum Failure {
     /// A request template that cannot be rendered before anything is sent (2).
     #[error("{0}")]
     Render(#[from] RenderError),
-    /// The HTTP client cannot be built (a `--cacert` that is no certificate) (2).
-    #[error("{0}")]
-    Client(#[from] ClientError),
     /// A key cannot be made, read or used; asked for before anything is signed (2).
     #[error("{0}")]
     Key(#[from] KeyError),
@@ -117,9 +113,6 @@ pub(crate) enum Failure {
     /// `serve`: the sandbox stopped with an error (2).
     #[error("sandbox stopped with an error: {0}")]
     SandboxStopped(#[source] std::io::Error),
-    /// A client without the target's settings (`webhook send`) cannot be built (2).
-    #[error("cannot build an HTTP client: {0}")]
-    HttpClient(#[source] reqwest::Error),
     /// What was made cannot be encoded (JSON, JUnit, the man page); `what` says which (2).
     #[error("{what}: {error}")]
     Encode {
@@ -210,7 +203,6 @@ impl Failure {
             Config(_)
             | File(_)
             | Render(_)
-            | Client(_)
             | Key(_)
             | Compare(_)
             | Baseline(_)
@@ -224,7 +216,6 @@ impl Failure {
             | Runtime(_)
             | SandboxStart(_)
             | SandboxStopped(_)
-            | HttpClient(_)
             | Encode { .. }
             | Refused(_)
             | WebhookSecret(_)

@@ -10,7 +10,6 @@ use crate::attest::{BundleError, KeyError};
 use crate::config::{ConfigError, ResumeError};
 use crate::drift::LoadError;
 use crate::endpoints::RenderError;
-use crate::engine::client::ClientError;
 use crate::engine::token::TokenError;
 use crate::error::{
     AfterSending, Failure, FirstCall, Judgement, Refusal, RunOutcome, Unverified, run_exit_code,
@@ -39,12 +38,6 @@ fn render_error() -> RenderError {
     ))
 }
 
-fn reqwest_error() -> reqwest::Error {
-    crate::engine::client::install_crypto_provider();
-    let request = reqwest::Client::new().get("not a url").build();
-    request.expect_err("a relative URL is no request")
-}
-
 fn load_error() -> LoadError {
     LoadError::Unreadable("b: cannot read".into())
 }
@@ -57,45 +50,43 @@ fn index(failure: &Failure) -> usize {
         Config(_) => 0,
         File(_) => 1,
         Render(_) => 2,
-        Client(_) => 3,
-        Key(_) => 4,
-        Bundle(_) => 5,
-        Compare(_) => 6,
-        Baseline(_) => 7,
-        Journal(_) => 8,
-        ProbeBroken(_) => 9,
-        NoToken(_) => 10,
-        Io { .. } => 11,
-        JournalNotOpened { .. } => 12,
-        Unexportable { .. } => 13,
-        Unreadable { .. } => 14,
-        Listen { .. } => 15,
-        ListenOn { .. } => 16,
-        SandboxStart(_) => 17,
-        SandboxStopped(_) => 18,
-        HttpClient(_) => 19,
-        Encode { .. } => 20,
-        NotWritten { .. } => 21,
-        ConfigNotWritten { .. } => 22,
-        JunitNotWritten { .. } => 23,
-        NotSigned(_) => 24,
-        AfterSending(_) => 25,
-        Refused(_) => 26,
-        WebhookSecret(_) => 27,
-        Pattern { .. } => 28,
-        Dossier(_) => 29,
-        Invalid { .. } => 30,
-        NotVerified(_) => 31,
-        Inconclusive(_) => 32,
-        TokenRejected(_) => 33,
-        Unreachable(_) => 34,
-        ProductionGuard(_) => 35,
-        CommandNotStarted { .. } => 36,
-        CommandNotFound { .. } => 37,
-        Runtime(_) => 38,
+        Key(_) => 3,
+        Bundle(_) => 4,
+        Compare(_) => 5,
+        Baseline(_) => 6,
+        Journal(_) => 7,
+        ProbeBroken(_) => 8,
+        NoToken(_) => 9,
+        Io { .. } => 10,
+        JournalNotOpened { .. } => 11,
+        Unexportable { .. } => 12,
+        Unreadable { .. } => 13,
+        Listen { .. } => 14,
+        ListenOn { .. } => 15,
+        SandboxStart(_) => 16,
+        SandboxStopped(_) => 17,
+        Encode { .. } => 18,
+        NotWritten { .. } => 19,
+        ConfigNotWritten { .. } => 20,
+        JunitNotWritten { .. } => 21,
+        NotSigned(_) => 22,
+        AfterSending(_) => 23,
+        Refused(_) => 24,
+        WebhookSecret(_) => 25,
+        Pattern { .. } => 26,
+        Dossier(_) => 27,
+        Invalid { .. } => 28,
+        NotVerified(_) => 29,
+        Inconclusive(_) => 30,
+        TokenRejected(_) => 31,
+        Unreachable(_) => 32,
+        ProductionGuard(_) => 33,
+        CommandNotStarted { .. } => 34,
+        CommandNotFound { .. } => 35,
+        Runtime(_) => 36,
     }
 }
-const VARIANTS: usize = 39;
+const VARIANTS: usize = 37;
 
 /// One failure of each variant, with the exit code docs/certify.md gives it.
 #[expect(
@@ -109,7 +100,6 @@ fn samples() -> Vec<(Failure, u8)> {
         (ConfigError::TargetWithoutToken.into(), 2),
         (file_error().into(), 2),
         (render_error().into(), 2),
-        (ClientError::Build(reqwest_error()).into(), 2),
         (KeyError::Exists { path: path.clone() }.into(), 2),
         (
             BundleError::Unlistable {
@@ -187,7 +177,6 @@ fn samples() -> Vec<(Failure, u8)> {
         (Failure::Runtime(io_error()), 2),
         (Failure::SandboxStart(io_error()), 2),
         (Failure::SandboxStopped(io_error()), 2),
-        (Failure::HttpClient(reqwest_error()), 2),
         (
             Failure::Encode {
                 what: "cannot write JSON",

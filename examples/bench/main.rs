@@ -5,7 +5,8 @@
 //!   4, divided by (longest dependency chain × 100 ms).
 //! - `critical-path`: the batch at --concurrency 16 and 100 ms latency against a minimal client
 //!   replaying the same requests (each flow's in order, flows 16 at a time, no gate) on the
-//!   same server, alternated A B A B; the ratio of the medians.
+//!   same server, alternated A B A B; the ratio of the medians. `PPCERT_BENCH_BEFORE=PATH`
+//!   adds an earlier build's batch to each round, for a before/after in one run.
 //! - `concurrency`: the same batch at --concurrency 1 versus 16.
 //! - `soak`: `ppcert serve` under 60 s of sustained POST /quotes: requests/s and its RSS.
 //! - `curve`: time per exchange and peak RSS at --scale 10, 100 and 1000 (linear or not).
@@ -101,6 +102,11 @@ fn run_ppcert(sandbox: &Sandbox, args: &[&str]) -> Measured {
 
 /// As [`run_ppcert`], the bundle written to `out` (which must not exist yet).
 fn run_ppcert_into(sandbox: &Sandbox, args: &[&str], out: &Path) -> Measured {
+    run_binary_into(&binary(), sandbox, args, out)
+}
+
+/// As [`run_ppcert_into`], with the ppcert binary at `binary` (an earlier build, to compare).
+fn run_binary_into(binary: &str, sandbox: &Sandbox, args: &[&str], out: &Path) -> Measured {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("token"), sandbox.token()).unwrap();
     let out = out.display().to_string();
@@ -120,10 +126,10 @@ fn run_ppcert_into(sandbox: &Sandbox, args: &[&str], out: &Path) -> Measured {
     let mut command = if gnu_time {
         Command::new("/usr/bin/time")
     } else {
-        Command::new(binary())
+        Command::new(binary)
     };
     if gnu_time {
-        command.args(["-f", "%M", &binary()]);
+        command.args(["-f", "%M", binary]);
     }
     let start = Instant::now();
     let output = command
@@ -241,11 +247,23 @@ async fn replay(chains: &Chains, token: &str, width: usize) -> Duration {
 }
 
 /// ppcert's batch (A) and the minimal client replaying its requests (B), A B A B on one server.
+/// With `PPCERT_BENCH_BEFORE=PATH`, an earlier ppcert binary's batch too, in each round before
+/// A: the two builds side by side in one run.
 fn critical_path(runtime: &tokio::runtime::Runtime) {
     let sandbox = sandbox(runtime, LATENCY);
     let dir = tempfile::tempdir().unwrap();
-    let (mut ours, mut minimal) = (Vec::new(), Vec::new());
+    let before = std::env::var("PPCERT_BENCH_BEFORE").ok();
+    let (mut ours, mut minimal, mut earlier) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..RUNS {
+        if let Some(binary) = &before {
+            let out = dir.path().join(format!("before{round}"));
+            let args = ["--concurrency", "16"];
+            earlier.push(
+                run_binary_into(binary, &sandbox, &args, &out)
+                    .wall
+                    .as_secs_f64(),
+            );
+        }
         let out = dir.path().join(format!("b{round}"));
         let measured = run_ppcert_into(&sandbox, &["--concurrency", "16"], &out);
         let evidence: serde_json::Value =
@@ -262,6 +280,16 @@ fn critical_path(runtime: &tokio::runtime::Runtime) {
         b / floor,
         a / b
     );
+    if !earlier.is_empty() {
+        let e = median(earlier);
+        println!(
+            "critical-path: before ({}) {e:.3} s ({:.3}x the chain, {:.3}x the minimal client); this build / before {:.3}",
+            before.unwrap_or_default(),
+            e / floor,
+            e / b,
+            a / e
+        );
+    }
 }
 
 fn concurrency(runtime: &tokio::runtime::Runtime) {

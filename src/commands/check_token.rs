@@ -8,19 +8,15 @@ use crate::engine::{Cancel, client::Request};
 use crate::error::Failure;
 use crate::exit_codes;
 use crate::models::Operation;
-use crate::sandbox::SandboxOptions;
 
 pub(crate) async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
     let staging = config::Staging::load(&args)?;
     let target = config::target(&args, &staging.file)?;
-    let opened = super::target::open(
-        &target,
-        SandboxOptions::default().claim_step,
-        crate::sandbox::ApiDialect::Spec,
-    )
-    .await?;
+    let opened = super::target::open(&target, staging.embedded_sandbox()).await?;
     let tokens = super::target::tokens(&staging, &opened.token).await?;
-    let client = super::target::client(&staging, &opened.base_url, tokens.clone(), 1)?;
+    // One retry at most, with run's waits: a busy staging gets a second chance, no more.
+    let retry = config::RetryPolicy::resolve(None, None, &staging.file)?.at_most(1);
+    let client = super::target::client(&staging, &opened.base_url, tokens.clone(), retry)?;
     // A quote with nothing in it: a valid token gets a 400 and nothing is created; a bad one
     // gets the 401 the spec promises before any validation.
     // The quote call as the staging's configuration defines it (path, headers), so the token

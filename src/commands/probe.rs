@@ -18,20 +18,14 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
         check_write_target(path, args.force)?;
     }
     let chosen = config.staging.dialect_name().to_string();
-    let opened = super::target::open(
-        &config.target,
-        std::time::Duration::from_millis(200),
-        super::target::sandbox_dialect(config.staging.dialect_name()),
-    )
-    .await?;
-    // The probe retries once at most: it is finding out how the server behaves.
+    let opened = super::target::open(&config.target, config.staging.embedded_sandbox()).await?;
+    // The probe retries once at most, with run's waits: it is finding out how the server behaves.
     let tokens = super::target::tokens(&config.staging, &opened.token).await?;
-    let client = super::target::client_with_backoff(
+    let client = super::target::client(
         &config.staging,
         &opened.base_url,
         tokens,
-        config.retries.min(1),
-        config.backoff,
+        config.retry_policy().at_most(1),
     )?;
     let start = Utc::now();
     let seed: u64 = rand::random();

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::Utc;
 
@@ -98,12 +97,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         "--listen",
         "the proxy (it forwards whatever it receives to the API with the caller's own credentials, and records it)",
     )?;
-    let opened = super::target::open(
-        &config.target,
-        Duration::from_millis(200),
-        super::target::sandbox_dialect(config.staging.dialect_name()),
-    )
-    .await?;
+    let opened = super::target::open(&config.target, config.staging.embedded_sandbox()).await?;
     // Listening first: a proxy that cannot listen leaves no bundle directory or journal behind.
     let listen = crate::proxy::command::listen_address(&args);
     let cannot_listen = |error| Failure::Listen {
@@ -218,23 +212,20 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         .collect();
     let environment = config.target.environment();
     let rules = Rules::new(
-        super::target::sandbox_dialect(config.staging.dialect_name()),
+        crate::dialect::enforced(config.staging.dialect_name()),
         environment,
     )
     .with_definitions(&config.staging.endpoints);
-    let mut proxy = Proxy::new(
+    // The upstream is reached with the staging's timeout, CA and client certificate.
+    let client = config.staging.forwarding_http()?;
+    Ok(Proxy::new(
         base_url,
         Routes::new(&config.staging.endpoints),
         rules,
-        (config.strict, config.staging.timeout),
+        (config.strict, client),
         recording,
         required,
-    )?;
-    if config.staging.cacert.is_some() || config.staging.identity.is_some() {
-        // The upstream trusts the staging's CA and presents the partner's certificate.
-        proxy.client = super::target::http(&config.staging)?;
-    }
-    Ok(proxy)
+    ))
 }
 
 /// Where the partner points its client (stdout, for scripts), and how the session ends.

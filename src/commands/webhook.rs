@@ -74,11 +74,7 @@ pub(crate) async fn send(args: WebhookSendArgs) -> Result<u8, Failure> {
             return Err(Refusal::JunitNotAFile { path: path.clone() }.into());
         }
     }
-    crate::engine::client::install_crypto_provider();
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(Failure::HttpClient)?;
+    let client = crate::config::webhook_http()?;
     let graded = grade(&client, args.url.as_str(), cases(args.scheme, &secret)).await;
     crate::console::say!("{}", table(&graded).trim_end());
     write_junit(&args, &graded)?;

@@ -2,10 +2,13 @@
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
 mod auth;
+mod build;
 mod data;
 mod error;
 mod file;
 pub(crate) mod headers;
+mod http;
+mod opened;
 mod pkcs12;
 mod resumed;
 mod secrets;
@@ -16,15 +19,16 @@ pub(crate) mod tls;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::bounds::{self, OutOfBounds};
 use crate::cli::RunArgs;
 use crate::scenario::{self, LoadedScenario};
 
 pub(crate) use auth::{ClientAuth, ClientCredentials, TokenSource};
+pub(crate) use build::{RetryPolicy, webhook_http};
 pub(crate) use error::{ConfigError, ResumeError, SecretError};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
+pub(crate) use opened::{Credential, Opened};
 pub(crate) use resumed::Recorded;
 pub(crate) use secrets::{read_secret_file, read_secret_text};
 pub(crate) use staging::Staging;
@@ -45,11 +49,11 @@ pub(crate) struct RunConfig {
     pub out: Option<PathBuf>,
     pub seed: Option<u64>,
     pub concurrency: NonZeroUsize,
-    pub retries: u32,
+    /// How calls retry: `RunConfig::retry_policy`.
+    retry: RetryPolicy,
     pub scale: NonZeroU32,
     /// The interrupted run's directory, whose recorded values are already merged in.
     pub resume: Option<PathBuf>,
-    pub backoff: Duration,
     /// The reports written besides evidence.json, the journal and the manifest.
     pub formats: Vec<crate::formats::Format>,
     pub webhooks: Option<WebhookRun>,
@@ -221,8 +225,7 @@ impl RunConfig {
         )?;
         let concurrency = args.concurrency.or(file.run.concurrency).unwrap_or(4);
         let concurrency = positive("concurrency", concurrency, &bounds::CONCURRENCY)?;
-        let retries = args.retries.or(file.run.retries).unwrap_or(3);
-        bounds::check("retries", i64::from(retries), &bounds::RETRIES)?;
+        let retry = RetryPolicy::resolve(args.retries, args.backoff_ms, file)?;
         let flight_seller = flight_seller(args.no_flight_cancellations, file);
         if let Some(run) = recorded {
             resumed::check_shape(run, flight_seller, staging.dialect_name(), args.seed)?;
@@ -237,7 +240,7 @@ impl RunConfig {
             seed: args.seed,
             // Within 1..=1024, it fits any usize.
             concurrency: NonZeroUsize::try_from(concurrency).unwrap_or(NonZeroUsize::MIN),
-            retries,
+            retry,
             scale,
             resume: args.resume.clone(),
             formats: if args.format.is_empty() {
@@ -245,7 +248,6 @@ impl RunConfig {
             } else {
                 args.format.iter().flatten().copied().collect()
             },
-            backoff: Duration::from_millis(args.backoff_ms),
             webhooks,
             staging,
             resume_note,
@@ -254,6 +256,19 @@ impl RunConfig {
 
     pub(crate) fn environment(&self) -> Environment {
         self.target.environment()
+    }
+
+    /// How the run's calls retry (`probe` narrows it to one retry).
+    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        self.retry
+    }
+
+    /// The run's embedded sandbox (see `Staging::run_sandbox`).
+    pub(crate) fn embedded_sandbox(
+        &self,
+        webhooks: Option<crate::sandbox::WebhookOptions>,
+    ) -> crate::sandbox::SandboxOptions {
+        self.staging.run_sandbox(self.concurrency, webhooks)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The staging as every command sees it: `run`, `probe`, `proxy` and `check-token` read
 //! `ppcert.toml` once and resolve the dialect, the `[endpoints.*]` definitions (rehearsed
 //! against the context each call gets), the request timeout and the TLS roots here, so they
-//! agree on what the staging is.
+//! agree on what the staging is (and `build.rs` builds their HTTP client from it).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -44,6 +44,8 @@ pub(crate) struct Staging {
     pub secrets: Vec<crate::secret::Secret>,
     /// `[target.headers]` with `--header` over it: what every endpoint of any dialect gets.
     pub common_headers: Vec<(String, String)>,
+    /// The HTTP client, once built (`Staging::http`, in `build.rs`).
+    pub(super) http: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl Staging {
@@ -71,6 +73,7 @@ impl Staging {
             identity: tls::client_identity(args, &file)?,
             secrets,
             common_headers: common,
+            http: std::sync::OnceLock::new(),
             file,
             dialect,
             definitions,

@@ -54,6 +54,11 @@ pub(crate) enum TlsError {
         "[target] client_pkcs12_password_env names {name}, which is not set (or blank): set it to the archive's password"
     )]
     NoPassword { name: String },
+    /// The TLS setup refused the material (said without quoting a key).
+    #[error("TLS: {0}")]
+    Setup(String),
+    #[error("cannot build the HTTP client: {0}")]
+    Client(reqwest::Error),
 }
 
 /// `--cacert`, else `[target] cacert` (already resolved against the file's directory),

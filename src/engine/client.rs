@@ -10,7 +10,6 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::cancel::Cancel;
-pub(crate) use super::client_error::ClientError;
 pub use super::response::MAX_KEPT_BODY;
 pub(crate) use super::response::MAX_READ_BODY;
 pub(crate) use super::response::{certificate_sha256, keep_body, tls_hint};
@@ -128,61 +127,21 @@ fn token_rejected(response: &ResponseRecord, tokens: &Tokens) -> bool {
     challenge || says(response.body.json()) || tokens.expired()
 }
 
-/// The HTTP client of a target: its timeout, extra TLS root and client certificate (PEM
-/// chain and key, checked when the staging was resolved); the token endpoint uses it too.
-pub(crate) fn http_client(
-    timeout: Duration,
-    cacert: Option<&std::path::Path>,
-    identity: Option<&[u8]>,
-) -> Result<reqwest::Client, ClientError> {
-    install_crypto_provider();
-    let mut builder = reqwest::Client::builder();
-    if let Some(pem) = identity {
-        builder = builder.identity(reqwest::Identity::from_pem(pem).map_err(ClientError::Build)?);
-    }
-    if let Some(path) = cacert {
-        let path = || path.to_path_buf();
-        let pem =
-            crate::bounds::read_capped(&path(), crate::bounds::CA_FILE_BYTES).map_err(|error| {
-                ClientError::CacertUnreadable {
-                    path: path(),
-                    error,
-                }
-            })?;
-        let certificate =
-            reqwest::Certificate::from_pem(&pem).map_err(|error| ClientError::CacertNotPem {
-                path: path(),
-                error,
-            })?;
-        builder = builder.add_root_certificate(certificate);
-    }
-    builder
-        .timeout(timeout)
-        .connect_timeout(timeout.min(Duration::from_secs(10)))
-        .user_agent(concat!("ppcert/", env!("CARGO_PKG_VERSION")))
-        // The staging's certificate is recorded with each answer: the provider can match it.
-        .tls_info(true)
-        // A redirect is the server's answer, not a place to send the write again (reqwest
-        // would re-send a POST as a GET, and count a login page as a success).
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(ClientError::Build)
-}
-
 impl ApiClient {
+    /// A client of `base_url` over `http` (the config's: `Staging::http`), retrying as
+    /// `retry` says.
     pub(crate) fn new(
         base_url: &str,
         tokens: std::sync::Arc<Tokens>,
         http: reqwest::Client,
-        retries: u32,
-        backoff: Duration,
+        retry: crate::config::RetryPolicy,
     ) -> ApiClient {
         ApiClient {
             http,
             base: base_url.trim_end_matches('/').to_string(),
             tokens,
-            retries,
-            backoff,
+            retries: retry.retries,
+            backoff: retry.backoff,
         }
     }
 
@@ -400,7 +359,8 @@ mod tests {
 
     #[test]
     fn only_a_401_about_the_token_asks_for_another_token() {
-        let tokens = Tokens::fixed(crate::secret::Secret::new("tok-0123456789abcdef"));
+        let http = crate::config::webhook_http().unwrap();
+        let tokens = Tokens::fixed(crate::secret::Secret::new("tok-0123456789abcdef"), http);
         let expired = serde_json::json!({"error": {"code": "TOKEN_EXPIRED", "message": "The access token expired"}});
         assert!(token_rejected(&unauthorized(None, expired), &tokens));
         let challenge = Some(r#"Bearer error="invalid_token""#);

@@ -1,23 +1,5 @@
-//! Why the HTTP client of a target could not be built (its extra TLS root, usually), and why
-//! an answer's body was not read whole.
-
-use std::path::PathBuf;
-
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ClientError {
-    #[error("--cacert {}: cannot read: {error}", path.display())]
-    CacertUnreadable {
-        path: PathBuf,
-        error: std::io::Error,
-    },
-    #[error("--cacert {}: not a PEM certificate: {error}", path.display())]
-    CacertNotPem {
-        path: PathBuf,
-        error: reqwest::Error,
-    },
-    #[error("cannot build the HTTP client: {0}")]
-    Build(reqwest::Error),
-}
+//! Why an answer's body was not read whole (the HTTP client itself is built, and refused, in
+//! `config/http.rs`).
 
 /// An answer whose body was not read whole: the status came, the body did not.
 #[derive(Debug, thiserror::Error)]

@@ -52,14 +52,12 @@ pub(crate) struct Tokens {
 const RENEWAL_PAUSE: Duration = Duration::from_secs(5);
 
 impl Tokens {
-    /// A fixed token (the embedded sandbox's): nothing to renew.
-    pub(crate) fn fixed(token: Secret) -> Arc<Tokens> {
-        // Never used to fetch, but building any client needs the TLS provider installed.
-        super::tls::install_crypto_provider();
+    /// A fixed token (the embedded sandbox's): nothing to renew, so `http` is never used.
+    pub(crate) fn fixed(token: Secret, http: reqwest::Client) -> Arc<Tokens> {
         Arc::new(Tokens::with(
             TokenSource::from(token.clone()),
             (token, None),
-            reqwest::Client::new(),
+            http,
         ))
     }
 

@@ -73,27 +73,21 @@ pub(crate) struct Proxy {
 }
 
 impl Proxy {
+    /// A proxy forwarding to `upstream` with `client` (the config's:
+    /// `Staging::forwarding_http`).
     pub(crate) fn new(
         upstream: &str,
         routes: Routes,
         rules: Rules,
-        (strict, timeout): (bool, std::time::Duration),
+        (strict, client): (bool, reqwest::Client),
         recording: Recording,
         required: BTreeMap<Operation, u32>,
-    ) -> Result<Proxy, crate::engine::client::ClientError> {
-        crate::engine::client::install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            // The staging's certificate is recorded with each answer: the provider can match it.
-            .tls_info(true)
-            .build()
-            .map_err(crate::engine::client::ClientError::Build)?;
+    ) -> Proxy {
         let upstream = upstream.trim_end_matches('/').to_string();
         let prefix = url::Url::parse(&upstream)
             .map(|u| u.path().trim_end_matches('/').to_string())
             .unwrap_or_default();
-        Ok(Proxy {
+        Proxy {
             upstream,
             prefix,
             routes,
@@ -108,7 +102,7 @@ impl Proxy {
             unrecognised: Mutex::new((0, None)),
             tokens: Mutex::new(HashMap::new()),
             claims: claims::ClaimWatch::default(),
-        })
+        }
     }
 
     /// The path relative to the API root: the upstream's prefix is optional in requests.

@@ -41,6 +41,7 @@ mod proxy_command;
 mod proxy_many;
 mod quote_bundles;
 mod reports;
+mod resolved;
 mod resume;
 mod run;
 mod run_faults;

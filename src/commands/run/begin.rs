@@ -194,12 +194,11 @@ fn shared_state(
 ) -> Result<Shared, Failure> {
     let run_start = run.started_at.as_datetime();
     Ok(Shared {
-        client: crate::commands::target::client_with_backoff(
+        client: crate::commands::target::client(
             &config.staging,
             &opened.base_url,
             tokens,
-            config.retries,
-            config.backoff,
+            config.retry_policy(),
         )?,
         endpoints: config.staging.endpoints.clone(),
         generator: Generator::new(

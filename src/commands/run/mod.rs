@@ -5,7 +5,6 @@ mod begin;
 mod end;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::run_webhooks::RunReceiver;
 use super::target::Opened;
@@ -15,12 +14,7 @@ use crate::engine::{self, Shared};
 use crate::error::Failure;
 use crate::evidence::resume::{Previous, read_previous};
 use crate::output::{OutputMode, ProgressMode};
-use crate::sandbox::SandboxOptions;
 use begin::{Plan, Session};
-
-/// How long a claim stays in each status in the embedded sandbox: short, so runs that await
-/// REFUNDED finish in seconds.
-const EMBEDDED_CLAIM_STEP: Duration = Duration::from_millis(200);
 
 /// Runs the engine until it ends, or until Ctrl-C: then no new step starts, in-flight requests end.
 async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::Ended {
@@ -206,33 +200,14 @@ fn configure(args: &RunArgs) -> Result<(RunConfig, Option<Previous>), Failure> {
     Ok((config, previous))
 }
 
-/// Bookings the embedded sandbox keeps: a run only ever uses the bookings of the flows in
-/// flight (at most `concurrency`), so a cap far above that forgets nothing a flow still needs,
-/// while `--scale 1000` no longer keeps 10,000 finished bookings in the run's own memory.
-/// The sandbox's counts are counters and forget nothing.
-fn embedded_max_bookings(concurrency: usize) -> usize {
-    concurrency
-        .saturating_mul(EMBEDDED_BOOKINGS_PER_FLOW)
-        .max(EMBEDDED_MIN_BOOKINGS)
-}
-
-const EMBEDDED_BOOKINGS_PER_FLOW: usize = 16;
-const EMBEDDED_MIN_BOOKINGS: usize = 500;
-
 /// The target, or the embedded sandbox speaking the run's dialect (and delivering webhooks
 /// to the run's receiver).
 async fn open_target(
     config: &RunConfig,
     receiver: Option<&RunReceiver>,
 ) -> Result<Opened, Failure> {
-    let sandbox_options = SandboxOptions {
-        claim_step: EMBEDDED_CLAIM_STEP,
-        dialect: super::target::sandbox_dialect(config.staging.dialect_name()),
-        webhooks: receiver.and_then(RunReceiver::sandbox_options),
-        max_bookings: embedded_max_bookings(config.concurrency.get()),
-        ..SandboxOptions::default()
-    };
-    super::target::open_with(&config.target, sandbox_options).await
+    let webhooks = receiver.and_then(RunReceiver::sandbox_options);
+    super::target::open(&config.target, config.embedded_sandbox(webhooks)).await
 }
 
 /// The run's one opening line on stderr (and where webhooks are received), unless quiet.
