@@ -65,7 +65,8 @@ pub(crate) fn publish(
     dir: &Path,
     evidence: &mut Evidence,
     recording: &Recording,
-    (requirements, formats): (&[Requirement], &[crate::report::Format]),
+    requirements: &[Requirement],
+    formats: &[crate::report::Format],
 ) -> Result<(), BundleNotWritten> {
     // The end line carries what the verdict is computed from besides the exchanges and steps,
     // so `ppcert verify` can compute it again from the journal alone.

@@ -47,7 +47,7 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
     );
     let remote = opened.sandbox.is_none().then_some(opened.base_url.as_str());
     let when = start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let sent = probe_and_report(&args, &mut prober, &generator, (remote, &when)).await;
+    let sent = probe_and_report(&args, &mut prober, &generator, remote, &when).await;
     Ok(sent?)
 }
 
@@ -56,7 +56,8 @@ async fn probe_and_report(
     args: &ProbeArgs,
     prober: &mut Prober,
     generator: &Generator,
-    (remote, when): (Option<&str>, &str),
+    remote: Option<&str>,
+    when: &str,
 ) -> Result<u8, AfterSending> {
     prober.run(generator).await.map_err(Failure::from)?;
     print_calls(prober);

@@ -313,7 +313,8 @@ async fn finish(
         dir,
         &mut evidence,
         &proxy.recording,
-        (&config.requirements, &crate::report::Format::ALL),
+        &config.requirements,
+        &crate::report::Format::ALL,
     );
     if let Some(sandbox) = sandbox {
         let _ = sandbox.shutdown().await;

@@ -163,7 +163,7 @@ impl ApiClient {
         loop {
             let lease = self.tokens.lease().await;
             let attempt = self
-                .attempt(request, (attempts.len() as u32 + 1, trace), &lease)
+                .attempt(request, attempts.len() as u32 + 1, trace, &lease)
                 .await;
             let rejected = request.wrong_token.is_none()
                 && attempt
@@ -272,7 +272,8 @@ impl ApiClient {
     async fn attempt(
         &self,
         request: &Request,
-        (number, trace): (u32, TraceId),
+        number: u32,
+        trace: TraceId,
         lease: &Lease,
     ) -> Attempt {
         let url = self.url(&request.path);

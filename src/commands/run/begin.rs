@@ -38,16 +38,23 @@ pub(super) struct Plan {
     pub points: HashMap<String, ResumePoint>,
 }
 
+/// The target a run reached and the token lease it calls it with.
+pub(super) struct Connected<'a> {
+    pub opened: &'a Opened,
+    pub tokens: Arc<Tokens>,
+}
+
 /// Opens the run's record and journal and readies the engine; nothing is sent yet.
 pub(super) fn begin(
     config: &RunConfig,
-    (opened, tokens): (&Opened, Arc<Tokens>),
+    connected: Connected<'_>,
     previous: Option<Previous>,
     mode: OutputMode,
     receiver: Option<&RunReceiver>,
 ) -> Result<(Session, Plan), Failure> {
     let start = Utc::now();
-    let (run, journaled) = record_to_continue(config, previous, start, (opened, &tokens));
+    let base_url = &connected.opened.base_url;
+    let (run, journaled) = record_to_continue(config, previous, start, base_url, &connected.tokens);
     let Journaled {
         exchanges,
         steps,
@@ -79,7 +86,7 @@ pub(super) fn begin(
             .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
     }
     let events = recording.events.clone();
-    let shared = shared_state(config, &run, (opened, tokens), events)?;
+    let shared = shared_state(config, &run, connected, events)?;
     let session = Session {
         run,
         dir,
@@ -95,9 +102,9 @@ fn record_to_continue(
     config: &RunConfig,
     previous: Option<Previous>,
     start: DateTime<Utc>,
-    (opened, tokens): (&Opened, &Tokens),
+    base_url: &str,
+    tokens: &Tokens,
 ) -> (RunInfo, Journaled) {
-    let base_url = &opened.base_url;
     match previous {
         Some(p) => (p.continued_run(base_url, tokens), p.journaled),
         None => (new_run(config, start, base_url, tokens), Default::default()),
@@ -189,7 +196,7 @@ fn new_run(config: &RunConfig, start: DateTime<Utc>, base_url: &str, tokens: &To
 fn shared_state(
     config: &RunConfig,
     run: &RunInfo,
-    (opened, tokens): (&Opened, Arc<Tokens>),
+    Connected { opened, tokens }: Connected<'_>,
     events: Arc<engine::EventStream>,
 ) -> Result<Shared, Failure> {
     let run_start = run.started_at.as_datetime();

@@ -16,15 +16,29 @@ use crate::timestamp::Timestamp;
 
 /// How the engine ended: its flows' results (or why there are none), and whether Ctrl-C
 /// stopped it.
-pub(super) type Ended = (Result<Vec<FlowResult>, String>, bool);
+pub(super) struct Ended {
+    pub results: Result<Vec<FlowResult>, String>,
+    pub interrupted: bool,
+}
+
+/// What ran beside the engine and ends with the run: the webhook receiver and the embedded
+/// sandbox.
+pub(super) struct Beside {
+    pub receiver: Option<RunReceiver>,
+    pub sandbox: Option<Sandbox>,
+}
 
 /// Builds the evidence, writes the bundle, says how the run went; the process exit code.
 pub(super) async fn conclude(
     config: &RunConfig,
     session: Session,
-    (results, interrupted): Ended,
-    (receiver, sandbox): (Option<RunReceiver>, Option<Sandbox>),
-    (mode, baseline): (&OutputMode, Option<&crate::drift::Profile>),
+    Ended {
+        results,
+        interrupted,
+    }: Ended,
+    Beside { receiver, sandbox }: Beside,
+    mode: &OutputMode,
+    baseline: Option<&crate::drift::Profile>,
 ) -> u8 {
     session.progress.finish();
     let gate = session.shared.gate.state();
@@ -33,8 +47,14 @@ pub(super) async fn conclude(
         Err(error) => (Vec::new(), Some(error)),
     };
     let (dir, recording) = (&session.dir, &session.recording);
-    let ended = (interrupted, engine_error);
-    let mut evidence = finish(config, session.run, recording, &results, ended);
+    let mut evidence = finish(
+        config,
+        session.run,
+        recording,
+        &results,
+        interrupted,
+        engine_error,
+    );
     if !config.target.is_embedded() {
         evidence.token_requests = session.shared.client.tokens().calls();
     }
@@ -44,12 +64,7 @@ pub(super) async fn conclude(
     }
     crate::commands::baseline::attach(dir, &mut evidence, baseline);
     let requirements = &config.scenario.scenario.requirements;
-    let published = publish(
-        dir,
-        &mut evidence,
-        recording,
-        (requirements, &config.formats),
-    );
+    let published = publish(dir, &mut evidence, recording, requirements, &config.formats);
     if let Some(sandbox) = sandbox {
         let _ = sandbox.shutdown().await;
     }
@@ -86,7 +101,8 @@ fn finish(
     mut run: RunInfo,
     recording: &Recording,
     results: &[FlowResult],
-    (interrupted, engine_error): (bool, Option<String>),
+    interrupted: bool,
+    engine_error: Option<String>,
 ) -> Evidence {
     let recorded = recording.take();
     run.finished_at = Some(Timestamp::now());

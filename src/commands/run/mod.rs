@@ -38,7 +38,10 @@ async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::
         crate::console::tell!("error: the engine stopped unexpectedly: {e}");
         format!("the engine stopped unexpectedly (a bug; please report it): {e}")
     });
-    (results, interrupted)
+    end::Ended {
+        results,
+        interrupted,
+    }
 }
 
 pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
@@ -63,7 +66,10 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     let tokens = super::target::tokens(&config.staging, &opened.token).await?;
     let (session, plan) = begin::begin(
         &config,
-        (&opened, tokens),
+        begin::Connected {
+            opened: &opened,
+            tokens,
+        },
         previous,
         mode,
         receiver.as_ref(),
@@ -72,21 +78,15 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         &mode,
         &config,
         &opened.base_url,
-        (&session, &plan),
+        &session,
+        &plan,
         receiver.as_ref(),
     );
     let ended = execute(session.shared.clone(), plan).await;
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
-    let listeners = (receiver, sandbox);
-    let code = end::conclude(
-        &config,
-        session,
-        ended,
-        listeners,
-        (&mode, baseline.as_ref()),
-    )
-    .await;
+    let beside = end::Beside { receiver, sandbox };
+    let code = end::conclude(&config, session, ended, beside, &mode, baseline.as_ref()).await;
     if code == crate::exit_codes::INTERRUPTED {
         tell_how_to_finish(&args, &config, &dir);
     }
@@ -215,7 +215,8 @@ fn announce(
     mode: &OutputMode,
     config: &RunConfig,
     base_url: &str,
-    (session, plan): (&Session, &Plan),
+    session: &Session,
+    plan: &Plan,
     receiver: Option<&RunReceiver>,
 ) {
     if mode.progress == ProgressMode::Quiet {
