@@ -10,6 +10,7 @@ mod ledger;
 mod model;
 pub(crate) mod stream;
 mod tally;
+pub(crate) mod unrecognised;
 pub(crate) mod walk;
 pub(crate) mod webhooks;
 

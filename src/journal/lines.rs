@@ -44,6 +44,18 @@ pub(crate) enum Line {
     Resumed {
         at: Timestamp,
     },
+    /// A request `ppcert proxy` forwarded that no configured endpoint recognised: neither
+    /// checked nor counted, but on the record, so the evidence agrees with what the staging
+    /// counted.
+    Unrecognised {
+        at: Timestamp,
+        method: String,
+        /// The path as the partner sent it, without its query (which may carry credentials).
+        path: String,
+        /// The upstream's status; absent when it did not answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+    },
     /// The run's end. `requirements` and `flows` are how the run concluded, recorded so that
     /// `ppcert verify` re-derives the ledger and the verdict from the journal alone.
     End {
@@ -82,6 +94,7 @@ pub(crate) struct Archive {
 /// unparsed.
 pub(crate) const EXCHANGE_TAG: &str = "exchange";
 pub(crate) const STEP_TAG: &str = "step";
+pub(crate) const UNRECOGNISED_TAG: &str = "unrecognised";
 
 impl Archive {
     /// Calls `each` with every exchange of the journal, in the order written, one line in
@@ -378,6 +391,12 @@ mod tests {
                 step_index: 2,
             },
             Line::Exchange(Box::new(exchange())),
+            Line::Unrecognised {
+                at: Timestamp::EPOCH,
+                method: "GET".into(),
+                path: "/v1/health".into(),
+                status: Some(200),
+            },
             Line::End {
                 at: Timestamp::EPOCH,
                 complete: false,

@@ -6,6 +6,6 @@ mod order;
 pub(crate) mod writer;
 
 pub(crate) use lines::{
-    Archive, EXCHANGE_TAG, FILE_NAME, FlowSummary, Journal, Line, STEP_TAG, each_line, parse_line,
-    read_numbered,
+    Archive, EXCHANGE_TAG, FILE_NAME, FlowSummary, Journal, Line, STEP_TAG, UNRECOGNISED_TAG,
+    each_line, parse_line, read_numbered,
 };

@@ -36,6 +36,7 @@ mod proxy;
 mod proxy_checks;
 mod proxy_command;
 mod proxy_many;
+mod proxy_unrecognised;
 mod quote_bundles;
 mod reports;
 mod resume;
