@@ -2,6 +2,7 @@
 //! port, through real HTTP or the real `ppcert` binary.
 
 mod attest;
+mod attest_interop;
 mod bundle;
 mod captures;
 mod ci;
