@@ -2,10 +2,13 @@
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
 mod auth;
+mod base_url;
 mod data;
 mod error;
 mod file;
+mod file_errors;
 pub(crate) mod headers;
+mod lenient;
 mod pkcs12;
 mod resumed;
 mod secrets;
@@ -25,6 +28,7 @@ use crate::scenario::{self, LoadedScenario};
 pub(crate) use auth::{ClientAuth, ClientCredentials, TokenSource};
 pub(crate) use error::{ConfigError, SecretError};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
+pub use file_errors::FileErrors;
 pub(crate) use resumed::Recorded;
 pub(crate) use secrets::{read_secret_file, read_secret_text};
 pub(crate) use staging::Staging;

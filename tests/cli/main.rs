@@ -7,6 +7,7 @@ mod bundle;
 mod captures;
 mod ci;
 mod common;
+mod config_errors;
 mod confirmed_claims;
 #[cfg(unix)]
 mod container;
