@@ -10,6 +10,11 @@ pub(crate) enum BaseUrlError {
     NoScheme { raw: String },
     #[error("base URL `{raw}`: {error}")]
     Unparsable { raw: String, error: url::ParseError },
+    /// ppcert reads hosts without Unicode tables (see Cargo.toml's `idna_adapter`).
+    #[error(
+        "base URL `{raw}`: the host must be ASCII; give an internationalised name in its xn-- form"
+    )]
+    NonAsciiHost { raw: String },
     #[error("base URL `{raw}`: http:// is accepted only for loopback targets; use https://")]
     PlainHttp { raw: String },
     #[error("base URL `{raw}`: unsupported scheme `{scheme}`")]
@@ -42,6 +47,7 @@ pub(super) fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
     let given = || shown(raw);
     let url = Url::parse(raw.trim()).map_err(|error| match error {
         url::ParseError::RelativeUrlWithoutBase => BaseUrlError::NoScheme { raw: given() },
+        url::ParseError::IdnaError => BaseUrlError::NonAsciiHost { raw: given() },
         error => BaseUrlError::Unparsable {
             raw: given(),
             error,
@@ -68,4 +74,22 @@ pub(super) fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
         return Err(BaseUrlError::Extras { raw: given() });
     }
     Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hosts are read without Unicode tables: the xn-- form passes, the Unicode one is
+    /// refused saying what to give instead.
+    #[test]
+    fn an_internationalised_host_is_given_in_its_ascii_form() {
+        assert!(parse_base_url("https://xn--bcher-kva.example/api").is_ok());
+        let refused = parse_base_url("https://bücher.example/api").unwrap_err();
+        assert!(
+            matches!(refused, BaseUrlError::NonAsciiHost { .. }),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("xn-- form"), "{refused}");
+    }
 }
