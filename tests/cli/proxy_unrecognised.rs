@@ -22,15 +22,7 @@ async fn proxy_session(
     String,
     tokio::task::JoinHandle<(String, String)>,
 ) {
-    let args = [
-        "proxy",
-        "--listen",
-        "127.0.0.1:0",
-        "--base-url",
-        base,
-        "--out",
-        "b",
-    ];
+    let args = crate::proxy::proxy_args(base, &[]);
     let mut child = ppcert_command(dir, &args, None)
         .kill_on_drop(true)
         .spawn()
