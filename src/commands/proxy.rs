@@ -298,16 +298,8 @@ async fn finish(
     // Ctrl-C is how a bare proxy session ends; with COMMAND it cuts the partner's suite short.
     run.complete = !interrupted;
     let flows = partner_flows(recorded.flow_labels());
-    let mut warnings = Vec::new();
-    let (count, first) = proxy
-        .unrecognised
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    if let Some(first) = first {
-        warnings.push(format!("{count} requests matched no configured endpoint and were forwarded without being checked or counted (first: {first})"));
-    }
-    let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, warnings);
+    // The requests no endpoint recognised are counted from the journal, with the rest.
+    let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, Vec::new());
     super::baseline::attach(dir, &mut evidence, config.baseline.as_ref());
     let published = super::bundle::publish(
         dir,

@@ -20,7 +20,7 @@ enum Invalid {
     #[error(transparent)]
     Scenario(scenario::FileError),
     #[error(transparent)]
-    Config(scenario::FileError),
+    Config(config::FileErrors),
 }
 
 /// Scenario files have flows; anything else is read as a `ppcert.toml`.

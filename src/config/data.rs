@@ -30,7 +30,7 @@ pub(super) fn apply(
             message: format!("data.booking_number_pattern: {why}"),
         };
         if from_file {
-            ConfigError::File(error)
+            ConfigError::File(error.into())
         } else {
             ConfigError::Scenario(error)
         }

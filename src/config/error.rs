@@ -5,6 +5,7 @@
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 
+pub(crate) use super::base_url::BaseUrlError;
 use crate::bounds::OutOfBounds;
 use crate::endpoints::EndpointError;
 use crate::environment::Environment;
@@ -12,9 +13,9 @@ use crate::scenario::FileError;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ConfigError {
-    /// The config file is unreadable or malformed (its line named).
+    /// The config file is unreadable or malformed (each mistake's line named).
     #[error(transparent)]
-    File(FileError),
+    File(super::file_errors::FileErrors),
     /// The scenario to run is unknown, unreadable or malformed.
     #[error(transparent)]
     Scenario(FileError),
@@ -58,21 +59,6 @@ pub(crate) enum ConfigError {
         "--webhooks has the embedded sandbox deliver webhooks; against a staging, pass --webhook-listen ADDR where it delivers them"
     )]
     WebhooksWithoutListen,
-}
-
-/// `--base-url`, `PPCERT_BASE_URL` or `[target] base_url` refused, as given.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum BaseUrlError {
-    #[error("base URL `{raw}` has no scheme; did you mean `https://{}`?", raw.trim())]
-    NoScheme { raw: String },
-    #[error("base URL `{raw}`: {error}")]
-    Unparsable { raw: String, error: url::ParseError },
-    #[error("base URL `{raw}`: http:// is accepted only for loopback targets; use https://")]
-    PlainHttp { raw: String },
-    #[error("base URL `{raw}`: unsupported scheme `{scheme}`")]
-    Scheme { raw: String, scheme: String },
-    #[error("base URL `{raw}`: no credentials, query or fragment allowed")]
-    Extras { raw: String },
 }
 
 /// Where the token comes from, refused: `[auth]`, `--token-command`, or two sources at once.

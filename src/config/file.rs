@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::file_errors::FileErrors;
 use crate::bounds::{self, OutOfBounds};
 use crate::dialect::{self, EndpointOverride};
 use crate::environment::Environment;
@@ -30,6 +31,28 @@ pub struct FileConfig {
     /// What data this staging accepts.
     #[serde(default)]
     pub(crate) data: DataSection,
+}
+
+/// A file with mistakes is read a section at a time, so each is reported.
+impl super::lenient::Sections for FileConfig {
+    fn section(
+        &mut self,
+        name: &str,
+        value: &toml::Spanned<toml::de::DeValue<'_>>,
+        at: super::lenient::At<'_>,
+    ) -> bool {
+        use super::lenient::{endpoints, lenient};
+        match name {
+            "target" => self.target = lenient(value, at),
+            "partner" => self.partner = lenient(value, at),
+            "run" => self.run = lenient(value, at),
+            "auth" => self.auth = lenient(value, at),
+            "data" => self.data = lenient(value, at),
+            "endpoints" => self.endpoints = endpoints(value, at),
+            _ => return false,
+        }
+        true
+    }
 }
 
 /// `[data]` in `ppcert.toml`: the shape of data the staging accepts (over the scenario's).
@@ -128,7 +151,7 @@ pub(crate) struct AuthSection {
 }
 
 /// Reads a config file; a missing default file is no error, a missing named one is.
-pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileError> {
+pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileErrors> {
     let path = match explicit {
         Some(path) => path.to_path_buf(),
         None if Path::new(DEFAULT_CONFIG).is_file() => PathBuf::from(DEFAULT_CONFIG),
@@ -141,40 +164,83 @@ pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileError> {
     Ok(config)
 }
 
-pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileError> {
-    let config: FileConfig =
-        toml::from_str(text).map_err(|e| scenario::toml_error(file, text, &e))?;
-    if config.target.environment == Some(Environment::Sandbox) {
-        return Err(FileError { file: file.into(), line: line_with(text, "environment"), message: "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into() });
-    }
-    check_run_bounds(&config.run).map_err(|(key, refused)| FileError {
-        file: file.into(),
-        line: line_with(text, key),
-        message: refused.to_string(),
-    })?;
-    if let Some(pattern) = &config.data.booking_number_pattern {
-        crate::datagen::numbers::compile(pattern).map_err(|e| FileError {
+pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileErrors> {
+    let mut errors = Vec::new();
+    let config = match toml::from_str::<FileConfig>(text) {
+        Ok(config) => config,
+        Err(whole) => {
+            // Not TOML: nothing after the syntax error can be read.
+            let Ok((config, shape)) = super::lenient::read::<FileConfig>(text) else {
+                return Err(scenario::toml_error(file, text, &whole).into());
+            };
+            if shape.len() > 1 {
+                errors.extend(shape.iter().map(|(key, e)| keyed(file, text, key, e)));
+            } else {
+                errors.push(scenario::toml_error(file, text, &whole));
+            }
+            config
+        }
+    };
+    check_values(file, text, &config, &mut errors);
+    // Reported with the others only: alone, the URL in force (a flag may override this one)
+    // is checked where the target is chosen, in its own words.
+    if let (false, Some(raw)) = (errors.is_empty(), &config.target.base_url)
+        && let Err(e) = super::base_url::parse_base_url(raw)
+    {
+        errors.push(FileError {
             file: file.into(),
-            line: line_with(text, "booking_number_pattern"),
-            message: format!("data.booking_number_pattern: {e}"),
-        })?;
+            line: line_with(text, "base_url"),
+            message: format!("target.base_url: {e}"),
+        });
     }
-    let chosen = config.target.dialect.as_deref().unwrap_or(dialect::DEFAULT);
-    let dialect = dialect::resolve(chosen).map_err(|e| FileError {
-        file: file.into(),
-        line: line_with(text, "dialect"),
-        message: format!("target.dialect: {e}"),
-    })?;
-    dialect::check_endpoints(
-        file,
-        text,
-        &dialect::definitions(&dialect, &config.endpoints),
-    )?;
-    Ok(config)
+    errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+    match errors.is_empty() {
+        true => Ok(config),
+        false => Err(FileErrors::new(errors)),
+    }
 }
 
-/// `[run]` values within the bounds the flags have; the key at fault and why.
-fn check_run_bounds(run: &RunSection) -> Result<(), (&'static str, OutOfBounds)> {
+/// A key's error among others, naming the key: `column 11: run.retries: invalid type: …`.
+fn keyed(file: &str, text: &str, key: &str, error: &toml::de::Error) -> FileError {
+    let mut error = scenario::toml_error(file, text, error);
+    error.message = match error.message.split_once(": ") {
+        Some((column, rest)) if column.starts_with("column ") => format!("{column}: {key}: {rest}"),
+        _ => format!("{key}: {}", error.message),
+    };
+    error
+}
+
+/// The values a well-formed file may still get wrong: each error naming its line and key.
+fn check_values(file: &str, text: &str, config: &FileConfig, errors: &mut Vec<FileError>) {
+    let at = |needle: &str, message: String| FileError {
+        file: file.into(),
+        line: line_with(text, needle),
+        message,
+    };
+    if config.target.environment == Some(Environment::Sandbox) {
+        errors.push(at("environment", "target.environment: \"sandbox\" is implied by leaving base_url out; use \"staging\" or \"production\"".into()));
+    }
+    for (key, refused) in check_run_bounds(&config.run) {
+        errors.push(at(key, refused.to_string()));
+    }
+    if let Some(pattern) = &config.data.booking_number_pattern
+        && let Err(e) = crate::datagen::numbers::compile(pattern)
+    {
+        let message = format!("data.booking_number_pattern: {e}");
+        errors.push(at("booking_number_pattern", message));
+    }
+    let chosen = config.target.dialect.as_deref().unwrap_or(dialect::DEFAULT);
+    match dialect::resolve(chosen) {
+        Err(e) => errors.push(at("dialect", format!("target.dialect: {e}"))),
+        Ok(dialect) => {
+            let definitions = dialect::definitions(&dialect, &config.endpoints);
+            errors.extend(dialect::check_endpoints(file, text, &definitions).err());
+        }
+    }
+}
+
+/// `[run]` values within the bounds the flags have; each key at fault and why.
+fn check_run_bounds(run: &RunSection) -> Vec<(&'static str, OutOfBounds)> {
     let checks = [
         (
             "concurrency",
@@ -183,16 +249,18 @@ fn check_run_bounds(run: &RunSection) -> Result<(), (&'static str, OutOfBounds)>
         ),
         ("retries", run.retries.map(i64::from), &bounds::RETRIES),
     ];
+    let mut refused = Vec::new();
     for (key, value, range) in checks {
         if let Some(value) = value {
-            bounds::check(&format!("run.{key}"), value, range).map_err(|e| (key, e))?;
+            let checked = bounds::check(&format!("run.{key}"), value, range);
+            refused.extend(checked.err().map(|e| (key, e)));
         }
     }
     if let Some(timeout) = run.timeout_secs {
-        bounds::check("run.timeout_secs", timeout, &bounds::TIMEOUT_SECS)
-            .map_err(|e| ("timeout_secs", e))?;
+        let checked = bounds::check("run.timeout_secs", timeout, &bounds::TIMEOUT_SECS);
+        refused.extend(checked.err().map(|e| ("timeout_secs", e)));
     }
-    Ok(())
+    refused
 }
 
 fn line_with(text: &str, needle: &str) -> Option<usize> {
@@ -218,7 +286,8 @@ mod tests {
                 3,
             ),
         ] {
-            let error = parse_file("ppcert.toml", text).unwrap_err();
+            let errors = parse_file("ppcert.toml", text).unwrap_err();
+            let error = errors.iter().next().unwrap();
             assert_eq!(error.line, Some(line), "{text}");
             assert!(error.message.starts_with(key), "{}", error.message);
         }

@@ -2,12 +2,15 @@
 //! Raw arguments become a [`RunConfig`] before any request is sent.
 
 mod auth;
+mod base_url;
 mod build;
 mod data;
 mod error;
 mod file;
+mod file_errors;
 pub(crate) mod headers;
 mod http;
+mod lenient;
 mod opened;
 mod pkcs12;
 mod resumed;
@@ -28,6 +31,7 @@ pub(crate) use auth::{ClientAuth, ClientCredentials, TokenSource};
 pub(crate) use build::{RetryPolicy, webhook_http};
 pub(crate) use error::{ConfigError, ResumeError, SecretError};
 pub use file::{DEFAULT_CONFIG, FileConfig, load_file, parse_file};
+pub use file_errors::FileErrors;
 pub(crate) use opened::{Credential, Opened};
 pub(crate) use resumed::Recorded;
 pub(crate) use secrets::{read_secret_file, read_secret_text};

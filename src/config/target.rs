@@ -4,6 +4,7 @@
 use reqwest::Url;
 
 use super::auth::TokenSource;
+pub(super) use super::base_url::parse_base_url;
 use super::error::{BaseUrlError, ConfigError};
 use super::file::FileConfig;
 use crate::cli::TargetArgs;
@@ -38,58 +39,6 @@ impl<Token> Target<Token> {
     pub(crate) fn is_embedded(&self) -> bool {
         matches!(self, Target::Embedded)
     }
-}
-
-/// A refused base URL as an error may quote it: credentials before the host and the query
-/// (where an API key often rides) are redacted, since errors reach CI logs.
-fn shown(raw: &str) -> String {
-    let redacted = crate::secret::REDACTED;
-    let mut text = raw.to_string();
-    let authority = text.find("://").map_or(0, |i| i + 3);
-    let host_end = text[authority..]
-        .find(['/', '?', '#'])
-        .map_or(text.len(), |i| authority + i);
-    if let Some(at) = text[authority..host_end].rfind('@') {
-        text.replace_range(authority..authority + at, redacted);
-    }
-    if let Some(query) = text.find('?') {
-        let end = text[query..].find('#').map_or(text.len(), |i| query + i);
-        text.replace_range(query + 1..end, redacted);
-    }
-    text
-}
-
-/// `http://` is accepted only for loopback targets; the URL keeps its path prefix.
-pub(super) fn parse_base_url(raw: &str) -> Result<Url, BaseUrlError> {
-    let given = || shown(raw);
-    let url = Url::parse(raw.trim()).map_err(|error| match error {
-        url::ParseError::RelativeUrlWithoutBase => BaseUrlError::NoScheme { raw: given() },
-        error => BaseUrlError::Unparsable {
-            raw: given(),
-            error,
-        },
-    })?;
-    let loopback = crate::environment::is_loopback(&url);
-    match url.scheme() {
-        "https" => {}
-        "http" if loopback => {}
-        "http" => return Err(BaseUrlError::PlainHttp { raw: given() }),
-        other => {
-            let scheme = other.to_string();
-            return Err(BaseUrlError::Scheme {
-                raw: given(),
-                scheme,
-            });
-        }
-    }
-    if url.query().is_some()
-        || url.fragment().is_some()
-        || !url.username().is_empty()
-        || url.password().is_some()
-    {
-        return Err(BaseUrlError::Extras { raw: given() });
-    }
-    Ok(url)
 }
 
 /// The target from flags and file, with the token it needs. A token with no target is a CI

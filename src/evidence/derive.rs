@@ -33,6 +33,7 @@ struct Read {
     steps: Vec<StepEvent>,
     end: Option<End>,
     sandbox_marked: bool,
+    unrecognised: super::unrecognised::Unrecognised,
 }
 
 /// The journal's end line: when and how the run ended, and what the verdict needs besides
@@ -167,6 +168,12 @@ fn read(
             Line::Run { .. } => return Err(DeriveError::SecondRun { line: number }),
             Line::Exchange(exchange) => read.exchange(*exchange, recorded, diff),
             Line::Step(step) => read.steps.push(step.without_state()),
+            Line::Unrecognised {
+                method,
+                path,
+                status,
+                ..
+            } => read.unrecognised.add(&method, &path, status),
             Line::End {
                 at,
                 complete,
@@ -248,7 +255,7 @@ pub(crate) fn rederive(
             reason: f.reason,
         })
         .collect();
-    let evidence = super::build(
+    let mut evidence = super::build(
         run,
         &requirements,
         read.exchanges,
@@ -256,6 +263,7 @@ pub(crate) fn rederive(
         &results,
         Vec::new(),
     );
+    evidence.unrecognised = read.unrecognised.section();
     diff.compare_as_json("verdict", &recorded.verdict, &evidence.verdict);
     diff.compare_as_json(
         "requirements",
@@ -265,6 +273,11 @@ pub(crate) fn rederive(
     diff.compare_as_json("run", &recorded.run, &evidence.run);
     diff.compare_as_json("flows", &recorded.flows, &evidence.flows);
     diff.compare_as_json("steps", &recorded.steps, &evidence.steps);
+    diff.compare_as_json(
+        "unrecognised",
+        &recorded.unrecognised,
+        &evidence.unrecognised,
+    );
     Ok(Rederived {
         evidence,
         differences: diff.finish(),

@@ -11,6 +11,7 @@ mod model;
 pub(crate) mod resume;
 pub(crate) mod stream;
 mod tally;
+pub(crate) mod unrecognised;
 pub(crate) mod walk;
 pub(crate) mod webhooks;
 

@@ -42,6 +42,9 @@ pub(crate) struct Evidence {
     /// this bundle).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<super::baseline::Drift>,
+    /// The requests a proxy session forwarded that no configured endpoint recognised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrecognised: Option<super::unrecognised::Unrecognised>,
     /// Where the whole exchanges are when `exchanges` holds them slim (a run's own record);
     /// `None` for evidence read back from a file, which holds them whole.
     #[serde(skip)]
@@ -236,6 +239,9 @@ pub(super) fn assemble(
         .results(requirements, run.partner.flight_seller);
     let verdict = verdict(run.complete, &ledger, steps_passed, flows);
     let mut warnings = warnings;
+    let unrecognised = tally.unrecognised.section();
+    // Before the checks' warnings, which may be thousands: the console shows the first few.
+    warnings.extend(unrecognised.as_ref().map(|u| u.describe()));
     warnings.extend(tally.warnings);
     Evidence {
         schema_version: SCHEMA_VERSION,
@@ -259,6 +265,7 @@ pub(super) fn assemble(
         warnings,
         webhooks: None,
         baseline: None,
+        unrecognised,
         archive: None,
         in_journal: None,
     }

@@ -25,7 +25,8 @@ impl Serialize for Streamed<'_> {
         let fields = 10
             + usize::from(e.webhooks.is_some())
             + usize::from(!e.token_requests.is_empty())
-            + usize::from(e.baseline.is_some());
+            + usize::from(e.baseline.is_some())
+            + usize::from(e.unrecognised.is_some());
         let mut out = serializer.serialize_struct("Evidence", fields)?;
         out.serialize_field("schema_version", &e.schema_version)?;
         out.serialize_field("tool", &e.tool)?;
@@ -57,6 +58,9 @@ impl Serialize for Streamed<'_> {
         }
         if let Some(baseline) = &e.baseline {
             out.serialize_field("baseline", baseline)?;
+        }
+        if let Some(unrecognised) = &e.unrecognised {
+            out.serialize_field("unrecognised", unrecognised)?;
         }
         out.end()
     }

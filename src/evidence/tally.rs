@@ -21,6 +21,8 @@ pub(crate) struct Tally {
     pub warnings: Vec<String>,
     /// Warnings past those kept, counted only.
     pub more_warnings: usize,
+    /// The requests a proxy forwarded that no endpoint recognised (journal lines of their own).
+    pub unrecognised: super::unrecognised::Unrecognised,
     /// How many warnings are kept; `None` keeps every one (a record held in memory anyway).
     keep: Option<usize>,
     unpassed: Unpassed,

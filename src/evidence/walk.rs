@@ -7,16 +7,19 @@ use std::path::Path;
 
 use super::model::{Evidence, InJournal};
 use super::tally::Tally;
-use crate::journal::{EXCHANGE_TAG, Line, STEP_TAG, each_line};
+use crate::journal::{EXCHANGE_TAG, Line, STEP_TAG, UNRECOGNISED_TAG, each_line};
 use crate::record::{Exchange, StepEvent};
 
-/// One exchange or one step, in the order recorded.
+/// One exchange, one step or one request no endpoint recognised, in the order recorded.
 pub(crate) enum Item<'a> {
     Exchange(&'a Exchange),
     Step(&'a StepEvent),
+    /// A request a proxy forwarded unrecognised: its method, path and status.
+    Unrecognised(&'a str, &'a str, Option<u16>),
 }
 
-/// Calls `each` with the exchanges (and the steps, when `steps`) of the journal at `path` in
+/// Calls `each` with the exchanges (and the steps and the unrecognised requests, when
+/// `steps`) of the journal at `path` in
 /// the order written, the exchanges it could not hold (`unwritten`, whole, in seq order) put
 /// back where their seq belongs. A line that does not parse is passed over: only a full disk
 /// tears one, and what it held is then in `unwritten`.
@@ -27,7 +30,7 @@ pub(crate) fn walk(
     each: &mut dyn FnMut(Item<'_>) -> io::Result<()>,
 ) -> io::Result<()> {
     let tags: &[&str] = if steps {
-        &[EXCHANGE_TAG, STEP_TAG]
+        &[EXCHANGE_TAG, STEP_TAG, UNRECOGNISED_TAG]
     } else {
         &[EXCHANGE_TAG]
     };
@@ -42,6 +45,12 @@ pub(crate) fn walk(
             }
             // A resumed run's flow state is the journal's alone, as the record holds it.
             Line::Step(step) => each(Item::Step(&step.without_state()))?,
+            Line::Unrecognised {
+                method,
+                path,
+                status,
+                ..
+            } => each(Item::Unrecognised(&method, &path, status))?,
             _ => {}
         }
         Ok(true)
@@ -57,6 +66,9 @@ pub(crate) fn tally(path: &Path, unwritten: &[Exchange], keep: usize) -> io::Res
         match item {
             Item::Exchange(exchange) => tally.exchange(exchange),
             Item::Step(step) => tally.step(step),
+            Item::Unrecognised(method, path, status) => {
+                tally.unrecognised.add(method, path, status)
+            }
         }
         Ok(())
     })?;
@@ -93,7 +105,7 @@ impl Evidence {
         };
         walk(path, &self.exchanges, false, &mut |item| match item {
             Item::Exchange(exchange) => each(exchange),
-            Item::Step(_) => Ok(()),
+            Item::Step(_) | Item::Unrecognised(..) => Ok(()),
         })
     }
 

@@ -42,6 +42,18 @@ pub(crate) enum Line {
     Resumed {
         at: Timestamp,
     },
+    /// A request `ppcert proxy` forwarded that no configured endpoint recognised: neither
+    /// checked nor counted, but on the record, so the evidence agrees with what the staging
+    /// counted.
+    Unrecognised {
+        at: Timestamp,
+        method: String,
+        /// The path as the partner sent it, without its query (which may carry credentials).
+        path: String,
+        /// The upstream's status; absent when it did not answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+    },
     /// The run's end. `requirements` and `flows` are how the run concluded, recorded so that
     /// `ppcert verify` re-derives the ledger and the verdict from the journal alone.
     End {
@@ -72,6 +84,7 @@ pub(crate) struct Journal {
 /// unparsed.
 pub(crate) const EXCHANGE_TAG: &str = "exchange";
 pub(crate) const STEP_TAG: &str = "step";
+pub(crate) const UNRECOGNISED_TAG: &str = "unrecognised";
 
 impl Journal {
     /// Creates `dir/journal.jsonl`, or appends to it when resuming, after cutting off a torn
@@ -217,6 +230,12 @@ pub(super) mod tests {
                 step_index: 2,
             },
             Line::Exchange(Box::new(exchange())),
+            Line::Unrecognised {
+                at: Timestamp::EPOCH,
+                method: "GET".into(),
+                path: "/v1/health".into(),
+                status: Some(200),
+            },
             Line::End {
                 at: Timestamp::EPOCH,
                 complete: false,

@@ -25,9 +25,19 @@ pub(crate) struct Progress {
 impl Progress {
     /// `targets`: each required operation with how many successes the run plans.
     pub(crate) fn new(mode: OutputMode, targets: &[(Operation, u64)], flows: usize) -> Progress {
+        Progress::drawn_on(mode, targets, flows, ProgressDrawTarget::stderr)
+    }
+
+    /// [`Progress::new`], the bars drawn on `target` (a terminal in memory, in the tests).
+    fn drawn_on(
+        mode: OutputMode,
+        targets: &[(Operation, u64)],
+        flows: usize,
+        target: impl FnOnce() -> ProgressDrawTarget,
+    ) -> Progress {
         let mut bars = BTreeMap::new();
         let multi = (mode.progress == ProgressMode::Bars)
-            .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+            .then(|| MultiProgress::with_draw_target(target()));
         if let Some(multi) = &multi {
             let style = ProgressStyle::with_template("{prefix:>20} [{bar:30}] {pos}/{len} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -81,12 +91,7 @@ impl Progress {
             "{} › {}: {} {} → {answer} ({} ms)",
             exchange.flow, exchange.step, exchange.method, exchange.url, exchange.duration_ms
         );
-        match &self.multi {
-            Some(multi) => {
-                let _ = multi.println(line);
-            }
-            None => crate::console::tell!("{line}"),
-        }
+        self.say(&line);
     }
 }
 
@@ -146,11 +151,69 @@ impl Progress {
         bar.set_message(message.join(", "));
     }
 
+    /// A line of the run's own (its header, Ctrl-C's notice) on stderr. Under the bars it must
+    /// go through them: written beside them, it would be counted as one of their lines at the
+    /// next redraw, which then erases it and leaves a stale first frame above the bars.
+    pub(crate) fn say(&self, line: &str) {
+        match &self.multi {
+            Some(multi) => {
+                let _ = multi.println(line);
+            }
+            None => crate::console::tell!("{line}"),
+        }
+    }
+
     /// Leaves each bar where the run left it: `finish()` would fill it to N/N whatever
     /// succeeded.
     pub(crate) fn finish(&self) {
         for bar in self.bars.values() {
             bar.abandon();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a terminal: the run's header stays above the bars from the first frame to the last,
+    /// and no frame is left behind (one line per bar, each once).
+    #[test]
+    fn the_header_stays_above_the_bars_and_no_stale_frame_is_left() {
+        let term = indicatif::InMemoryTerm::new(24, 100);
+        let mode = OutputMode {
+            progress: ProgressMode::Bars,
+            color: false,
+            verbose: true,
+            json: false,
+        };
+        let targets = [(Operation::Quote, 5), (Operation::Subscription, 5)];
+        let drawn = term.clone();
+        let progress = Progress::drawn_on(mode, &targets, 5, move || {
+            ProgressDrawTarget::term_like(Box::new(drawn))
+        });
+        let header = "ppcert run R1: scenario certification against http://127.0.0.1:1 (5 flows, concurrency 4)";
+        progress.say(header);
+        progress.tally(Operation::Quote, 0, 1);
+        progress.bars[&Operation::Quote].inc(2);
+        progress.say("lifecycle#1 › quote: POST http://127.0.0.1:1/quotes → 201 (3 ms)");
+        progress.tally(Operation::Quote, 1, -1);
+        progress.finish();
+        let screen = term.contents();
+        let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.first(), Some(&header), "{screen}");
+        assert!(lines[1].starts_with("lifecycle#1 › quote"), "{screen}");
+        let bars = |name: &str| {
+            lines
+                .iter()
+                .filter(|l| l.trim_start().starts_with(&format!("{name} [")))
+                .count()
+        };
+        assert_eq!((bars("quote"), bars("subscription")), (1, 1), "{screen}");
+        assert_eq!(lines.len(), 4, "{screen}");
+        assert!(
+            lines[2].contains("2/5") && lines[2].contains("1 failed"),
+            "{screen}"
+        );
     }
 }

@@ -62,9 +62,6 @@ pub(crate) struct Proxy {
     required: BTreeMap<Operation, u32>,
     pub met: Notify,
     steps: Mutex<HashMap<String, usize>>,
-    /// Requests no endpoint recognised: how many, and the first one (a flood of them must
-    /// not grow memory).
-    pub unrecognised: Mutex<(usize, Option<String>)>,
     /// Each bearer token seen, with its compiled scrubber: compiling one per request would
     /// cost about a millisecond each.
     tokens: Mutex<HashMap<String, Secret>>,
@@ -99,7 +96,6 @@ impl Proxy {
             required,
             met: Notify::new(),
             steps: Mutex::new(HashMap::new()),
-            unrecognised: Mutex::new((0, None)),
             tokens: Mutex::new(HashMap::new()),
             claims: claims::ClaimWatch::default(),
         }
@@ -285,17 +281,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     let recognised = proxy.routes.recognise(parts.method.as_str(), &relative);
     let token = proxy.token(&parts.headers);
     let Some(recognised) = recognised else {
-        {
-            let mut unrecognised = proxy.unrecognised.lock().unwrap_or_else(|e| e.into_inner());
-            unrecognised.0 += 1;
-            unrecognised
-                .1
-                .get_or_insert_with(|| format!("{} {}", parts.method, parts.uri.path()));
-        }
-        return send(&proxy, &parts, &url, body).await.map_or_else(
-            |(status, why)| (status, why).into_response(),
-            |sent| sent.response,
-        );
+        return forward_unrecognised(&proxy, &parts, &url, body, &token).await;
     };
     let judged = proxy.rules.judge(&recognised, &body, Utc::now());
     let mut forwarded = Forwarded {
@@ -326,6 +312,38 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     (proxy.claims).observe(&recognised, &mut forwarded, &token, environment);
     proxy.record(forwarded, &token);
     response
+}
+
+/// A request no endpoint recognises: forwarded, neither checked nor counted, but said on the
+/// console and put in the journal (nothing of it in memory: a flood must not grow it), so
+/// the evidence counts what the staging counted.
+async fn forward_unrecognised(
+    proxy: &Proxy,
+    parts: &axum::http::request::Parts,
+    url: &str,
+    body: Bytes,
+    token: &Secret,
+) -> Response {
+    let at = Timestamp::now();
+    let sent = send(proxy, parts, url, body).await;
+    let status = sent.as_ref().ok().map(|s| s.response.status().as_u16());
+    let (method, path) = (parts.method.to_string(), token.scrub(parts.uri.path()));
+    crate::console::tell!(
+        "not recognised: {} {} → {} (forwarded; no configured endpoint matches, so it is neither checked nor counted)",
+        crate::console::printable(&method),
+        crate::console::printable(&path),
+        status.map_or_else(|| "no answer".to_string(), |s| s.to_string())
+    );
+    (proxy.recording).write_line(&crate::journal::Line::Unrecognised {
+        at,
+        method,
+        path,
+        status,
+    });
+    sent.map_or_else(
+        |(status, why)| (status, why).into_response(),
+        |sent| sent.response,
+    )
 }
 
 /// The upstream's answer given back, recorded, and learnt from when it accepted the request.

@@ -304,26 +304,21 @@ pub async fn journal_lines(path: &std::path::Path) -> usize {
 }
 
 /// The Python that imports `modules` (a reference implementation another project wrote):
-/// `$PPCERT_TEST_PYTHON` (which `.ci/run` sets), else `python3`. On a developer's machine
-/// without them the check is skipped with a note naming `why`; under CI (any `CI` but empty
-/// or `false`), or when `$PPCERT_TEST_PYTHON` names one, a missing module fails the test.
-pub fn reference_python(modules: &str, why: &str) -> Option<String> {
-    let named = std::env::var("PPCERT_TEST_PYTHON").ok();
-    let python = named.clone().unwrap_or_else(|| "python3".into());
+/// `$PPCERT_TEST_PYTHON` (which `.ci/run` sets), else `python3`. Only tests marked
+/// `#[ignore = "needs the reference implementations .ci/run installs"]` call it, so a plain
+/// `cargo test` lists them as ignored rather than passing them unchecked; run on purpose
+/// (`--ignored`, as `.ci/run` does), a missing module fails the test, naming `why`.
+pub fn reference_python(modules: &str, why: &str) -> String {
+    let python = std::env::var("PPCERT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let ready = std::process::Command::new(&python)
         .args(["-c", &format!("import {modules}")])
         .output()
         .is_ok_and(|out| out.status.success());
-    let required =
-        named.is_some() || std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    match (ready, required) {
-        (true, _) => Some(python),
-        (false, true) => panic!("{python} cannot import {modules} ({why}): .ci/run installs it"),
-        (false, false) => {
-            eprintln!("note: {python} cannot import {modules}: {why} is skipped (run .ci/run)");
-            None
-        }
-    }
+    assert!(
+        ready,
+        "{python} cannot import {modules} ({why}): .ci/run installs it and sets PPCERT_TEST_PYTHON"
+    );
+    python
 }
 
 /// Asserts the ledger's `succeeded` equals what the sandbox itself counted for every

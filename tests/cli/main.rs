@@ -2,10 +2,12 @@
 //! port, through real HTTP or the real `ppcert` binary.
 
 mod attest;
+mod attest_interop;
 mod bundle;
 mod captures;
 mod ci;
 mod common;
+mod config_errors;
 mod confirmed_claims;
 #[cfg(unix)]
 mod container;
@@ -39,6 +41,7 @@ mod proxy;
 mod proxy_checks;
 mod proxy_command;
 mod proxy_many;
+mod proxy_unrecognised;
 mod quote_bundles;
 mod reports;
 mod resolved;

@@ -17,17 +17,7 @@ pub(crate) async fn start_proxy(
     base: &str,
     extra: &[&str],
 ) -> (tokio::process::Child, String) {
-    let mut args = vec![
-        "proxy",
-        "--listen",
-        "127.0.0.1:0",
-        "--base-url",
-        base,
-        "--out",
-        "b",
-    ];
-    args.extend_from_slice(extra);
-    let mut child = ppcert_command(dir, &args, None)
+    let mut child = ppcert_command(dir, &proxy_args(base, extra), None)
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -42,6 +32,21 @@ pub(crate) async fn start_proxy(
         .to_string();
     tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
     (child, url)
+}
+
+/// `proxy` on a free loopback port in front of `base`, its bundle in `b/`, then `extra`.
+pub(crate) fn proxy_args<'a>(base: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--base-url",
+        base,
+        "--out",
+        "b",
+    ];
+    args.extend_from_slice(extra);
+    args
 }
 
 pub(crate) async fn stop(child: &mut tokio::process::Child) -> i32 {

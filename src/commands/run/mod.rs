@@ -17,7 +17,10 @@ use crate::output::{OutputMode, ProgressMode};
 use begin::{Plan, Session};
 
 /// Runs the engine until it ends, or until Ctrl-C: then no new step starts, in-flight requests end.
-async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::Ended {
+async fn execute(
+    (shared, progress): (Arc<Shared>, Arc<crate::output::Progress>),
+    Plan { instances, points }: Plan,
+) -> end::Ended {
     let cancel = shared.cancel.clone();
     let engine = tokio::spawn(engine::execute(shared, instances, points));
     tokio::pin!(engine);
@@ -29,7 +32,7 @@ async fn execute(shared: Arc<Shared>, Plan { instances, points }: Plan) -> end::
     let (joined, interrupted) = tokio::select! {
         joined = &mut engine => (joined, false),
         _ = ctrl_c => {
-            crate::console::tell!("interrupted: no new step starts; letting in-flight requests end, then writing the bundle");
+            progress.say("interrupted: no new step starts; letting in-flight requests end, then writing the bundle");
             cancel.cancel();
             ((&mut engine).await, true)
         }
@@ -82,7 +85,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         &plan,
         receiver.as_ref(),
     );
-    let ended = execute(session.shared.clone(), plan).await;
+    let ended = execute((session.shared.clone(), session.progress.clone()), plan).await;
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
     let beside = end::Beside { receiver, sandbox };
@@ -222,15 +225,16 @@ fn announce(
     if mode.progress == ProgressMode::Quiet {
         return;
     }
-    crate::console::tell!(
+    // Through the progress display: the bars are drawn already.
+    session.progress.say(&format!(
         "ppcert run {}: scenario {} against {} ({} flows, concurrency {})",
         session.run.id,
         session.run.scenario,
         base_url,
         plan.instances.len(),
         config.concurrency
-    );
+    ));
     if let Some(receiver) = receiver {
-        crate::console::tell!("webhooks: receiving on {}", receiver.url());
+        (session.progress).say(&format!("webhooks: receiving on {}", receiver.url()));
     }
 }

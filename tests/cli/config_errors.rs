@@ -1,0 +1,70 @@
+//! A `ppcert.toml` with several mistakes is fixed in one round: `validate` and `run` name
+//! every one (file, line, key) and exit 2 before anything is sent; one mistake alone keeps
+//! its own words.
+
+use crate::common::*;
+
+/// An unknown key, a value of the wrong type, a value out of bounds and a URL without a
+/// scheme, on lines 3, 7, 6 and 2.
+const MISTAKES: &str = "[target]\n\
+    base_url = \"staging.example.com/partner-api\"\n\
+    enviroment = \"staging\"\n\
+    \n\
+    [run]\n\
+    concurrency = 0\n\
+    retries = \"two\"\n";
+
+fn every_mistake_is_named(said: &str) {
+    let expected = [
+        "ppcert.toml: 4 mistakes",
+        "  ppcert.toml:2: target.base_url: base URL `staging.example.com/partner-api` has no scheme",
+        "  ppcert.toml:3: column 1: target.enviroment: unknown field `enviroment`",
+        "  ppcert.toml:6: run.concurrency = 0 is out of bounds (1 to 1024)",
+        "  ppcert.toml:7: column 11: run.retries: invalid type: string \"two\", expected u32",
+    ];
+    let lines: Vec<&str> = said.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.ends_with(expected[0]))
+        .unwrap_or_else(|| panic!("no count of the mistakes: {said}"));
+    assert!(lines.len() >= start + expected.len(), "{said}");
+    for (line, wanted) in lines[start + 1..].iter().zip(&expected[1..]) {
+        assert!(line.starts_with(wanted), "{wanted}\n in: {said}");
+    }
+}
+
+#[tokio::test]
+async fn every_mistake_of_a_config_file_is_reported_at_once() {
+    let dir = dir_with_config(MISTAKES);
+    let checked = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+    assert_eq!(checked.code, 2, "{}", checked.stderr);
+    every_mistake_is_named(&checked.stderr);
+
+    let sandbox = sandbox().await;
+    let run = ppcert(dir.path(), &["run", "--out", "b"], Some(sandbox.token())).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    every_mistake_is_named(&run.stderr);
+    assert!(!dir.path().join("b").exists(), "nothing was started");
+    assert_eq!(sandbox_counts(&sandbox).values().sum::<u64>(), 0);
+}
+
+/// One mistake is told as it always was: no count, no key prefix added to serde's words.
+#[tokio::test]
+async fn a_single_mistake_keeps_its_own_words() {
+    let dir = dir_with_config("[target]\nenviroment = \"staging\"\n");
+    let checked = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+    assert_eq!(checked.code, 2, "{}", checked.stderr);
+    assert!(
+        checked
+            .stderr
+            .starts_with("error: ppcert.toml:2: column 1: unknown field `enviroment`"),
+        "{}",
+        checked.stderr
+    );
+    assert!(!checked.stderr.contains("mistakes"), "{}", checked.stderr);
+    // A URL the flags override is the target's to check, in its own words, when it is the
+    // file's only mistake.
+    let dir = dir_with_config("[target]\nbase_url = \"staging.example.com\"\n");
+    let checked = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+    assert_eq!(checked.code, 0, "{}", checked.stderr);
+}
