@@ -163,7 +163,11 @@ pub(crate) enum Failure {
     #[error("{0}")]
     Dossier(String),
     /// `validate`: files with errors, each said above (2).
-    #[error("{failed} of {files} file(s) have errors")]
+    #[error(
+        "{failed} of {files} {} {} errors",
+        if *files == 1 { "file" } else { "files" },
+        if *failed == 1 { "has" } else { "have" }
+    )]
     Invalid { failed: usize, files: usize },
     /// A bundle, dossier or record that does not verify, or is not the run's (1).
     #[error("{0}")]

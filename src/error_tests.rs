@@ -350,3 +350,22 @@ fn a_judgement_maps_to_its_documented_code() {
     assert_eq!(Judgement::of(false).exit_code(), 1);
     assert_eq!(Judgement::NothingAnswered.exit_code(), 4);
 }
+
+#[test]
+fn validate_counts_files_in_words_that_agree_with_the_count() {
+    let one = Failure::Invalid {
+        failed: 1,
+        files: 1,
+    };
+    let two = Failure::Invalid {
+        failed: 1,
+        files: 2,
+    };
+    assert_eq!(one.to_string(), "1 of 1 file has errors");
+    assert_eq!(two.to_string(), "1 of 2 files has errors");
+    let both = Failure::Invalid {
+        failed: 2,
+        files: 2,
+    };
+    assert_eq!(both.to_string(), "2 of 2 files have errors");
+}
