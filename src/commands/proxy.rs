@@ -127,7 +127,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         "stopping: finishing requests in flight, then writing the bundle",
     );
     announce(addr, &opened, args.until_met);
-    if let Err(e) = serve(socket, proxy.clone(), (args.until_met, interrupted), limits).await {
+    if let Err(e) = serve(socket, proxy.clone(), args.until_met, interrupted, limits).await {
         crate::console::tell!("error: the proxy stopped: {e}");
     }
     let code = finish(&config, run, &proxy, &dir, opened.sandbox, false).await?;
@@ -222,7 +222,8 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         base_url,
         Routes::new(&config.staging.endpoints),
         rules,
-        (config.strict, client),
+        config.strict,
+        client,
         recording,
         required,
     ))
@@ -252,7 +253,8 @@ fn announce(addr: std::net::SocketAddr, opened: &super::target::Opened<()>, unti
 async fn serve(
     socket: tokio::net::TcpListener,
     proxy: Arc<Proxy>,
-    (until_met, interrupted): (bool, impl std::future::Future<Output = ()> + Send + 'static),
+    until_met: bool,
+    interrupted: impl std::future::Future<Output = ()> + Send + 'static,
     limits: crate::sandbox::listener::Limits,
 ) -> std::io::Result<()> {
     let stopper = proxy.clone();

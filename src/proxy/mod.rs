@@ -76,7 +76,8 @@ impl Proxy {
         upstream: &str,
         routes: Routes,
         rules: Rules,
-        (strict, client): (bool, reqwest::Client),
+        strict: bool,
+        client: reqwest::Client,
         recording: Recording,
         required: BTreeMap<Operation, u32>,
     ) -> Proxy {

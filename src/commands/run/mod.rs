@@ -18,7 +18,8 @@ use begin::{Plan, Session};
 
 /// Runs the engine until it ends, or until Ctrl-C: then no new step starts, in-flight requests end.
 async fn execute(
-    (shared, progress): (Arc<Shared>, Arc<crate::output::Progress>),
+    shared: Arc<Shared>,
+    progress: Arc<crate::output::Progress>,
     Plan { instances, points }: Plan,
 ) -> end::Ended {
     let cancel = shared.cancel.clone();
@@ -85,7 +86,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         &plan,
         receiver.as_ref(),
     );
-    let ended = execute((session.shared.clone(), session.progress.clone()), plan).await;
+    let ended = execute(session.shared.clone(), session.progress.clone(), plan).await;
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
     let beside = end::Beside { receiver, sandbox };
