@@ -58,7 +58,8 @@ pub(crate) fn client(
 }
 
 /// rustls on `ring`, trusting the system's roots and `tls.cacert`, presenting `tls.identity`;
-/// HTTP/2 or 1.1 offered, as reqwest would.
+/// only HTTP/1.1 offered: ppcert's HTTP client is built without HTTP/2 (a smaller binary), and
+/// a gateway that picked `h2` from our offer would get a connection the client cannot speak.
 fn rustls_config(tls: Tls<'_>) -> Result<rustls::ClientConfig, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let extra = match tls.cacert {
@@ -84,7 +85,7 @@ fn rustls_config(tls: Tls<'_>) -> Result<rustls::ClientConfig, TlsError> {
         }
         None => builder.with_no_client_auth(),
     };
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
 }
 

@@ -51,16 +51,23 @@ pub(crate) const REQUEST_ID: &str = "req-7f3a";
 /// An https staging on loopback whose certificate only the private CA vouches for; it
 /// answers every request 201 with a quote.
 pub(crate) async fn private_ca_staging() -> String {
+    private_ca_staging_offering(Vec::new()).await
+}
+
+/// [`private_ca_staging`], its TLS offering these ALPN protocols in its order of preference
+/// (as a gateway offering HTTP/2 does).
+async fn private_ca_staging_offering(alpn: Vec<Vec<u8>>) -> String {
     ppcert::engine::client::install_crypto_provider();
     let certs = CertificateDer::pem_file_iter(fixture("staging.pem"))
         .unwrap()
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
     let key = PrivateKeyDer::from_pem_file(fixture("staging-key.pem")).unwrap();
-    let config = ServerConfig::builder()
+    let mut config = ServerConfig::builder()
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .unwrap();
+    config.alpn_protocols = alpn;
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = tcp.local_addr().unwrap().port();
     let listener = TlsListener {
@@ -102,6 +109,25 @@ async fn an_untrusted_certificate_names_cacert_and_cacert_trusts_it() {
     ];
     let trusted = ppcert(dir.path(), &args, token).await;
     assert_eq!(trusted.code, 0, "{}\n{}", trusted.stdout, trusted.stderr);
+}
+
+/// Most gateways (a load balancer, a CDN, nginx with http2) prefer HTTP/2: ppcert must be
+/// answered over HTTP/1.1 there, never pick a protocol it cannot speak (it once panicked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staging_preferring_http2_is_reached_over_http1() {
+    let base = private_ca_staging_offering(vec![b"h2".to_vec(), b"http/1.1".to_vec()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ca = fixture("private-ca.pem");
+    let args = [
+        "check-token",
+        "--base-url",
+        &base,
+        "--cacert",
+        ca.to_str().unwrap(),
+    ];
+    let checked = ppcert(dir.path(), &args, Some("a-staging-token-0123456789")).await;
+    assert_eq!(checked.code, 0, "{}\n{}", checked.stdout, checked.stderr);
+    assert!(!checked.stderr.contains("panicked"), "{}", checked.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
