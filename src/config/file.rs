@@ -233,7 +233,25 @@ fn check_values(file: &str, text: &str, config: &FileConfig, errors: &mut Vec<Fi
     match dialect::resolve(chosen) {
         Err(e) => errors.push(at("dialect", format!("target.dialect: {e}"))),
         Ok(dialect) => {
-            let definitions = dialect::definitions(&dialect, &config.endpoints);
+            let mut definitions = dialect::definitions(&dialect, &config.endpoints);
+            // `[target.headers]` joins every endpoint as `run` merges it, so `validate`
+            // refuses what `run` would; but the environment it reads is `run`'s to check: a
+            // validating CI step does not hold the gateway's key.
+            match super::headers::common(&config.target.headers, &[]) {
+                Ok(common) => {
+                    let common = super::headers::without_env(common);
+                    super::headers::merge(&mut definitions, &common);
+                }
+                Err(e) => {
+                    let line_of = match &e {
+                        super::headers::HeaderError::Refused { key, .. } => {
+                            key.rsplit('.').next().unwrap_or(key).to_string()
+                        }
+                        _ => "[target.headers]".to_string(),
+                    };
+                    errors.push(at(&line_of, e.to_string()));
+                }
+            }
             errors.extend(dialect::check_endpoints(file, text, &definitions).err());
         }
     }

@@ -16,8 +16,9 @@ use crate::secret::Secret;
 pub(crate) enum HeaderError {
     #[error("--header `{given}`: expected NAME: VALUE")]
     Malformed { given: String },
-    /// `key` is `target.headers.NAME` or `--header NAME`.
-    #[error("{key}: {problem}")]
+    /// `key` is `target.headers.NAME` or `--header NAME`, so the problem is said without
+    /// its own `headers.NAME: ` (said once, in the user's spelling).
+    #[error("{key}: {}", without_key(problem))]
     Refused {
         key: String,
         problem: crate::endpoints::EndpointProblem,
@@ -26,6 +27,15 @@ pub(crate) enum HeaderError {
         "{key} reads the environment variable {name}, which is not set (or blank): set it, or remove the header"
     )]
     MissingEnv { key: String, name: String },
+}
+
+/// An endpoint problem's words after its `headers.NAME: ` key.
+fn without_key(problem: &crate::endpoints::EndpointProblem) -> String {
+    let words = problem.to_string();
+    match words.split_once(": ") {
+        Some((key, rest)) if key.starts_with("headers.") => rest.to_string(),
+        _ => words,
+    }
 }
 
 /// `[target.headers]` with `--header` over it (names compared as HTTP does, ignoring case),
@@ -64,6 +74,19 @@ pub(crate) fn common(
         .collect())
 }
 
+/// The headers with every `env.NAME` they read standing for a value, for checking a file
+/// where the environment is not the run's (`validate`).
+pub(crate) fn without_env(common: Vec<(String, String)>) -> Vec<(String, String)> {
+    let reads = env_reads();
+    common
+        .into_iter()
+        .map(|(name, value)| {
+            let standing = reads.replace_all(&value, "\"set-at-run\"").into_owned();
+            (name, standing)
+        })
+        .collect()
+}
+
 /// Every endpoint gains the common headers it does not set itself (its own win).
 pub(crate) fn merge(definitions: &mut Definitions, common: &[(String, String)]) {
     for endpoint in definitions.values_mut() {
@@ -79,12 +102,16 @@ pub(crate) fn merge(definitions: &mut Definitions, common: &[(String, String)]) 
     }
 }
 
+/// What a template reads of the environment: `env.NAME` or `env["NAME"]`.
+fn env_reads() -> Regex {
+    Regex::new(r#"\benv\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])"#)
+        .expect("static pattern")
+}
+
 /// The environment variables the endpoints' templates read (`env.NAME`, `env["NAME"]`), each
 /// checked set; their values come back as secrets to scrub from everything recorded.
 pub(crate) fn env_secrets(definitions: &Definitions) -> Result<Vec<Secret>, HeaderError> {
-    let reads =
-        Regex::new(r#"\benv\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])"#)
-            .expect("static pattern");
+    let reads = env_reads();
     let mut secrets = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for (op, endpoint) in definitions {
@@ -139,9 +166,9 @@ mod tests {
             ]
         );
         let refused = common(&BTreeMap::new(), &["Authorization: x".into()]).unwrap_err();
-        assert!(
-            refused.to_string().starts_with("--header Authorization:"),
-            "{refused}"
+        assert_eq!(
+            refused.to_string(),
+            "--header Authorization: ppcert sets Authorization itself; it cannot be configured"
         );
         assert!(common(&BTreeMap::new(), &["nocolon".into()]).is_err());
     }

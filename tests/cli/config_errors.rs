@@ -68,3 +68,32 @@ async fn a_single_mistake_keeps_its_own_words() {
     let checked = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
     assert_eq!(checked.code, 0, "{}", checked.stderr);
 }
+
+/// `validate` refuses the headers for every call as `run` does, naming the key once and its
+/// line; the environment they read is `run`'s to check, so a CI step without the gateway's
+/// key still validates the file.
+#[tokio::test]
+async fn validate_checks_the_headers_for_every_call_but_not_the_environment() {
+    let dir = dir_with_config("[target.headers]\nAuthorization = \"Bearer x\"\n");
+    let refused = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "ppcert.toml:2: target.headers.Authorization: ppcert sets Authorization itself; it cannot be configured"
+        ),
+        "{}",
+        refused.stderr
+    );
+    let dir = dir_with_config("[target.headers]\nX-Version = \"{{ nope }}\"\n");
+    let undefined = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+    assert_eq!(undefined.code, 2, "{}", undefined.stderr);
+    assert!(
+        undefined.stderr.contains("`nope` is undefined"),
+        "{}",
+        undefined.stderr
+    );
+    let key = "[target.headers]\nX-Gateway-Key = \"{{ env.PPCERT_TEST_UNSET_GATEWAY_KEY }}\"\n";
+    let dir = dir_with_config(key);
+    let unset = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+    assert_eq!(unset.code, 0, "{}", unset.stderr);
+}
