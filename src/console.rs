@@ -38,3 +38,8 @@ pub(crate) fn printable(text: &str) -> String {
     }
     shown
 }
+
+/// `1 flow`, `13 flows`: a count whose noun agrees with it.
+pub(crate) fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -150,10 +150,10 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
     check_write_target(path, force).map_err(|f| not_written(f.to_string()))?;
     write::write_new(path, text, force).map_err(|e| not_written(e.to_string()))?;
     crate::console::say!(
-        "wrote {} (dialect {}, {} proven capture(s)); next: ppcert run{}",
+        "wrote {} (dialect {}, {}); next: ppcert run{}",
         path.display(),
         prober.dialect,
-        prober.proven.len(),
+        crate::console::counted(prober.proven.len(), "proven capture", "proven captures"),
         if path.as_os_str() == config::DEFAULT_CONFIG {
             String::new()
         } else {

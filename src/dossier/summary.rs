@@ -8,12 +8,12 @@ use super::model::Dossier;
 /// The verdict and the ledger, a line each.
 pub(crate) fn summary(dir: &Path, dossier: &Dossier) -> Vec<String> {
     let mut lines = vec![format!(
-        "dossier {}: verdict {} for partner \"{}\" against {} ({} bundle(s))",
+        "dossier {}: verdict {} for partner \"{}\" against {} ({})",
         dir.display(),
         dossier.verdict.word(),
         dossier.partner.name,
         dossier.target.base_url,
-        dossier.members.len()
+        crate::console::counted(dossier.members.len(), "bundle", "bundles")
     )];
     for requirement in &dossier.requirements {
         let r = &requirement.counts;

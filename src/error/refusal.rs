@@ -84,7 +84,8 @@ pub(crate) enum Refusal {
     NothingToVerify,
     /// `first` is the first problem's message.
     #[error(
-        "{name}: does not verify ({count} problem(s), the first: {first}); `ppcert verify {name}` says more"
+        "{name}: does not verify ({}, the first: {first}); `ppcert verify {name}` says more",
+        crate::console::counted(*count, "problem", "problems")
     )]
     ExportUnverified {
         name: String,

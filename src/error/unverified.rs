@@ -4,16 +4,18 @@
 
 use std::path::PathBuf;
 
+use crate::console::counted;
 use crate::report::manifest::FILE_NAME as MANIFEST;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Unverified {
     /// `what` says what was refused (`refusing to sign a bundle that does not verify`).
-    #[error("{count} problem(s): {what}")]
+    #[error("{}: {what}", counted(*count, "problem", "problems"))]
     Problems { count: usize, what: &'static str },
     #[error(
-        "{}: the bundle does not verify ({count} problem(s)); nothing was added",
-        path.display()
+        "{}: the bundle does not verify ({}); nothing was added",
+        path.display(),
+        counted(*count, "problem", "problems")
     )]
     Member { path: PathBuf, count: usize },
     #[error("the dossier holds no member")]

@@ -2,6 +2,7 @@
 //! the bundle is, or the same as one JSON object (`--json`).
 
 use super::mode::OutputMode;
+use crate::console::counted;
 use crate::console::printable;
 use crate::evidence::{Evidence, Verdict};
 
@@ -122,11 +123,6 @@ pub(crate) fn why_not_passed(evidence: &Evidence) -> Option<String> {
 /// How many items a list shows before it says how many it left out.
 const SHOWN: usize = 10;
 
-/// `1 flow`, `13 flows`.
-pub(crate) fn counted(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// Flows that failed for the same reason on one line (`lifecycle#1, lifecycle#2 and 2 more:
 /// ...`), in the order the reasons first appear: a dead target is one line, not thirteen.
 fn grouped<'a>(failed: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, &'a str)> {
@@ -186,8 +182,8 @@ fn seconds(evidence: &Evidence) -> f64 {
 pub(crate) fn one_line(evidence: &Evidence) -> String {
     let (met, of) = required_met(evidence);
     format!(
-        "{} exchanges, {met}/{of} required operations, verdict {}, {:.1} s",
-        evidence.exchange_count(),
+        "{}, {met}/{of} required operations, verdict {}, {:.1} s",
+        counted(evidence.exchange_count(), "exchange", "exchanges"),
         evidence.verdict.word(),
         seconds(evidence)
     )
