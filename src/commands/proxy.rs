@@ -117,8 +117,17 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
     let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     if !args.command.is_empty() {
-        let listening = (socket, addr, limits);
-        let code = with_command(&args, listening, (&config, run, &dir), proxy, opened).await?;
+        let listening = Listening {
+            socket,
+            addr,
+            limits,
+        };
+        let recorded = Recorded {
+            config: &config,
+            run,
+            dir: &dir,
+        };
+        let code = with_command(&args, listening, recorded, proxy, opened).await?;
         return join_dossier(&args, &dir, code);
     }
     // Listening for Ctrl-C before the address is printed: a client (or a script) that stops
@@ -142,15 +151,29 @@ fn join_dossier(args: &ProxyArgs, dir: &Path, code: u8) -> Result<u8, Failure> {
     }
 }
 
+/// Where the proxy listens: bound before its bundle directory is made.
+struct Listening {
+    socket: tokio::net::TcpListener,
+    addr: std::net::SocketAddr,
+    limits: crate::sandbox::listener::Limits,
+}
+
+/// What the session is recorded as, and where.
+struct Recorded<'a> {
+    config: &'a ProxyConfig,
+    run: RunInfo,
+    dir: &'a Path,
+}
+
 /// `proxy -- COMMAND`: the session lasts as long as COMMAND; its failure is the exit code.
 async fn with_command(
     args: &ProxyArgs,
-    (socket, addr, limits): (
-        tokio::net::TcpListener,
-        std::net::SocketAddr,
-        crate::sandbox::listener::Limits,
-    ),
-    (config, run, dir): (&ProxyConfig, RunInfo, &Path),
+    Listening {
+        socket,
+        addr,
+        limits,
+    }: Listening,
+    Recorded { config, run, dir }: Recorded<'_>,
     proxy: Arc<Proxy>,
     opened: super::target::Opened<()>,
 ) -> Result<u8, Failure> {

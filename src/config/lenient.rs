@@ -14,7 +14,11 @@ use crate::endpoints::EndpointOverride;
 pub(super) type KeyError = (String, toml::de::Error);
 
 /// Where a key's errors go: under this dotted path, into this list.
-pub(super) type At<'a> = (&'a str, &'a mut Vec<KeyError>);
+pub(super) struct At<'a> {
+    /// The key read, dotted from the file's root (`endpoints.quote`).
+    pub path: &'a str,
+    pub errors: &'a mut Vec<KeyError>,
+}
 
 /// A file whose top-level tables are read one at a time.
 pub(super) trait Sections: DeserializeOwned + Default {
@@ -31,7 +35,14 @@ pub(super) fn read<T: Sections>(text: &str) -> Result<(T, Vec<KeyError>), toml::
     let mut config = T::default();
     for (key, value) in root.get_ref().iter() {
         let name = key.get_ref().as_ref();
-        if !config.section(name, value, (name, &mut errors)) {
+        if !config.section(
+            name,
+            value,
+            At {
+                path: name,
+                errors: &mut errors,
+            },
+        ) {
             let unknown = only::<T>(root.span(), key, value).err();
             errors.extend(unknown.map(|e| (name.to_string(), e)));
         }
@@ -44,16 +55,21 @@ pub(super) fn read<T: Sections>(text: &str) -> Result<(T, Vec<KeyError>), toml::
 /// `[endpoints.*]`: each table read on its own, so a mistake in one leaves the others.
 pub(super) fn endpoints(
     value: &Spanned<DeValue<'_>>,
-    (path, errors): At<'_>,
+    At { path, errors }: At<'_>,
 ) -> BTreeMap<String, EndpointOverride> {
     let Some(table) = value.get_ref().as_table() else {
-        return lenient(value, (path, errors));
+        return lenient(value, At { path, errors });
     };
     table
         .iter()
         .map(|(name, definition)| {
             let name = name.get_ref().to_string();
-            let read = lenient(definition, (&format!("{path}.{name}"), &mut *errors));
+            let path = format!("{path}.{name}");
+            let at = At {
+                path: &path,
+                errors: &mut *errors,
+            };
+            let read = lenient(definition, at);
             (name, read)
         })
         .collect()
@@ -62,7 +78,7 @@ pub(super) fn endpoints(
 /// `value` read as `T`, leaving out each key that cannot be read (its error collected).
 pub(super) fn lenient<T: DeserializeOwned + Default>(
     value: &Spanned<DeValue<'_>>,
-    (path, errors): At<'_>,
+    At { path, errors }: At<'_>,
 ) -> T {
     let whole = match T::deserialize(ValueDeserializer::from(value.clone())) {
         Ok(read) => return read,

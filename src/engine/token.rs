@@ -56,12 +56,18 @@ impl Tokens {
     pub(crate) fn fixed(token: Secret, http: reqwest::Client) -> Arc<Tokens> {
         Arc::new(Tokens::with(
             TokenSource::from(token.clone()),
-            (token, None),
+            token,
+            None,
             http,
         ))
     }
 
-    fn with(source: TokenSource, (token, lifetime): Fetched, http: reqwest::Client) -> Tokens {
+    fn with(
+        source: TokenSource,
+        token: Secret,
+        lifetime: Option<Duration>,
+        http: reqwest::Client,
+    ) -> Tokens {
         let mut known = vec![token.clone()];
         if let TokenSource::ClientCredentials(c, _) = &source {
             known.push(c.client_secret.clone());
@@ -92,8 +98,8 @@ impl Tokens {
         http: reqwest::Client,
     ) -> Result<Arc<Tokens>, TokenError> {
         let calls = Mutex::new(Vec::new());
-        let first = fetch(&source, &http, &calls).await?;
-        let tokens = Tokens::with(source, first, http);
+        let (token, lifetime) = fetch(&source, &http, &calls).await?;
+        let tokens = Tokens::with(source, token, lifetime, http);
         *tokens.calls.lock().unwrap_or_else(|e| e.into_inner()) =
             calls.into_inner().unwrap_or_else(|e| e.into_inner());
         Ok(Arc::new(tokens))
