@@ -149,22 +149,24 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
     // Checked before sending, and again now: the file may have appeared meanwhile.
     check_write_target(path, force).map_err(|f| not_written(f.to_string()))?;
     write::write_new(path, text, force).map_err(|e| not_written(e.to_string()))?;
-    crate::console::say!(
-        "wrote {} (dialect {}, {}); next: ppcert run{}",
+    let run = match path.as_os_str() == config::DEFAULT_CONFIG {
+        true => "ppcert run".to_string(),
+        false => format!("ppcert run --config {}", path.display()),
+    };
+    let captures =
+        crate::console::counted(prober.proven.len(), "proven capture", "proven captures");
+    let wrote = format!(
+        "wrote {} (dialect {}, {captures})",
         path.display(),
-        prober.dialect,
-        crate::console::counted(prober.proven.len(), "proven capture", "proven captures"),
-        if path.as_os_str() == config::DEFAULT_CONFIG {
-            String::new()
-        } else {
-            format!(" --config {}", path.display())
-        }
+        prober.dialect
     );
-    if let Some(offered) = prober.bundle_left_to_choose() {
-        crate::console::say!(
-            "{shown}: `[partner] bundle` is written commented out: the quote answer offers {}; uncomment the one this partner sells before `ppcert run` (without it the run stops, listing them)",
+    match prober.bundle_left_to_choose() {
+        // The next step is the partner's choice, then the run: said in that order.
+        Some(offered) => crate::console::say!(
+            "{wrote}; next: uncomment `[partner] bundle` for the bundle this partner sells (the quote answer offers {}), then {run} (without it the run stops, listing them)",
             offered.join(", ")
-        );
+        ),
+        None => crate::console::say!("{wrote}; next: {run}"),
     }
     Ok(())
 }

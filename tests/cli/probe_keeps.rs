@@ -56,7 +56,8 @@ async fn the_one_bundle_a_quote_offers_is_written_and_the_run_passes() {
         "{written}"
     );
     assert!(
-        !probed.stdout.contains("written commented out"),
+        !probed.stdout.contains("uncomment `[partner] bundle`")
+            && probed.stdout.contains("next: ppcert run"),
         "{}",
         probed.stdout
     );

@@ -273,12 +273,15 @@ async fn probe_lists_the_bundles_offered_and_proposes_the_setting_never_data_0()
         "{out}"
     );
     assert!(out.contains("set `[partner] bundle = \"NAME\"`"), "{out}");
+    // The partner's choice comes before the run in the one `next:` line, never a bare
+    // `next: ppcert run` that would stop at the bundles.
     assert!(
         out.contains(
-            "`[partner] bundle` is written commented out: the quote answer offers Silver, Gold"
+            "; next: uncomment `[partner] bundle` for the bundle this partner sells (the quote answer offers Silver, Gold), then ppcert run"
         ),
         "{out}"
     );
+    assert!(!out.contains("next: ppcert run"), "{out}");
     assert!(!written.contains("$.data[0]"), "{written}");
     assert!(
         written.contains("# bundle = \"Silver\"   # one of: Silver, Gold"),
