@@ -193,7 +193,12 @@ fn print_calls(prober: &Prober) {
             .status
             .map_or_else(|| "no answer".to_string(), |s| s.to_string());
         let mark = if call.ok { "ok" } else { "FAILED" };
-        crate::console::say!("{mark:6} {}: {} → {status}", call.label, call.request);
+        if call.request.is_empty() {
+            // Nothing went out (the value it needed was never read): no arrow, no answer.
+            crate::console::say!("{mark:6} {}: not sent", call.label);
+        } else {
+            crate::console::say!("{mark:6} {}: {} → {status}", call.label, call.request);
+        }
         // The answer's shape and what was read from it are the staging's text: escaped.
         if !call.shape.is_empty() && call.shape != "null" {
             crate::console::say!("       answer: {}", printable(&call.shape));
