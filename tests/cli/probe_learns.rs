@@ -224,6 +224,10 @@ async fn a_refusal_naming_a_missing_header_proposes_the_header_setting() {
         out.matches("answered HTTP 400").count(),
         "{out}"
     );
+    // The deletion needs the quote's id, which was never read: it is said not sent, not
+    // drawn as a request without a path that got no answer.
+    assert!(out.contains("FAILED delete the quote: not sent"), "{out}");
+    assert!(!out.contains(":  → "), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
