@@ -179,32 +179,13 @@ mod tests {
             .unwrap();
         assert_eq!(wait.every, Duration::from_millis(500));
         assert_eq!(wait.timeout, Duration::from_secs(20));
+        let timed = |every, timeout| spec("captured.x is defined", every, timeout);
         for (bad, key, words) in [
-            (
-                spec("captured.x is defined", "soon", "20s"),
-                "every",
-                "not a duration",
-            ),
-            (
-                spec("captured.x is defined", "10ms", "20s"),
-                "every",
-                "out of bounds",
-            ),
-            (
-                spec("captured.x is defined", "1s", "2h"),
-                "timeout",
-                "not a duration",
-            ),
-            (
-                spec("captured.x is defined", "1s", "11m"),
-                "timeout",
-                "out of bounds",
-            ),
-            (
-                spec("captured.x is defined", "30s", "20s"),
-                "every",
-                "longer than timeout",
-            ),
+            (timed("soon", "20s"), "every", "not a duration"),
+            (timed("10ms", "20s"), "every", "out of bounds"),
+            (timed("1s", "2h"), "timeout", "not a duration"),
+            (timed("1s", "11m"), "timeout", "out of bounds"),
+            (timed("30s", "20s"), "every", "longer than timeout"),
             (
                 spec("captured.x is", "1s", "20s"),
                 "until",

@@ -364,3 +364,15 @@ pub fn toml_block(page: &str, first_line: &str) -> String {
     let end = start + page[start..].find("```").unwrap();
     page[start..end].to_string()
 }
+
+/// A request sent and its answer read as JSON, for tests whose server is known to answer.
+#[allow(async_fn_in_trait)]
+pub trait JsonAnswer {
+    async fn json_answer(self) -> Value;
+}
+
+impl JsonAnswer for reqwest::RequestBuilder {
+    async fn json_answer(self) -> Value {
+        self.send().await.unwrap().json().await.unwrap()
+    }
+}

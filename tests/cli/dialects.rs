@@ -155,14 +155,7 @@ async fn dialects_are_listed_and_the_sandbox_documents_the_one_it_serves() {
     assert_eq!(listed.code, 0);
     assert!(listed.stdout.contains("spec\n") && listed.stdout.contains("provider-docs\n"));
     let sandbox = sandbox_with(speaking(ApiDialect::ProviderDocs)).await;
-    let document: Value = http_client()
-        .get(sandbox.openapi_url())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document: Value = http_client().get(sandbox.openapi_url()).json_answer().await;
     let schemas = &document["components"]["schemas"];
     assert!(schemas["Customer"]["properties"]["language"].is_object());
     assert_eq!(

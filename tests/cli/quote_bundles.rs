@@ -111,24 +111,13 @@ async fn serve_quote_bundles_answers_the_documented_shape() {
     ];
     let (mut child, base, token, document_url) = crate::serve::serving(dir.path(), &args).await;
     let http = http_client();
-    let document: serde_json::Value = http
-        .get(&document_url)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document: serde_json::Value = http.get(&document_url).json_answer().await;
     let reply: serde_json::Value = http
         .post(format!("{base}/quotes"))
         .bearer_auth(&token)
         .json(openapi_example_quote(&document))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_answer()
+        .await;
     let names: Vec<&str> = (reply["data"].as_array().unwrap().iter())
         .map(|e| e["bundle"].as_str().unwrap())
         .collect();

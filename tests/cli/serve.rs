@@ -55,14 +55,7 @@ async fn serve_prints_where_the_api_and_its_document_are() {
     assert!(base.starts_with("http://127.0.0.1:") && base.ends_with("/partner-api"));
     assert_eq!(token, "serve-token-1234");
 
-    let document: Value = http_client()
-        .get(&document_url)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document: Value = http_client().get(&document_url).json_answer().await;
     assert_eq!(document["servers"][0]["url"], "/partner-api");
     let example = openapi_example_quote(&document);
     let reply = crate::common::http_client()

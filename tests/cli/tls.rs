@@ -99,16 +99,21 @@ async fn an_untrusted_certificate_names_cacert_and_cacert_trusts_it() {
         "{}",
         untrusted.stderr
     );
+    let trusted = check_token_trusting_the_ca(dir.path(), &base).await;
+    assert_eq!(trusted.code, 0, "{}\n{}", trusted.stdout, trusted.stderr);
+}
+
+/// `check-token` against `base` with the private CA passed as `--cacert`.
+async fn check_token_trusting_the_ca(dir: &std::path::Path, base: &str) -> Finished {
     let ca = fixture("private-ca.pem");
     let args = [
         "check-token",
         "--base-url",
-        &base,
+        base,
         "--cacert",
         ca.to_str().unwrap(),
     ];
-    let trusted = ppcert(dir.path(), &args, token).await;
-    assert_eq!(trusted.code, 0, "{}\n{}", trusted.stdout, trusted.stderr);
+    ppcert(dir, &args, Some("a-staging-token-0123456789")).await
 }
 
 /// Most gateways (a load balancer, a CDN, nginx with http2) prefer HTTP/2: ppcert must be
@@ -117,15 +122,7 @@ async fn an_untrusted_certificate_names_cacert_and_cacert_trusts_it() {
 async fn a_staging_preferring_http2_is_reached_over_http1() {
     let base = private_ca_staging_offering(vec![b"h2".to_vec(), b"http/1.1".to_vec()]).await;
     let dir = tempfile::tempdir().unwrap();
-    let ca = fixture("private-ca.pem");
-    let args = [
-        "check-token",
-        "--base-url",
-        &base,
-        "--cacert",
-        ca.to_str().unwrap(),
-    ];
-    let checked = ppcert(dir.path(), &args, Some("a-staging-token-0123456789")).await;
+    let checked = check_token_trusting_the_ca(dir.path(), &base).await;
     assert_eq!(checked.code, 0, "{}\n{}", checked.stdout, checked.stderr);
     assert!(!checked.stderr.contains("panicked"), "{}", checked.stderr);
 }

@@ -46,12 +46,8 @@ async fn issue_token(root: &str, secret: &str) -> String {
         .basic_auth("ppcert-sandbox", Some(secret))
         .header("content-type", "application/x-www-form-urlencoded")
         .body("grant_type=client_credentials")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_answer()
+        .await;
     answer["access_token"].as_str().unwrap().to_string()
 }
 
@@ -328,12 +324,8 @@ async fn issued_token(sandbox: &Sandbox) -> String {
         .basic_auth("ppcert-sandbox", Some(sandbox.token()))
         .header("content-type", "application/x-www-form-urlencoded")
         .body("grant_type=client_credentials")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_answer()
+        .await;
     answer["access_token"].as_str().unwrap().to_string()
 }
 

@@ -180,12 +180,8 @@ async fn the_sandboxs_deliveries_pass_the_official_librarys_verification() {
         .post(format!("{base}/quotes"))
         .bearer_auth("interop-serve-token")
         .json(&quote_body(1, 100.0, 30))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_answer()
+        .await;
     let reference = quote["data"]["reference"].as_str().unwrap();
     let subscribed = client
         .post(format!("{base}/subscriptions"))
