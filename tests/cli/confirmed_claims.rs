@@ -162,11 +162,7 @@ async fn the_proxy_confirms_an_unread_claim_with_one_read_at_the_end() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (mut proxy, url) = start_proxy(dir.path(), &sandbox.base_url(), &[]).await;
-    let partner = Partner {
-        base: url,
-        token: sandbox.token().to_string(),
-        http: http_client(),
-    };
+    let partner = Partner::at(url, sandbox.token());
     let claim = json!({"data": {"claimDate": claim_day()}});
     partner_claims(&partner, "PARTNER-LATE", claim).await;
     let (before, requests) = (sandbox.counts(), sandbox.requests_received());
@@ -190,11 +186,7 @@ async fn a_flagged_claim_through_the_proxy_does_not_count() {
     let sandbox = sandbox_with(fast_options()).await;
     let dir = tempfile::tempdir().unwrap();
     let (mut proxy, url) = start_proxy(dir.path(), &sandbox.base_url(), &[]).await;
-    let partner = Partner {
-        base: url,
-        token: sandbox.token().to_string(),
-        http: http_client(),
-    };
+    let partner = Partner::at(url, sandbox.token());
     partner_claims(&partner, "PARTNER-FLAGGED", json!({"data": {}})).await;
     assert_eq!(stop(&mut proxy).await, 1);
     let evidence = read_json(&dir.path().join("b/evidence.json"));

@@ -37,11 +37,7 @@ fn staging_counts(sandbox: &ppcert::sandbox::Sandbox) -> BTreeMap<String, u64> {
 /// cancellations, `bookings` times, joining the dossier `d`; the proxy's exit code.
 async fn proxy_session(dir: &Path, sandbox: &ppcert::sandbox::Sandbox, bookings: usize) -> i32 {
     let (mut proxy, url) = start_proxy(dir, &sandbox.base_url(), &["--dossier", "d"]).await;
-    let partner = Partner {
-        base: url,
-        token: sandbox.token().to_string(),
-        http: http_client(),
-    };
+    let partner = Partner::at(url, sandbox.token());
     for i in 0..bookings {
         partner.booking(&format!("DOSSIER-{i}"), false).await;
     }

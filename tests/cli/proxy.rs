@@ -66,6 +66,15 @@ pub(crate) struct Partner {
 }
 
 impl Partner {
+    /// The partner's client pointed at `base` (the proxy), with `token`.
+    pub(crate) fn at(base: String, token: &str) -> Partner {
+        Partner {
+            base,
+            token: token.to_string(),
+            http: http_client(),
+        }
+    }
+
     pub(crate) async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let mut request = self
             .http
@@ -153,11 +162,7 @@ async fn a_partner_certified_through_the_proxy_gets_the_sandboxs_own_counts() {
     let sandbox = sandbox_with(ppcert::sandbox::SandboxOptions { ..fast_options() }).await;
     let dir = tempfile::tempdir().unwrap();
     let (mut proxy, url) = start_proxy(dir.path(), &sandbox.base_url(), &["--until-met"]).await;
-    let partner = Partner {
-        base: url,
-        token: sandbox.token().to_string(),
-        http: http_client(),
-    };
+    let partner = Partner::at(url, sandbox.token());
     for i in 0..5 {
         partner.booking(&format!("PARTNER-{i}"), i < 3).await;
     }
@@ -224,11 +229,7 @@ async fn a_partner_whose_traffic_the_staging_accepted_in_full_passes() {
         "body = '{\"data\": {\"flight\": {{ flight.number | tojson }}, \"status\": \"CANCELLED\"}}'\n",
     ));
     let (mut proxy, url) = start_proxy(dir.path(), &staging, &["--until-met"]).await;
-    let partner = Partner {
-        base: url,
-        token: sandbox.token().to_string(),
-        http: http_client(),
-    };
+    let partner = Partner::at(url, sandbox.token());
     let mut quote = quote_body(1, 35000.0, 40);
     quote["data"]["currency"] = json!("KES");
     quote["data"]["trips"][0]["price"]["currency"] = json!("KES");

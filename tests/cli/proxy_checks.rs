@@ -71,11 +71,7 @@ async fn seeded_mistakes_are_named_even_when_the_server_accepts_them_and_strict_
         let dir = tempfile::tempdir().unwrap();
         let extra: &[&str] = if strict { &["--strict"] } else { &[] };
         let (mut proxy, url) = start_proxy(dir.path(), &upstream, extra).await;
-        let partner = Partner {
-            base: url,
-            token: "partner_token_0123456789".into(),
-            http: http_client(),
-        };
+        let partner = Partner::at(url, "partner_token_0123456789");
         let statuses = seed_mistakes(&partner).await;
         assert_eq!(stop(&mut proxy).await, 1, "mistakes fail the verdict");
         let evidence = read_json(&dir.path().join("b/evidence.json"));
@@ -184,11 +180,7 @@ async fn against_production_strict_is_the_default() {
     let dir = tempfile::tempdir().unwrap();
     let (mut proxy, url) =
         start_proxy(dir.path(), &upstream, &["--environment", "production"]).await;
-    let partner = Partner {
-        base: url,
-        token: "partner_token_0123456789".into(),
-        http: http_client(),
-    };
+    let partner = Partner::at(url, "partner_token_0123456789");
     let mut naive = quote_body(1, 200.0, 30);
     naive["data"]["trips"][0]["journeys"][0]["flights"][0]["departureDate"] =
         json!("2031-05-01T10:00:00");

@@ -68,11 +68,7 @@ async fn requests_the_proxy_does_not_recognise_are_counted_as_the_staging_counts
     let staging = crate::hostile::front(&sandbox, rule).await;
     let dir = tempfile::tempdir().unwrap();
     let (mut proxy, url, said) = proxy_session(dir.path(), &staging).await;
-    let partner = Partner {
-        base: url,
-        token: sandbox.token().to_string(),
-        http: http_client(),
-    };
+    let partner = Partner::at(url, sandbox.token());
     partner.quote(quote_body(1, 350.0, 40)).await;
     let mut statuses = Vec::new();
     for path in ["/health", "/health", "/partners/me?key=abc"] {
