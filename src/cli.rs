@@ -635,6 +635,16 @@ pub struct ServeArgs {
     /// contracts read shows it MS milliseconds after the claim (0: at once).
     #[arg(long, value_name = "MS")]
     pub claims_decided_after_ms: Option<u64>,
+    /// Answer `POST /subscriptions` with 202 Accepted and the `Location` of an operation
+    /// (`GET /operations/{id}`) that reads `running` for MS milliseconds, then `succeeded`
+    /// carrying the subscription; the subscription is made and counted only when its
+    /// operation is read as succeeded.
+    #[arg(long, value_name = "MS")]
+    pub subscription_operations_ms: Option<u64>,
+    /// With --subscription-operations-ms, every Nth operation ends `failed` instead (its
+    /// subscription is not made).
+    #[arg(long, value_name = "N", requires = "subscription_operations_ms", value_parser = clap::value_parser!(u64).range(1..))]
+    pub failed_operations_every: Option<u64>,
     /// Refuse (400) a subscription whose booking number does not match this regex whole,
     /// e.g. `[A-Z]{2}[0-9]{8}`.
     #[arg(long, value_name = "REGEX")]

@@ -49,6 +49,50 @@ pub(crate) fn first_ctrl_c(stopping: &'static str) -> impl std::future::Future<O
     }
 }
 
+/// A command that stops gracefully on Ctrl-C has said so ([`graceful`]): a SIGINT from then
+/// on is its to handle, and one that came before its own listener was in place is kept in
+/// [`EARLY`] for it.
+static GRACEFUL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// A SIGINT arrived while a graceful command had not yet listened for it.
+static EARLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Called first in `main`: from the process's first instruction a SIGINT is either kept for
+/// the command that stops gracefully (`run` writes its journal and bundle) or, for any other
+/// command, ends the process as the default action would. Before this, a Ctrl-C in a run's
+/// first milliseconds could kill it between its first request and its listener.
+pub fn listen_from_start() {
+    #[cfg(unix)]
+    {
+        use std::sync::atomic::Ordering;
+        let action = || {
+            if GRACEFUL.load(Ordering::SeqCst) {
+                EARLY.store(true, Ordering::SeqCst);
+            } else {
+                // SAFETY: signal(2) and raise(3) are async-signal-safe: the default action,
+                // as if no handler had been installed.
+                unsafe {
+                    libc::signal(libc::SIGINT, libc::SIG_DFL);
+                    libc::raise(libc::SIGINT);
+                }
+            }
+        };
+        // SAFETY: the action only touches atomics and calls async-signal-safe functions.
+        if let Err(e) = unsafe { signal_hook_registry::register(libc::SIGINT, action) } {
+            crate::console::tell!("warning: cannot listen for Ctrl-C: {e}");
+        }
+    }
+}
+
+/// The command stops gracefully on Ctrl-C: a SIGINT is now its to handle.
+pub(crate) fn graceful() {
+    GRACEFUL.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether a SIGINT came since [`graceful`] (kept by [`listen_from_start`]'s handler).
+pub(crate) fn interrupted_early() -> bool {
+    EARLY.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// The process group a second Ctrl-C kills before exiting (`proxy -- COMMAND`'s), 0 for none:
 /// exiting at once must not leave COMMAND's processes behind.
 #[cfg(unix)]
@@ -70,6 +114,7 @@ pub(crate) fn second_sigint_exits() {
     use std::sync::atomic::{AtomicBool, Ordering};
     static REGISTERED: Once = Once::new();
     static SEEN: AtomicBool = AtomicBool::new(false);
+    graceful();
     REGISTERED.call_once(|| {
         let action = || {
             if SEEN.swap(true, Ordering::SeqCst) {

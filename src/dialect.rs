@@ -73,6 +73,9 @@ pub(crate) fn merge(base: &Definitions, over: &Definitions) -> Definitions {
         if table.wait.is_some() {
             entry.wait = table.wait.clone();
         }
+        if table.confirm.is_some() {
+            entry.confirm = table.confirm.clone();
+        }
         entry
             .headers
             .extend(table.headers.iter().map(|(k, v)| (k.clone(), v.clone())));

@@ -14,6 +14,8 @@ pub mod commands;
 pub mod config;
 pub(crate) mod console;
 pub(crate) mod ctrl_c;
+/// Ctrl-C from the process's first instruction (the binary's `main` calls it first).
+pub use ctrl_c::listen_from_start;
 pub mod datagen;
 pub mod dialect;
 pub mod digest;

@@ -12,9 +12,11 @@ use crate::models::Operation;
 use crate::timestamp::Timestamp;
 pub(crate) use flags::{Delivery, Expectation};
 pub(crate) use flow::{CapturedValue, FlowResult, FlowState, FlowStatus, QuoteRef, TermsLink};
+pub(crate) use phase::Phase;
 
 mod flags;
 mod flow;
+pub(crate) mod phase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -304,6 +306,10 @@ pub(crate) struct Exchange {
     /// never counted (the call that satisfies the wait is the one that counts).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub poll: bool,
+    /// Written as the flags `pending` (a write answered, its outcome still to be confirmed)
+    /// and `confirm` (a read confirming a write: never counted as an operation).
+    #[serde(flatten)]
+    pub phase: Phase,
 }
 
 /// A value the engine read from an answer (`id`, `contract_id`, …): what it found, or `None`,
@@ -369,6 +375,7 @@ impl Exchange {
     pub(crate) fn counts_as_success(&self) -> bool {
         self.expectation.is_acceptance()
             && !self.poll
+            && self.phase != Phase::Confirm
             && (self.delivery == Delivery::Reconciled
                 || self.response.as_ref().is_some_and(ResponseRecord::accepted))
     }

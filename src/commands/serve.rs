@@ -18,6 +18,15 @@ fn check_path_prefix(prefix: Option<&str>) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `--subscription-operations-ms` and `--failed-operations-every`.
+fn operations(args: &ServeArgs) -> Option<crate::sandbox::SubscriptionOperations> {
+    let ms = args.subscription_operations_ms?;
+    Some(crate::sandbox::SubscriptionOperations {
+        running_for: Duration::from_millis(ms),
+        fail_every: args.failed_operations_every,
+    })
+}
+
 /// Turns `serve`'s flags into sandbox options, refusing a non-loopback address without
 /// `--public`.
 pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
@@ -49,6 +58,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         layout: layout(args),
         claim_step: Duration::from_millis(args.claim_step_ms),
         claims_decided_after: args.claims_decided_after_ms.map(Duration::from_millis),
+        subscription_operations: operations(args),
         booking_number_pattern: match &args.booking_number_pattern {
             Some(pattern) => Some(
                 regex::Regex::new(pattern)

@@ -8,6 +8,7 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 
 use super::capture::{self, CaptureSpec};
+use super::confirm::{Confirm, ConfirmSpec};
 use super::error::{EndpointError, EndpointProblem};
 use super::success::SuccessRule;
 use super::wait::{Wait, WaitSpec};
@@ -36,6 +37,9 @@ pub(crate) struct EndpointOverride {
     /// `[endpoints.NAME.wait]`: repeat the request until a condition over its answer holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<WaitSpec>,
+    /// `[endpoints.WRITE.confirm]`: after a write's success answer, read until its outcome shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<ConfirmSpec>,
 }
 
 /// One operation's definition, compiled; its templates are in the run's environments.
@@ -48,6 +52,7 @@ pub(super) struct Endpoint {
     pub(super) headers: Vec<String>,
     pub(super) success: SuccessRule,
     pub(super) wait: Option<Wait>,
+    pub(super) confirm: Option<Confirm>,
 }
 
 /// The key of a header's template: `quote/X-Partner`.
@@ -61,6 +66,8 @@ pub(super) struct Templates {
     pub(super) bodies: Environment<'static>,
     pub(super) headers: Environment<'static>,
     pub(super) captures: Environment<'static>,
+    /// Confirmation reads and captures (`[endpoints.WRITE.confirm]`), never percent-encoded.
+    pub(super) confirms: Environment<'static>,
 }
 
 /// Every `[endpoints.NAME]` names an operation of the API.
@@ -125,13 +132,7 @@ pub(super) fn compile_one(
             .map_err(|e| fail(e.into()))?;
         captures.insert(name.clone(), compiled);
     }
-    let wait = match &custom.wait {
-        Some(spec) => Some(
-            spec.check(&templates.captures)
-                .map_err(|e| fail(e.into()))?,
-        ),
-        None => None,
-    };
+    let (wait, confirm) = reads_after(op, &custom.wait, &custom.confirm, templates)?;
     Ok(Endpoint {
         method,
         has_body_template,
@@ -139,7 +140,37 @@ pub(super) fn compile_one(
         headers,
         success,
         wait,
+        confirm,
     })
+}
+
+/// The endpoint's wait (a read's only: a write's would send it again) and confirmation (a
+/// write's only).
+fn reads_after(
+    op: Operation,
+    wait: &Option<WaitSpec>,
+    confirm: &Option<ConfirmSpec>,
+    templates: &mut Templates,
+) -> Result<(Option<Wait>, Option<Confirm>), EndpointError> {
+    let fail = |problem: EndpointProblem| EndpointError::new(op, problem);
+    if wait.is_some() && op.is_write() {
+        return Err(fail(EndpointProblem::WaitOnWrite { op }));
+    }
+    let confirm = match confirm {
+        Some(spec) => Some(
+            spec.check(op, &mut templates.confirms)
+                .map_err(|e| fail(e.into()))?,
+        ),
+        None => None,
+    };
+    let wait = match wait {
+        Some(spec) => Some(
+            spec.check(&templates.captures)
+                .map_err(|e| fail(e.into()))?,
+        ),
+        None => None,
+    };
+    Ok((wait, confirm))
 }
 
 /// A header a definition may set: not one ppcert sets itself, and a valid name.

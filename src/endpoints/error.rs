@@ -61,6 +61,15 @@ pub(crate) enum EndpointProblem {
     Capture(#[from] CaptureError),
     #[error(transparent)]
     Wait(#[from] super::WaitError),
+    /// A wait repeats its request: on a write that would send the write again.
+    #[error(
+        "wait: {op} is a write, and a wait sends its request again until a condition holds: \
+         ppcert never sends a write twice. To read until its outcome shows, use \
+         [endpoints.{op}.confirm] (read, until, every, timeout; docs/flows.md)"
+    )]
+    WaitOnWrite { op: Operation },
+    #[error(transparent)]
+    Confirm(#[from] super::confirm::ConfirmError),
     /// A template that compiled but does not render with the sample context of its call.
     #[error("{key} does not render with a sample booking: {error}")]
     Unrendered { key: String, error: RenderError },
@@ -90,6 +99,8 @@ impl EndpointProblem {
             EndpointProblem::EmptyExpect | EndpointProblem::NotAStatus { .. } => Some("expect"),
             EndpointProblem::Capture(capture) => Some(capture.name()),
             EndpointProblem::Wait(wait) => Some(wait.key),
+            EndpointProblem::WaitOnWrite { .. } => Some("wait"),
+            EndpointProblem::Confirm(confirm) => Some(&confirm.key),
             EndpointProblem::Unrendered { key, .. }
             | EndpointProblem::UnknownAttribute { key, .. } => Some(key),
         }

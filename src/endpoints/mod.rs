@@ -6,6 +6,7 @@
 
 pub(crate) mod capture;
 mod compile;
+pub(crate) mod confirm;
 pub(crate) mod context;
 mod dates;
 mod error;
@@ -39,6 +40,8 @@ pub(crate) struct Endpoints {
     bodies: Arc<Environment<'static>>,
     headers: Arc<Environment<'static>>,
     captures: Arc<Environment<'static>>,
+    /// `[endpoints.WRITE.confirm]` read templates and captures.
+    confirms: Arc<Environment<'static>>,
     /// `[partner] bundle`: which entry of a multi-bundle quote answer is read.
     bundle: Option<String>,
     /// Where each operation's templates read `captured.NAME` (see `flow_reads.rs`).
@@ -64,6 +67,7 @@ impl Endpoints {
             bodies: template::environment(false),
             headers: template::environment(false),
             captures: template::environment(false),
+            confirms: template::environment(false),
         };
         let mut endpoints = BTreeMap::new();
         for op in Operation::ALL {
@@ -76,6 +80,7 @@ impl Endpoints {
             bodies: Arc::new(templates.bodies),
             headers: Arc::new(templates.headers),
             captures: Arc::new(templates.captures),
+            confirms: Arc::new(templates.confirms),
             bundle: None,
             reads: Arc::default(),
         };
@@ -266,6 +271,71 @@ impl Endpoints {
     /// The operation's wait, if it has one.
     pub(crate) fn wait(&self, op: Operation) -> Option<&Wait> {
         self.endpoints[&op].wait.as_ref()
+    }
+
+    /// The write's `[endpoints.WRITE.confirm]`, if it has one.
+    pub(crate) fn confirm(&self, op: Operation) -> Option<&confirm::Confirm> {
+        self.endpoints[&op].confirm.as_ref()
+    }
+
+    /// How often and how long a write's outcome is read: its table's, else the defaults.
+    pub(crate) fn confirm_bounds(
+        &self,
+        op: Operation,
+    ) -> (std::time::Duration, std::time::Duration) {
+        self.confirm(op)
+            .map_or((confirm::DEFAULT_EVERY, confirm::DEFAULT_TIMEOUT), |c| {
+                (c.every, c.timeout)
+            })
+    }
+
+    /// The write's confirmation read, rendered: a path, or an absolute URL.
+    pub(crate) fn confirm_read(&self, op: Operation, context: &Value) -> Result<String, String> {
+        let key = confirm::read_key(op);
+        (self.confirms.get_template(&key))
+            .and_then(|t| t.render(Context::from(minijinja::value::Serde(context))))
+            .map(|text| text.trim().to_string())
+            .map_err(|e| format!("endpoints.{op}.confirm.read: {e:#}"))
+    }
+
+    /// Whether the write's confirmation condition holds over the confirming answer's context.
+    pub(crate) fn confirm_holds(
+        &self,
+        op: Operation,
+        context: &Value,
+    ) -> Option<Result<bool, String>> {
+        let until = self.confirm(op)?.until.as_ref()?;
+        Some(
+            (until.holds(&self.confirms, context))
+                .map_err(|e| e.replacen("wait.until", &format!("endpoints.{op}.confirm.until"), 1)),
+        )
+    }
+
+    /// Reads `name` from a confirming answer of write `op` with its confirm table's capture;
+    /// `None` when the table has none of that name.
+    pub(crate) fn confirm_capture(
+        &self,
+        op: Operation,
+        name: &str,
+        context: &Value,
+        answer: AnswerView<'_>,
+    ) -> Option<Result<Captured, RenderError>> {
+        let compiled = self.confirm(op)?.captures.get(name)?;
+        let key = capture::capture_key(op, name);
+        Some(capture::read(
+            &self.confirms,
+            compiled,
+            &key,
+            context,
+            answer,
+        ))
+    }
+
+    /// The names the write's confirm table captures.
+    pub(crate) fn confirm_captures(&self, op: Operation) -> Vec<String> {
+        self.confirm(op)
+            .map(|c| c.captures.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Whether the operation's wait condition holds over `context`.

@@ -14,7 +14,7 @@ use crate::record::{Check, Delivery};
 use super::caller::Caller;
 
 impl StepContext<'_> {
-    fn booking_number(&self) -> Option<&str> {
+    pub(super) fn booking_number(&self) -> Option<&str> {
         self.state.booking.as_ref().map(|b| b.number.as_str())
     }
 
@@ -59,8 +59,7 @@ impl StepContext<'_> {
     /// taken in the order the step made them. `done_in_step` holds only that step's counted
     /// exchanges (see [`ResumePoint`](super::state::ResumePoint)), and is empty otherwise.
     fn take_done(&mut self, spec: &CallSpec) -> Option<crate::record::Exchange> {
-        let write =
-            spec.operation != Operation::ReadContracts && matches!(spec.expect, Expect::Success(_));
+        let write = spec.operation.is_write() && matches!(spec.expect, Expect::Success(_));
         if !write {
             return None;
         }
@@ -107,9 +106,49 @@ impl StepContext<'_> {
         let spec = self
             .spec(Operation::ReadContracts, &step, &context, None, expect)
             .ok()?;
-        let (mut read, _) = self.caller.send(spec, self.booking_number()).await;
+        // A lagging staging lists a write only a while after it took effect: the reads go on
+        // for as long as the write's confirmation would wait, not once.
+        let op = pending_operation(&claimed);
+        let (every, timeout) = self.shared.endpoints.confirm_bounds(op);
+        let started = std::time::Instant::now();
+        let mut reads = 0u32;
+        loop {
+            let (mut read, _) = self.caller.send(spec.clone(), self.booking_number()).await;
+            reads += 1;
+            let result = self.shows_earlier_attempt(&mut read, &claimed);
+            let waited = started.elapsed() + every > timeout;
+            if result.is_some() || waited || self.shared.cancel.is_cancelled() {
+                let detail = match &result {
+                    Some(found) => found.clone(),
+                    None => format!(
+                        "nothing confirms the earlier attempt ({reads} reads over {} s)",
+                        started.elapsed().as_secs_f32()
+                    ),
+                };
+                read.checks
+                    .push(Check::new("reconciliation", result.is_some(), detail));
+                self.finish(read);
+                return result;
+            }
+            read.poll = true;
+            let detail = format!("read {reads}: the earlier attempt does not show yet");
+            read.checks.push(Check::pass("reconciliation", detail));
+            self.finish(read);
+            if !self.shared.cancel.sleep(every).await {
+                return None;
+            }
+        }
+    }
+
+    /// Whether a contracts read shows the lost attempt: the subscription's contracts exist, or
+    /// the claimed contract shows a claim.
+    fn shows_earlier_attempt(
+        &mut self,
+        read: &mut Pending,
+        claimed: &Option<(ProductType, String)>,
+    ) -> Option<String> {
         let payload = read.payload().unwrap_or(Value::Null);
-        let result = match &claimed {
+        match claimed {
             None => {
                 let product_type = self
                     .state
@@ -131,22 +170,22 @@ impl StepContext<'_> {
                     format!("the contract shows a claim in status {status}")
                 })
             }
-        };
-        read.checks.push(Check::new(
-            "reconciliation",
-            result.is_some(),
-            result
-                .clone()
-                .unwrap_or_else(|| "nothing confirms the earlier attempt".into()),
-        ));
-        self.finish(read);
-        result
+        }
     }
 
     /// Records the final attempt with the step's checks; true when the exchange passed.
     pub(super) fn finish(&mut self, mut pending: Pending) -> bool {
         self.keep_captured(&mut pending);
         self.caller.finish(pending, self.booking_number())
+    }
+}
+
+/// The write a reconciliation looks for: a claim when a contract was claimed, else the
+/// subscription.
+fn pending_operation(claimed: &Option<(ProductType, String)>) -> Operation {
+    match claimed {
+        Some(_) => Operation::Claim,
+        None => Operation::Subscription,
     }
 }
 

@@ -14,7 +14,7 @@ use super::shared::Shared;
 use super::tolerant;
 use crate::endpoints::SuccessRule;
 use crate::models::Operation;
-use crate::record::{Check, Delivery, Exchange, Expectation, Outcome};
+use crate::record::{Check, Delivery, Exchange, Expectation, Outcome, Phase};
 use crate::scenario::ExpectedStatus;
 use crate::timestamp::Timestamp;
 
@@ -86,6 +86,10 @@ pub(super) struct Pending {
     pub captured: Vec<(String, Value, String)>,
     /// A poll of a wait whose condition did not hold: recorded, never counted.
     pub poll: bool,
+    /// A write under confirmation, or a read confirming one (see [`Phase`]).
+    pub phase: Phase,
+    /// The write a confirmation read confirms: its `confirm` table's captures read this answer.
+    pub confirms: Option<Operation>,
 }
 
 impl Pending {
@@ -113,6 +117,8 @@ impl Pending {
             view: None,
             captured: Vec::new(),
             poll: false,
+            phase: exchange.phase,
+            confirms: None,
         }
     }
 
@@ -189,6 +195,7 @@ impl Caller<'_> {
             reads: Vec::new(),
             token_fingerprint: attempt.token_fingerprint.clone(),
             poll: false,
+            phase: Default::default(),
         }
     }
 
@@ -242,6 +249,8 @@ impl Caller<'_> {
                 view: None,
                 captured: Vec::new(),
                 poll: false,
+                phase: Default::default(),
+                confirms: None,
             },
             lost_before,
         )
@@ -283,8 +292,9 @@ impl Caller<'_> {
                     .unwrap_or_else(|| "no answer".into()),
             )),
         };
+        // A 202 under confirmation is not counted on its status: its confirmation says.
         let deviation = (pending.attempt.status())
-            .filter(|_| !pending.reconciled())
+            .filter(|_| !pending.reconciled() && pending.phase != Phase::Pending)
             .and_then(|status| pending.spec.expect.deviation(status));
         let mut checks: Vec<Check> = status_check.into_iter().chain(deviation).collect();
         checks.append(&mut pending.checks);
@@ -307,6 +317,7 @@ impl Caller<'_> {
         exchange.reads = std::mem::take(&mut pending.spec.uses);
         exchange.reads.append(&mut pending.reads);
         exchange.poll = pending.poll;
+        exchange.phase = pending.phase;
         self.shared
             .events
             .emit(RunEvent::ExchangeFinished(Box::new(exchange)));

@@ -13,6 +13,7 @@ use super::step_context::StepContext;
 use super::steps::read_contracts_call;
 use crate::environment::Environment;
 use crate::models::{ClaimRequest, ClaimStatus, Envelope, Operation, ProductType};
+use crate::record::Phase;
 
 /// A postdated claim must land at least 24 h after the subscription; an hour more absorbs clock skew.
 const CLAIM_DATE_MARGIN_HOURS: i64 = 25;
@@ -66,21 +67,30 @@ pub(super) async fn claim(
     let (step, expect) = (cx.step_name.clone(), cx.success(Operation::Claim));
     let body = Some(json!(Envelope { data: request }));
     let spec = cx.spec(Operation::Claim, &step, &context, body, expect)?;
+    let request = spec.body.clone();
     let mut pending = cx.send(spec).await;
     pending.payload();
-    cx.read_builtin(&mut pending, "claim_id", &context, Need::Optional);
-    let status = cx
-        .read_builtin(&mut pending, "claim_status", &context, Need::Optional)
-        .as_ref()
-        .and_then(as_text)
-        .map(ClaimStatus::from);
-    let request = pending.spec.body.clone();
+    // A claim answered 202 was confirmed by reads (`confirm.rs`): its status is read from
+    // the answer that settled it, a contracts read's by the claimed contract.
+    let status = if pending.spec.operation == Operation::ReadContracts {
+        read_claimed_status(cx, &mut pending, product_type, &contract, Need::Optional)
+    } else {
+        cx.read_builtin(&mut pending, "claim_id", &context, Need::Optional);
+        cx.read_builtin(&mut pending, "claim_status", &context, Need::Optional)
+            .as_ref()
+            .and_then(as_text)
+    };
+    let status = status.map(ClaimStatus::from);
     if let Some(status) = &status {
         let environment = cx.shared.environment;
         (pending.checks).push(status_check(status, request.as_ref(), environment));
     }
     cx.state.claim_status = status.clone();
     let accepted = pending.status_ok();
+    if status.is_none() && accepted && pending.phase == Phase::Sent {
+        // Its status is read next: the journal says the claim is under confirmation.
+        pending.phase = Phase::Pending;
+    }
     cx.conclude(pending)?;
     if status.is_none() && accepted {
         return confirm_by_reading(cx, product_type, &contract, request.as_ref()).await;

@@ -151,6 +151,10 @@ impl ApiClient {
     }
 
     pub(crate) fn url(&self, path: &str) -> String {
+        // A confirmation follows a `Location` the target gave, checked to be of its origin.
+        if path.starts_with("http://") || path.starts_with("https://") {
+            return path.to_string();
+        }
         format!("{}{path}", self.base)
     }
 

@@ -3,7 +3,7 @@
 //! `MANUAL_VERIFICATION_NEEDED` fails its step in the provider's words; one whose status never
 //! showed fails it as unconfirmed.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
@@ -13,13 +13,9 @@ use super::step_context::StepContext;
 use super::step_error::StepError;
 use super::steps::read_contracts_call;
 use crate::environment::Environment;
-use crate::models::{ClaimStatus, ProductType};
+use crate::models::{ClaimStatus, Operation, ProductType};
 use crate::record::Check;
-
-/// How long the contracts are read for a claim's status when its answer carried none.
-pub(crate) const CLAIM_CONFIRM_TIMEOUT: Duration = Duration::from_secs(10);
-/// The pause between two such reads.
-pub(crate) const CLAIM_CONFIRM_EVERY: Duration = Duration::from_millis(500);
+use crate::record::Phase;
 
 /// The check a read status gets: passed unless the provider flagged the claim.
 pub(super) fn status_check(
@@ -73,18 +69,22 @@ pub(super) fn read_claimed_status(
     read.as_ref().and_then(as_text)
 }
 
-/// Reads the booking's contracts until the claimed contract shows a status, at most
-/// [`CLAIM_CONFIRM_TIMEOUT`]; each read is a recorded exchange of the claim step.
+/// Reads the booking's contracts until the claimed contract shows a status, every `every` of
+/// `[endpoints.claim.confirm]` for at most its `timeout` (500 ms and 10 s unless set); each
+/// read is a confirmation exchange of the claim step, never counted.
 pub(super) async fn confirm_by_reading(
     cx: &mut StepContext<'_>,
     product_type: ProductType,
     contract: &str,
     request: Option<&Value>,
 ) -> Result<(), StepError> {
-    let deadline = Instant::now() + CLAIM_CONFIRM_TIMEOUT;
+    let (every, timeout) = cx.shared.endpoints.confirm_bounds(Operation::Claim);
+    let deadline = Instant::now() + timeout;
     let mut reads = 0;
     loop {
         let mut pending = read_contracts_call(cx, &cx.step_name.clone()).await?;
+        pending.phase = Phase::Confirm;
+        pending.confirms = Some(Operation::Claim);
         pending.payload();
         reads += 1;
         let status = read_claimed_status(cx, &mut pending, product_type, contract, Need::Optional)
@@ -95,6 +95,8 @@ pub(super) async fn confirm_by_reading(
                 .push(status_check(status, request, cx.shared.environment));
         }
         cx.state.claim_status = status.clone();
+        // A read that showed no status and will be followed by another is a poll.
+        pending.poll = status.is_none() && Instant::now() < deadline;
         cx.conclude(pending)?;
         if status.is_some() {
             return Ok(());
@@ -103,11 +105,12 @@ pub(super) async fn confirm_by_reading(
             return Err(StepError::ClaimStatus(format!(
                 "claim status unconfirmed: the claim's answer carried no status and {reads} \
                  reads of the contracts over {} s showed none for {product_type} contract \
-                 {contract}; an unconfirmed claim does not count",
-                CLAIM_CONFIRM_TIMEOUT.as_secs()
+                 {contract}; an unconfirmed claim does not count (a staging that decides \
+                 later needs a longer `[endpoints.claim.confirm] timeout`)",
+                timeout.as_secs_f32()
             )));
         }
-        if !cx.shared.cancel.sleep(CLAIM_CONFIRM_EVERY).await {
+        if !cx.shared.cancel.sleep(every).await {
             return Err(StepError::Interrupted);
         }
     }

@@ -176,8 +176,20 @@ impl<'a> FlowRunner<'a> {
             Err(reason) => reason.to_string(),
         };
         let interrupted = self.shared.cancel.is_cancelled();
-        self.record_step(index, StepStatus::Failed, Some(reason.clone()), started);
-        let why = format!("step {} (`{}`) failed", index + 1, step.name());
+        // A step Ctrl-C cut short did not fail: it is left undone (skipped), so `--resume`
+        // finishes it from what its journaled exchanges already got done, a write answered
+        // and under confirmation included, instead of sending that write again.
+        let (status, reason) = match interrupted {
+            true => (StepStatus::Skipped, format!("interrupted: {reason}")),
+            false => (StepStatus::Failed, reason),
+        };
+        self.record_step(index, status, Some(reason.clone()), started);
+        let ended = if interrupted {
+            "was interrupted"
+        } else {
+            "failed"
+        };
+        let why = format!("step {} (`{}`) {ended}", index + 1, step.name());
         self.skip_rest(index + 1, &why);
         let status = if interrupted {
             FlowStatus::Interrupted

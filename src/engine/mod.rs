@@ -8,6 +8,7 @@ pub(crate) mod cancel;
 mod claims;
 pub mod client;
 mod client_error;
+mod confirm;
 pub(crate) mod confirm_claim;
 pub(crate) mod encoding;
 pub(crate) mod events;

@@ -33,9 +33,15 @@ pub(super) struct Poll {
 }
 
 impl StepContext<'_> {
-    /// Sends the call: repeated until the endpoint's wait holds, when it has one.
+    /// Sends the call. A write is sent once (again only to reconcile a lost answer) and
+    /// confirmed when its answer says it is pending (`confirm.rs`); a read is repeated until
+    /// the endpoint's wait holds, when it has one.
     pub(super) async fn send(&mut self, spec: CallSpec) -> Pending {
         let wait = match spec.expect {
+            Expect::Success(_) if spec.operation.is_write() => {
+                let pending = self.send_once(spec).await;
+                return self.confirm_write(pending).await;
+            }
             Expect::Success(_) => self.shared.endpoints.wait(spec.operation).cloned(),
             Expect::Refusal(_) => None,
         };
@@ -62,6 +68,8 @@ impl StepContext<'_> {
         poll: Poll,
         holds: impl Fn(&Self, &Pending) -> Result<bool, String>,
     ) -> Pending {
+        // Only a read is repeated: a write sent again would be a second write.
+        debug_assert!(!spec.operation.is_write(), "{} polled", spec.operation);
         let started = Instant::now();
         let mut polls = 0u32;
         loop {

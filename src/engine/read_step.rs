@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::caller::Pending;
-use super::reading::{Found, Need, as_text, builtin, read};
+use super::reading::{Found, Need, Reading, as_text, builtin, read};
 use super::step_context::StepContext;
 use crate::endpoints::AnswerView;
 use crate::record::{Check, ValueRead};
@@ -29,7 +29,9 @@ impl StepContext<'_> {
             body: &body,
             headers: &headers,
         };
-        let reading = match read(&self.shared.endpoints, op, name, context, answer, fallback) {
+        let confirmed = self.confirm_reading(pending.confirms, name, context, answer);
+        let read = || read(&self.shared.endpoints, op, name, context, answer, fallback);
+        let reading = match confirmed.unwrap_or_else(read) {
             Ok(reading) => reading,
             Err(error) => {
                 pending
@@ -76,6 +78,24 @@ impl StepContext<'_> {
             ));
         }
         reading.value
+    }
+
+    /// A confirming answer is read with its write's confirm table first (`confirms`: the
+    /// write it confirms); `None` when that table has no capture of `name`.
+    fn confirm_reading(
+        &self,
+        confirms: Option<crate::models::Operation>,
+        name: &str,
+        context: &Value,
+        answer: AnswerView<'_>,
+    ) -> Option<Result<Reading, crate::endpoints::RenderError>> {
+        let endpoints = &self.shared.endpoints;
+        let found = endpoints.confirm_capture(confirms?, name, context, answer)?;
+        Some(found.map(|captured| Reading {
+            value: captured.value,
+            from: format!("confirm: {}", captured.path),
+            configured: true,
+        }))
     }
 
     /// [`StepContext::read_value`] with the built-in reading of the value.

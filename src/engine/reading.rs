@@ -28,7 +28,8 @@ pub(crate) struct Reading {
 /// An id, a reference or a status as text: strings and numbers both give one.
 pub(crate) fn as_text(value: &Value) -> Option<String> {
     match value {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        // A blank status (`"  "`) is no status, as an empty one is not.
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }

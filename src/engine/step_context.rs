@@ -100,7 +100,7 @@ impl StepContext<'_> {
         expect: Expect,
     ) -> Result<CallSpec, StepError> {
         let mut context = context.clone();
-        if operation != Operation::ReadContracts {
+        if operation.is_write() {
             context["idempotency_key"] = json!(self.next_idempotency_key(operation));
         }
         let context = &context;

@@ -40,7 +40,11 @@ impl ClaimConfirmations {
                 self.statuses.push(status);
                 self.seqs.push(exchange.seq);
             }
-            Operation::ReadContracts if status.is_some() => {
+            // A contracts read, or any read confirming the claim (a `202`'s operation).
+            _ if status.is_some()
+                && (exchange.operation == Operation::ReadContracts
+                    || exchange.phase == crate::record::Phase::Confirm) =>
+            {
                 if let Some(index) = self.latest.get(&key) {
                     self.statuses[*index] = status;
                 }
@@ -81,6 +85,6 @@ fn status_read(exchange: &Exchange) -> Option<ClaimStatus> {
         .rev()
         .filter(|read| read.name == "claim_status")
         .find_map(|read| read.value.clone())
-        .filter(|value| !value.is_empty())
+        .filter(|value| !value.trim().is_empty())
         .map(ClaimStatus::from)
 }

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::confirmed::ClaimConfirmations;
+use super::pending::{PendingWrites, Settled};
 use crate::models::Operation;
-use crate::record::{Delivery, Exchange};
+use crate::record::{Delivery, Exchange, Phase};
 use crate::scenario::Requirement;
 
 /// One requirement as the provider would count it.
@@ -47,6 +48,8 @@ pub(crate) struct Ledger {
     lost: HashMap<(Operation, String, String), Lost>,
     /// Accepted claims count only once their status is read and not flagged.
     claims: ClaimConfirmations,
+    /// Other writes answered pending count once a confirmation read settles them.
+    pending: PendingWrites,
 }
 
 impl Ledger {
@@ -54,12 +57,28 @@ impl Ledger {
         let counts = self.counts.entry(exchange.operation).or_default();
         let success = exchange.counts_as_success();
         self.claims.add(exchange, success);
+        let confirming = exchange.phase == Phase::Confirm;
         if success {
-            // A claim's success is counted when its status is known (`results`).
-            counts.succeeded += u32::from(exchange.operation != Operation::Claim);
-        } else if !exchange.retried && !exchange.poll && exchange.expectation.is_acceptance() {
+            // A claim's success is counted when its status is known (`results`), a pending
+            // write's when a confirmation read settles it (below).
+            let later = exchange.operation == Operation::Claim || PendingWrites::holds(exchange);
+            counts.succeeded += u32::from(!later);
+        } else if !exchange.retried
+            && !exchange.poll
+            && !confirming
+            && exchange.expectation.is_acceptance()
+        {
             counts.failed += 1;
         }
+        if let Some((operation, settled)) = self.pending.add(exchange, success) {
+            let counts = self.counts.entry(operation).or_default();
+            match settled {
+                Settled::Succeeded => counts.succeeded += 1,
+                Settled::Failed => counts.failed += 1,
+                Settled::Unconfirmed => counts.unconfirmed += 1,
+            }
+        }
+        let counts = self.counts.entry(exchange.operation).or_default();
         if self.lost.is_empty() && exchange.delivery != Delivery::MaybeProcessed {
             return; // no call has anything unconfirmed: no key to build for this one
         }
@@ -94,6 +113,10 @@ impl Ledger {
     ) -> Vec<RequirementResult> {
         for ((operation, _, _), call) in std::mem::take(&mut self.lost) {
             self.counts.entry(operation).or_default().unconfirmed += settle(operation, &call);
+        }
+        // A write still pending when the run ended was never confirmed.
+        for operation in std::mem::take(&mut self.pending).unsettled() {
+            self.counts.entry(operation).or_default().unconfirmed += 1;
         }
         // A claim the provider accepted counts when its status was read and not flagged; a
         // flagged one failed, one never read is unconfirmed.
@@ -188,6 +211,7 @@ mod tests {
             reads: Vec::new(),
             token_fingerprint: None,
             poll: false,
+            phase: Default::default(),
         }
     }
 

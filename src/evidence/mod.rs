@@ -8,6 +8,7 @@ pub(crate) mod derive;
 pub(crate) mod hints;
 mod ledger;
 mod model;
+mod pending;
 pub(crate) mod resume;
 pub(crate) mod stream;
 mod tally;

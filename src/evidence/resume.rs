@@ -11,7 +11,9 @@ use crate::engine::FlowInstance;
 use crate::error::Failure;
 use crate::journal::{self, Line};
 use crate::models::Operation;
-use crate::record::{Delivery, Exchange, Expectation, Outcome, RequestRecord, StepEvent};
+use crate::record::{
+    Delivery, Exchange, Expectation, Outcome, RequestRecord, StepEvent, StepStatus,
+};
 use crate::scenario::ScenarioSource;
 
 /// A journal to continue: what was recorded and who the run was.
@@ -118,6 +120,7 @@ impl InFlight {
                 reads: Vec::new(),
                 token_fingerprint: None,
                 poll: false,
+                phase: Default::default(),
             })
             .collect()
     }
@@ -170,7 +173,11 @@ pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
             }
             (sent @ Line::Sending { .. }, Some(_)) => in_flight.0.push(sent),
             (Line::Step(step), Some(p)) => {
-                unsettled.step(&step.flow);
+                // A skipped step sent nothing (an interrupted one is finished on resume): the
+                // exchanges before it are still its flow's unfinished step's.
+                if step.status != StepStatus::Skipped {
+                    unsettled.step(&step.flow);
+                }
                 p.journaled.steps.push(step)
             }
             (Line::StepStarted { flow, step_index }, Some(p)) => {

@@ -216,6 +216,7 @@ pub(super) mod tests {
             reads: Vec::new(),
             token_fingerprint: None,
             poll: false,
+            phase: Default::default(),
         }
     }
 

@@ -7,9 +7,9 @@ use std::time::Instant;
 use super::prober::Prober;
 use super::stop::Stop;
 use crate::datagen::Booking;
-use crate::engine::confirm_claim::{CLAIM_CONFIRM_EVERY, CLAIM_CONFIRM_TIMEOUT, flagged_reason};
+use crate::engine::confirm_claim::flagged_reason;
 use crate::environment::Environment;
-use crate::models::ClaimStatus;
+use crate::models::{ClaimStatus, Operation};
 
 impl Prober {
     /// Reads the contracts after the claim (`claimed`: `None` when no claim was accepted,
@@ -24,14 +24,16 @@ impl Prober {
             self.read_contracts(booking, label).await?;
             return Ok(());
         };
-        let deadline = Instant::now() + CLAIM_CONFIRM_TIMEOUT;
+        // The bounds of `[endpoints.claim.confirm]`, as `run` reads them.
+        let (every, timeout) = self.endpoints.confirm_bounds(Operation::Claim);
+        let deadline = Instant::now() + timeout;
         loop {
             let (_, read) = self.read_contracts(booking, label).await?;
             status = status.or(read);
             if status.is_some() || Instant::now() >= deadline {
                 break;
             }
-            if !self.cancel.sleep(CLAIM_CONFIRM_EVERY).await {
+            if !self.cancel.sleep(every).await {
                 break;
             }
         }
@@ -45,7 +47,7 @@ impl Prober {
                 "claim status unconfirmed: neither the claim's answer nor the contracts read \
                  over {} s showed it; set `[endpoints.claim.capture] claim_status` or \
                  `[endpoints.read_contracts.capture] claim_status`",
-                CLAIM_CONFIRM_TIMEOUT.as_secs()
+                timeout.as_secs_f32()
             )),
         }
         Ok(())

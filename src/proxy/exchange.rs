@@ -189,6 +189,7 @@ impl Forwarded {
             reads: self.reads,
             token_fingerprint: (!token.expose().is_empty()).then(|| token.fingerprint()),
             poll: false,
+            phase: Default::default(),
         }
     }
 }

@@ -231,7 +231,15 @@ impl ClaimStatus {
 
 impl From<String> for ClaimStatus {
     fn from(text: String) -> ClaimStatus {
-        match text.as_str() {
+        // A status word is read as the provider means it, whatever its case, padding or
+        // separators: " manual verification needed " is the flag.
+        let word: String = (text.trim().chars())
+            .map(|c| match c {
+                ' ' | '-' => '_',
+                c => c.to_ascii_uppercase(),
+            })
+            .collect();
+        match word.as_str() {
             "MORE_INFO_NEEDED" => ClaimStatus::MoreInfoNeeded,
             "MANUAL_VERIFICATION_NEEDED" => ClaimStatus::ManualVerificationNeeded,
             "ACCEPTED" => ClaimStatus::Accepted,
@@ -311,6 +319,32 @@ impl Operation {
     pub fn parse(name: &str) -> Option<Operation> {
         Operation::ALL.into_iter().find(|op| op.as_str() == name)
     }
+
+    /// Whether the operation changes what the provider holds (a write) or only reads it.
+    pub fn kind(self) -> OperationKind {
+        match self {
+            Operation::ReadContracts => OperationKind::Read,
+            Operation::Quote
+            | Operation::Subscription
+            | Operation::Update
+            | Operation::QuoteDeletion
+            | Operation::Claim
+            | Operation::FlightCancellation => OperationKind::Write,
+        }
+    }
+
+    /// A write: sent once (again only to reconcile a lost answer), never polled.
+    pub fn is_write(self) -> bool {
+        self.kind() == OperationKind::Write
+    }
+}
+
+/// What an operation does to the provider's records. A write is sent once and, where its
+/// outcome is not in its answer, confirmed by reads; a read may be repeated at will.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OperationKind {
+    Write,
+    Read,
 }
 
 impl std::fmt::Display for Operation {
@@ -334,5 +368,21 @@ mod tests {
         assert_eq!(unknown, ClaimStatus::Other("PAID_OUT".into()));
         assert!(!unknown.settled());
         assert!(ClaimStatus::Rejected.settled() && !ClaimStatus::Accepted.settled());
+    }
+
+    #[test]
+    fn status_words_are_read_whatever_their_case_and_padding() {
+        for said in [
+            " manual verification needed ",
+            "Manual-Verification-Needed",
+            "manual_verification_needed\n",
+        ] {
+            let status = ClaimStatus::from(said.to_string());
+            assert_eq!(status, ClaimStatus::ManualVerificationNeeded, "{said:?}");
+        }
+        assert_eq!(
+            ClaimStatus::from(" accepted".to_string()),
+            ClaimStatus::Accepted
+        );
     }
 }

@@ -168,6 +168,9 @@ pub async fn subscribe(
 ) -> Result<Response, ApiFailure> {
     let request: SubscriptionRequest = dialect::parse_request(shared.options.dialect, &body)?;
     check_booking_pattern(&shared.options, &request.booking_number)?;
+    if let Some(settings) = shared.options.subscription_operations {
+        return Ok(crate::operations::accepted(&shared, request, settings));
+    }
     let now = shared.now();
     let booking_number = request.booking_number.clone();
     let created = shared.change(|store| store.subscribe(request, now))?;

@@ -20,6 +20,7 @@ mod linger;
 pub mod listener;
 mod living;
 mod oauth;
+mod operations;
 mod options;
 mod quirks;
 mod server;
@@ -35,7 +36,8 @@ mod webhooks;
 pub use dialect::ApiDialect;
 pub use layout::{ContractsLayout, DeltaShape, ErrorShape, Layout, QuoteWrapper};
 pub use options::{
-    DEFAULT_CLIENT_ID, RateLimitHeader, SandboxOptions, TlsIdentity, Transport, random_token,
+    DEFAULT_CLIENT_ID, RateLimitHeader, SandboxOptions, SubscriptionOperations, TlsIdentity,
+    Transport, random_token,
 };
 pub use quirks::{FLIGHT_STATUS_PATH, Quirks, QuirksSeen};
 pub use server::{SANDBOX_HEADER, Sandbox};

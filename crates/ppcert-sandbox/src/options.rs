@@ -85,6 +85,10 @@ pub struct SandboxOptions {
     pub transport: Transport,
     /// Trailing-slash routes, UTC-only date-times, a `PUT` flight-status call.
     pub quirks: Quirks,
+    /// `POST /subscriptions` answers `202 Accepted` with the `Location` of an operation
+    /// resource, `running` for a while, then `succeeded` (carrying the subscription) or
+    /// `failed`; a subscription counts only once its operation is read as succeeded.
+    pub subscription_operations: Option<SubscriptionOperations>,
 }
 
 impl Default for SandboxOptions {
@@ -118,6 +122,7 @@ impl Default for SandboxOptions {
             require_if_match: false,
             transport: Transport::default(),
             quirks: Quirks::default(),
+            subscription_operations: None,
         }
     }
 }
@@ -169,4 +174,13 @@ impl std::fmt::Debug for TlsIdentity {
             .field("client_certificates", &self.client_ca_pem.is_some())
             .finish_non_exhaustive()
     }
+}
+
+/// How an asynchronous subscription behaves (see the module's words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubscriptionOperations {
+    /// How long an operation reads `running` before it is decided.
+    pub running_for: Duration,
+    /// Every Nth operation fails (`None`: none does unless the store refuses it).
+    pub fail_every: Option<u64>,
 }

@@ -58,6 +58,7 @@ impl Sandbox {
             keys: Keys::default(),
             issued: Issued::default(),
             quirks_seen: Counters::default(),
+            operations: Default::default(),
         });
         let app = quirks::around(router(shared.clone()), shared.clone());
         let limits = shared.options.limits;
@@ -191,7 +192,8 @@ fn router(shared: Arc<Shared>) -> Router {
             "/subscriptions/{booking_number}/contracts",
             get(handlers::contracts),
         )
-        .route("/contracts/{contract_id}/claims", post(handlers::claim));
+        .route("/contracts/{contract_id}/claims", post(handlers::claim))
+        .route("/operations/{id}", get(crate::operations::read));
     let api = with_flight_call(api, &shared);
     let api = api
         .layer(axum::middleware::from_fn_with_state(

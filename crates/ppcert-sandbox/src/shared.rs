@@ -24,6 +24,8 @@ pub(crate) struct Shared {
     pub(crate) keys: Keys,
     pub(crate) issued: Issued,
     pub(crate) quirks_seen: Counters,
+    /// Asynchronous subscriptions' operations (`subscription_operations`).
+    pub(crate) operations: crate::operations::started::Operations,
 }
 
 impl Shared {

@@ -23,9 +23,28 @@ async fn execute(
     Plan { instances, points }: Plan,
 ) -> end::Ended {
     let cancel = shared.cancel.clone();
+    // Listening before the engine starts: a Ctrl-C from here on stops it gracefully, and one
+    // that came earlier (kept since `main`'s first instruction) stops it before its first step.
+    #[cfg(unix)]
+    let mut listening =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    if crate::ctrl_c::interrupted_early() {
+        cancel.cancel(); // no step starts: nothing is sent
+    }
     let engine = tokio::spawn(engine::execute(shared, instances, points));
     tokio::pin!(engine);
     let ctrl_c = async {
+        if crate::ctrl_c::interrupted_early() {
+            return;
+        }
+        #[cfg(unix)]
+        match listening.as_mut() {
+            Some(listening) => {
+                listening.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
@@ -49,6 +68,8 @@ async fn execute(
 }
 
 pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
+    // Ctrl-C is the run's to handle from here: nothing has been sent yet.
+    crate::ctrl_c::graceful();
     let mode = OutputMode::decide(&args.output);
     // The signing key is read before anything is sent: a run must not end unsignable.
     let signer = match &args.sign_key {
