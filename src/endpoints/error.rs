@@ -24,6 +24,14 @@ impl EndpointError {
     pub(crate) fn key(&self) -> Option<&str> {
         self.problem.key()
     }
+
+    /// Which `[[endpoints.NAME.parts]]` table (from 0) the key is in, when a part is at fault.
+    pub(crate) fn part_index(&self) -> Option<usize> {
+        match &self.problem {
+            EndpointProblem::Part { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
 }
 
 /// What is wrong with one endpoint's definition.
@@ -46,6 +54,16 @@ pub(crate) enum EndpointProblem {
     /// A header ppcert sends itself (a second `Authorization` would put a token in the file).
     #[error("headers.{name}: ppcert sets {name} itself; it cannot be configured")]
     ReservedHeader { name: String },
+    #[error("body and parts: an endpoint sends one body, a template or multipart parts")]
+    BodyAndParts,
+    /// A `[[endpoints.NAME.parts]]` table refused: which one (from 1, as the file reads),
+    /// the field at fault and why.
+    #[error("parts[{}].{field}: {reason}", index + 1)]
+    Part {
+        index: usize,
+        field: &'static str,
+        reason: String,
+    },
     #[error("headers.{name}: not a valid header name")]
     BadHeaderName { name: String },
     #[error("headers.{name}: template: {error}")]
@@ -83,7 +101,8 @@ impl EndpointProblem {
             EndpointProblem::NoPath
             | EndpointProblem::RelativePath { .. }
             | EndpointProblem::PathTemplate(_) => Some("path"),
-            EndpointProblem::BodyTemplate(_) => Some("body"),
+            EndpointProblem::BodyTemplate(_) | EndpointProblem::BodyAndParts => Some("body"),
+            EndpointProblem::Part { field, .. } => Some(field),
             EndpointProblem::ReservedHeader { name }
             | EndpointProblem::BadHeaderName { name }
             | EndpointProblem::HeaderTemplate { name, .. } => Some(name),

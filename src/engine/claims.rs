@@ -74,7 +74,7 @@ pub(super) async fn claim(
         .as_ref()
         .and_then(as_text)
         .map(ClaimStatus::from);
-    let request = pending.spec.body.clone();
+    let request = pending.spec.body.as_ref().and_then(|b| b.json()).cloned();
     if let Some(status) = &status {
         let environment = cx.shared.environment;
         (pending.checks).push(status_check(status, request.as_ref(), environment));

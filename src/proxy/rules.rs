@@ -103,9 +103,10 @@ impl Rules {
     pub(crate) fn with_definitions(mut self, endpoints: &crate::endpoints::Endpoints) -> Rules {
         for op in [Operation::QuoteDeletion, Operation::FlightCancellation] {
             let (context, default) = crate::endpoints::context::sample(op);
-            if let Ok(Some(body)) = endpoints.body(op, &context, default) {
+            let rendered = endpoints.body(op, &context, default);
+            if let Some(body) = rendered.ok().flatten().as_ref().and_then(|b| b.json()) {
                 let mut fields = Vec::new();
-                field_paths(&body, "", &mut fields);
+                field_paths(body, "", &mut fields);
                 self.configured_fields.insert(op, fields);
             }
         }

@@ -62,3 +62,4 @@ mod transport;
 mod webhook_interop;
 mod webhook_send;
 mod webhooks;
+mod wire_formats;
