@@ -31,7 +31,7 @@ use compile::{Endpoint, Templates, check_operation_names, compile_one, header_ke
 pub(crate) use compile::{EndpointOverride, check_header_name};
 pub(crate) use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
 pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
-pub(crate) use payload::{Payload, is_json};
+pub(crate) use payload::{PartContent, Payload, is_json};
 pub(crate) use success::SuccessRule;
 pub(crate) use wait::{Wait, WaitError};
 

@@ -147,3 +147,61 @@ async fn a_part_file_is_found_beside_the_config_and_bounded() {
         validate.stderr
     );
 }
+
+/// A partner's client speaking those formats (ppcert's own, with the same config) is judged
+/// through the proxy by the configured endpoints, not the spec's flat bodies: no failed check,
+/// its multipart claims read, and the counts the staging's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_speaking_the_configured_formats_passes_through_the_proxy() {
+    let sandbox = sandbox_with(wire_staging()).await;
+    let config = toml_block(include_str!("../../docs/wire-formats.md"), CONFIG);
+    let dir = dir_with_config(&config);
+    let client = r#""$PPCERT_BIN" run --base-url "$PPCERT_PROXY_URL" --out inner --backoff-ms 1 --no-progress"#;
+    let args = [
+        "proxy",
+        "--out",
+        "b",
+        "--base-url",
+        &sandbox.base_url(),
+        "--until-met",
+        "--",
+        "sh",
+        "-c",
+        client,
+    ];
+    let output = ppcert_command(dir.path(), &args, Some(sandbox.token()))
+        .env("PPCERT_BIN", env!("CARGO_BIN_EXE_ppcert"))
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(120), output)
+        .await
+        .expect("the proxy ends with its command")
+        .unwrap();
+    let finished = finished(output);
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let failed: Vec<String> = (evidence["exchanges"].as_array().unwrap().iter())
+        .flat_map(|x| x["checks"].as_array().cloned().unwrap_or_default())
+        .filter(|c| c["passed"] == false && c["warning"] != true)
+        .map(|c| c.to_string())
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    // Judged by the configured endpoint: the claims' parts were read, not refused as JSON.
+    for claim in (evidence["exchanges"].as_array().unwrap().iter())
+        .filter(|x| x["operation"] == "claim" && x["method"] == "POST")
+    {
+        let names: Vec<&str> = (claim["checks"].as_array().unwrap().iter())
+            .filter(|c| c["passed"] == true)
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        for name in [
+            "request has the configured media type",
+            "request has the configured endpoint's form",
+            "request follows the spec's rules",
+        ] {
+            assert!(names.contains(&name), "{name}: {claim}");
+        }
+    }
+    assert_eq!(evidence["verdict"], "passed", "{}", evidence["warnings"]);
+    assert_eq!(evidence_counts(&evidence), sandbox_counts(&sandbox));
+}

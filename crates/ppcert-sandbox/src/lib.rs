@@ -20,7 +20,7 @@ mod layout;
 mod linger;
 pub mod listener;
 mod living;
-mod multipart;
+pub mod multipart;
 mod oauth;
 mod options;
 mod quirks;

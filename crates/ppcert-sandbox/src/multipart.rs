@@ -3,7 +3,7 @@
 
 /// One part as received.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Part {
+pub struct Part {
     pub name: String,
     pub filename: Option<String>,
     pub content_type: Option<String>,
@@ -11,7 +11,7 @@ pub(crate) struct Part {
 }
 
 /// The boundary a `multipart/form-data` content type names, if it is one.
-pub(crate) fn boundary(content_type: &str) -> Option<String> {
+pub fn boundary(content_type: &str) -> Option<String> {
     let mut params = content_type.split(';');
     let essence = params.next()?.trim();
     if !essence.eq_ignore_ascii_case("multipart/form-data") {
@@ -25,7 +25,7 @@ pub(crate) fn boundary(content_type: &str) -> Option<String> {
 }
 
 /// The parts of `body`, in order.
-pub(crate) fn parse(body: &[u8], boundary: &str) -> Result<Vec<Part>, String> {
+pub fn parse(body: &[u8], boundary: &str) -> Result<Vec<Part>, String> {
     let delimiter = format!("--{boundary}");
     let mut rest = body;
     let start = find(rest, delimiter.as_bytes()).ok_or("no boundary in the body")?;
