@@ -82,14 +82,18 @@ pub(crate) enum EndpointProblem {
     /// A template that compiled but does not render with the sample context of its call.
     #[error("{key} does not render with a sample booking: {error}")]
     Unrendered { key: String, error: RenderError },
-    /// A template names an attribute its call's context never holds (a typo, usually).
+    /// A template names an attribute its call's context never holds (a typo, usually);
+    /// `there` says what the mapping it was looked up in holds.
     #[error(
-        "{key}: `{attribute}` is not in the template context of {op} (docs/config.md: \"Template context\")"
+        "{key}: `{attribute}`: no such {}; {there} (docs/config.md: \"Template context\")",
+        if attribute.contains('.') { "attribute" } else { "variable" }
     )]
     UnknownAttribute {
         key: String,
         attribute: String,
         op: Operation,
+        /// Boxed: every config error carries this enum, and most never this variant.
+        there: Box<str>,
     },
 }
 
@@ -273,11 +277,21 @@ mod tests {
             reserved.problem,
             EndpointProblem::ReservedHeader { .. }
         ));
+        // A typo is named with what its mapping holds, not in minijinja's words.
         let typo = refused("claim", headers("X-Ref", "{{ contract.idd }}"));
-        assert!(matches!(
-            &typo.problem,
-            EndpointProblem::Unrendered { key, error: RenderError::Header { name, .. } } if key == "headers" && name == "X-Ref"
-        ));
+        assert_eq!(typo.key(), Some("X-Ref"));
+        assert_eq!(
+            typo.to_string(),
+            "endpoints.claim: X-Ref: `contract.idd`: no such attribute; contract has id \
+             (docs/config.md: \"Template context\")"
+        );
+        let variable = refused("claim", headers("X-Ref", "{{ contrat.id }}"));
+        assert!(
+            variable.to_string().contains(
+                "`contrat.id`: no such attribute; the context of claim has beneficiary, booking, captured"
+            ),
+            "{variable}"
+        );
         // Only a rehearsal of every name finds a typo in a branch the sample does not take.
         let branch = "{% if false %}{{ contract.idd }}{% endif %}";
         let unused = refused("claim", headers("X-Ref", branch));

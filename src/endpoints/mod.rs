@@ -182,23 +182,30 @@ impl Endpoints {
         for op in Operation::ALL {
             let (mut context, default_body) = sample(op);
             context["captured"] = captured.clone();
-            let fail = |key: &str, error: RenderError| {
+            let fail = |key: &str, error: RenderError, context: &Value| {
                 let key = key.to_string();
                 // A misspelt attribute piped to `tojson` is named like any other.
                 let problem = match error.undefined_attribute() {
-                    Some(attribute) => EndpointProblem::UnknownAttribute { key, attribute, op },
+                    Some(attribute) => EndpointProblem::UnknownAttribute {
+                        key,
+                        there: template::what_is_there(context, &attribute, op),
+                        attribute,
+                        op,
+                    },
                     None => EndpointProblem::Unrendered { key, error },
                 };
                 EndpointError::new(op, problem)
             };
-            self.path(op, &context).map_err(|e| fail("path", e))?;
-            self.headers(op, &context).map_err(|e| fail("headers", e))?;
+            // Names first: a typo is named with what its mapping holds, before a rendering
+            // fails on it in minijinja's words.
             self.strict_names(op, &context)?;
+            self.path(op, &context)
+                .map_err(|e| fail("path", e, &context))?;
+            self.headers(op, &context)
+                .map_err(|e| fail("headers", e, &context))?;
             if let Some(body) = &default_body {
                 context["request"] = body.clone();
             }
-            self.body(op, &context, default_body)
-                .map_err(|e| fail("body", e))?;
             let endpoint = &self.endpoints[&op];
             if endpoint.has_body_template {
                 self.unknown_in(&self.bodies, op.as_str(), "body", op, &context)?;
@@ -206,6 +213,8 @@ impl Endpoints {
             for part in parts::template_keys(&endpoint.parts) {
                 self.unknown_in(&self.bodies, &part, "body", op, &context)?;
             }
+            self.body(op, &context, default_body)
+                .map_err(|e| fail("body", e, &context))?;
             let empty = BTreeMap::new();
             let answer = AnswerView {
                 body: &Value::Null,
@@ -213,7 +222,7 @@ impl Endpoints {
             };
             for name in endpoint.captures.keys() {
                 if let Some(Err(e)) = self.capture(op, name, &context, answer) {
-                    return Err(fail(name, e));
+                    return Err(fail(name, e, &context));
                 }
             }
             self.rehearse_wait(op, &context)?;
@@ -313,6 +322,7 @@ impl Endpoints {
                 op,
                 EndpointProblem::UnknownAttribute {
                     key: key.to_string(),
+                    there: template::what_is_there(context, &attribute, op),
                     attribute,
                     op,
                 },

@@ -55,6 +55,7 @@ mod scale;
 mod serve;
 mod staging_data;
 mod staging_model;
+mod template_typos;
 mod tls;
 mod token_hostile;
 mod tokens;
