@@ -683,6 +683,8 @@ pub struct ServeArgs {
     pub transport: ServeTransportArgs,
     #[command(flatten)]
     pub quirks: ServeQuirksArgs,
+    #[command(flatten)]
+    pub wire: ServeWireArgs,
 }
 
 /// The webhook signature schemes by name.
@@ -738,4 +740,35 @@ pub struct ServeQuirksArgs {
     /// (answered 200) instead of the dialect's call.
     #[arg(long)]
     pub flight_status_put: bool,
+}
+
+/// Request encodings `ppcert serve` can require, each alone or together.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ServeWireArgs {
+    /// Take every JSON request body only as TYPE (415 otherwise), only from clients whose
+    /// Accept admits it (406 otherwise), and answer JSON as TYPE. application/vnd.api+json
+    /// also wants JSON:API documents: {"data": {"type": ..., "attributes": {...}}}.
+    #[arg(long, value_name = "TYPE", value_parser = media_type)]
+    pub media_type: Option<String>,
+    /// Take PATCH /subscriptions/{bookingNumber} as a JSON Patch (RFC 6902,
+    /// application/json-patch+json) over the subscription {bookingNumber, quotes, client}.
+    #[arg(long)]
+    pub json_patch_updates: bool,
+    /// Take claims as multipart/form-data: a part named claim (the claim, as --media-type if
+    /// given) and a part named document that is a PDF (application/pdf).
+    #[arg(long)]
+    pub multipart_claims: bool,
+}
+
+/// A media type as `--media-type` takes it: `type/subtype`, parameters allowed.
+fn media_type(text: &str) -> Result<String, String> {
+    let essence = text.split(';').next().unwrap_or("").trim();
+    let valid = essence
+        .split_once('/')
+        .is_some_and(|(t, s)| !t.is_empty() && !s.is_empty())
+        && axum::http::HeaderValue::from_str(text).is_ok();
+    match valid {
+        true => Ok(text.trim().to_string()),
+        false => Err(format!("`{text}` is not a media type (type/subtype)")),
+    }
 }

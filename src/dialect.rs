@@ -67,6 +67,15 @@ pub(crate) fn merge(base: &Definitions, over: &Definitions) -> Definitions {
         if table.body.is_some() {
             entry.body = table.body.clone();
         }
+        // Parts replace whatever body the layers below sent, and a body over parts them.
+        if !table.parts.is_empty() {
+            entry.parts = table.parts.clone();
+            if table.body.is_none() {
+                entry.body = None;
+            }
+        } else if table.body.is_some() {
+            entry.parts.clear();
+        }
         if table.expect.is_some() {
             entry.expect = table.expect.clone();
         }
@@ -132,17 +141,35 @@ pub(crate) fn check_endpoints(
         .and_then(|endpoints| endpoints.rehearse(sample).map(|()| endpoints))
         .map_err(|e| FileError {
             file: file.into(),
-            line: endpoint_line(text, &e.endpoint, e.key()),
+            line: endpoint_line(text, &e.endpoint, e.key(), e.part_index()),
             message: e.to_string(),
         })
 }
 
-/// The line of `key` inside `[endpoints.NAME…]` tables, else the table's first line.
-fn endpoint_line(text: &str, endpoint: &str, key: Option<&str>) -> Option<usize> {
+/// The line of `key` inside `[endpoints.NAME…]` tables (inside the `part`-th
+/// `[[endpoints.NAME.parts]]` table, counted from 0, when a part is at fault), else the
+/// table's first line.
+fn endpoint_line(
+    text: &str,
+    endpoint: &str,
+    key: Option<&str>,
+    part: Option<usize>,
+) -> Option<usize> {
     let header = format!("[endpoints.{endpoint}");
-    let start = text
-        .lines()
-        .position(|l| l.trim_start().starts_with(&header))?;
+    let parts = format!("[[endpoints.{endpoint}.parts]]");
+    let start = match part {
+        Some(n) => (text.lines().enumerate())
+            .filter(|(_, l)| l.trim_start().starts_with(&parts))
+            .nth(n)
+            .map(|(i, _)| i),
+        None => None,
+    };
+    let start = start.or_else(|| {
+        text.lines().position(|l| {
+            let l = l.trim_start();
+            l.starts_with(&header) || l.strip_prefix('[').is_some_and(|l| l.starts_with(&header))
+        })
+    })?;
     let found = key.and_then(|key| {
         text.lines().enumerate().skip(start).find_map(|(i, line)| {
             let line = line.trim_start();

@@ -27,7 +27,7 @@ pub(crate) async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
         method: endpoints.method(Operation::Quote),
         path: endpoints.path(Operation::Quote, &context)?,
         headers: endpoints.headers(Operation::Quote, &context)?,
-        body: Some(json!({ "data": {} })),
+        body: Some(crate::endpoints::Payload::Json(json!({ "data": {} }))),
         wrong_token: None,
         retry_without_answer: false,
         renew_on_rejection: true,

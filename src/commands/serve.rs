@@ -85,6 +85,11 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             utc_only: args.quirks.utc_only,
             flight_status_put: args.quirks.flight_status_put,
         },
+        wire: crate::sandbox::Wire {
+            media_type: args.wire.media_type.clone(),
+            json_patch_updates: args.wire.json_patch_updates,
+            multipart_claims: args.wire.multipart_claims,
+        },
     })
 }
 

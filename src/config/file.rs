@@ -164,6 +164,20 @@ pub fn load_file(explicit: Option<&Path>) -> Result<FileConfig, FileErrors> {
     Ok(config)
 }
 
+/// A part's `file` is the config file's: resolved against its directory before anything
+/// reads it.
+fn resolve_part_files(config: &mut FileConfig, dir: &Path) {
+    let parts = config
+        .endpoints
+        .values_mut()
+        .flat_map(|e| e.parts.iter_mut());
+    for path in parts.filter_map(|p| p.file.as_mut()) {
+        if path.is_relative() {
+            *path = dir.join(&*path);
+        }
+    }
+}
+
 pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileErrors> {
     let mut errors = Vec::new();
     let config = match toml::from_str::<FileConfig>(text) {
@@ -181,6 +195,11 @@ pub fn parse_file(file: &str, text: &str) -> Result<FileConfig, FileErrors> {
             config
         }
     };
+    let mut config = config;
+    resolve_part_files(
+        &mut config,
+        Path::new(file).parent().unwrap_or(Path::new("")),
+    );
     check_values(file, text, &config, &mut errors);
     // Reported with the others only: alone, the URL in force (a flag may override this one)
     // is checked where the target is chosen, in its own words.

@@ -10,13 +10,15 @@ use serde::{Deserialize, Serialize};
 use super::capture::{self, CaptureSpec};
 use super::confirm::{Confirm, ConfirmSpec};
 use super::error::{EndpointError, EndpointProblem};
+use super::parts::{self, PartSpec};
 use super::success::SuccessRule;
 use super::wait::{Wait, WaitSpec};
 use crate::models::Operation;
 
 /// Headers a definition may not set: ppcert sends them itself, and a second `Authorization`
-/// would put a token into the configuration.
-const RESERVED_HEADERS: [&str; 3] = ["authorization", "content-type", "host"];
+/// would put a token into the configuration. (`Content-Type` and `Accept` may be set: a
+/// staging may want its own media type.)
+const RESERVED_HEADERS: [&str; 2] = ["authorization", "host"];
 
 /// An `[endpoints.NAME]` table: every field optional, so a table overrides only what it names.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -40,6 +42,9 @@ pub(crate) struct EndpointOverride {
     /// `[endpoints.WRITE.confirm]`: after a write's success answer, read until its outcome shows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<ConfirmSpec>,
+    /// `[[endpoints.NAME.parts]]`: a `multipart/form-data` body, its parts in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartSpec>,
 }
 
 /// One operation's definition, compiled; its templates are in the run's environments.
@@ -53,6 +58,8 @@ pub(super) struct Endpoint {
     pub(super) success: SuccessRule,
     pub(super) wait: Option<Wait>,
     pub(super) confirm: Option<Confirm>,
+    /// The multipart body's parts, when the endpoint has any (then it has no body template).
+    pub(super) parts: Vec<parts::CompiledPart>,
 }
 
 /// The key of a header's template: `quote/X-Partner`.
@@ -92,26 +99,25 @@ pub(super) fn compile_one(
     templates: &mut Templates,
 ) -> Result<Endpoint, EndpointError> {
     let fail = |problem: EndpointProblem| EndpointError::new(op, problem);
-    let method = custom.method.ok_or(fail(EndpointProblem::NoMethod))?;
+    let method = custom
+        .method
+        .clone()
+        .ok_or(fail(EndpointProblem::NoMethod))?;
     let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes()).map_err(|e| {
         fail(EndpointProblem::BadMethod {
             reason: e.to_string(),
             method,
         })
     })?;
-    let path = custom.path.ok_or(fail(EndpointProblem::NoPath))?;
+    let path = custom.path.clone().ok_or(fail(EndpointProblem::NoPath))?;
     if !path.starts_with('/') {
         return Err(fail(EndpointProblem::RelativePath { path }));
     }
     (templates.paths)
         .add_template_owned(op.as_str().to_string(), path)
         .map_err(|e| fail(EndpointProblem::PathTemplate(e)))?;
+    let parts = compile_body(op, &custom, templates).map_err(fail)?;
     let has_body_template = custom.body.is_some();
-    if let Some(body) = custom.body {
-        (templates.bodies)
-            .add_template_owned(op.as_str().to_string(), body)
-            .map_err(|e| fail(EndpointProblem::BodyTemplate(e)))?;
-    }
     let mut headers = Vec::new();
     for (name, value) in custom.headers {
         check_header_name(&name).map_err(fail)?;
@@ -141,6 +147,7 @@ pub(super) fn compile_one(
         success,
         wait,
         confirm,
+        parts,
     })
 }
 
@@ -171,6 +178,23 @@ fn reads_after(
         None => None,
     };
     Ok((wait, confirm))
+}
+
+/// The body template or the multipart parts (one or the other), into `templates.bodies`.
+fn compile_body(
+    op: Operation,
+    custom: &EndpointOverride,
+    templates: &mut Templates,
+) -> Result<Vec<parts::CompiledPart>, EndpointProblem> {
+    if custom.body.is_some() && !custom.parts.is_empty() {
+        return Err(EndpointProblem::BodyAndParts);
+    }
+    if let Some(body) = &custom.body {
+        (templates.bodies)
+            .add_template_owned(op.as_str().to_string(), body.clone())
+            .map_err(EndpointProblem::BodyTemplate)?;
+    }
+    parts::compile(op, &custom.parts, &mut templates.bodies)
 }
 
 /// A header a definition may set: not one ppcert sets itself, and a valid name.

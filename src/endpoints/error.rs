@@ -24,6 +24,14 @@ impl EndpointError {
     pub(crate) fn key(&self) -> Option<&str> {
         self.problem.key()
     }
+
+    /// Which `[[endpoints.NAME.parts]]` table (from 0) the key is in, when a part is at fault.
+    pub(crate) fn part_index(&self) -> Option<usize> {
+        match &self.problem {
+            EndpointProblem::Part { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
 }
 
 /// What is wrong with one endpoint's definition.
@@ -46,6 +54,16 @@ pub(crate) enum EndpointProblem {
     /// A header ppcert sends itself (a second `Authorization` would put a token in the file).
     #[error("headers.{name}: ppcert sets {name} itself; it cannot be configured")]
     ReservedHeader { name: String },
+    #[error("body and parts: an endpoint sends one body, a template or multipart parts")]
+    BodyAndParts,
+    /// A `[[endpoints.NAME.parts]]` table refused: which one (from 1, as the file reads),
+    /// the field at fault and why.
+    #[error("parts[{}].{field}: {reason}", index + 1)]
+    Part {
+        index: usize,
+        field: &'static str,
+        reason: String,
+    },
     #[error("headers.{name}: not a valid header name")]
     BadHeaderName { name: String },
     #[error("headers.{name}: template: {error}")]
@@ -73,14 +91,18 @@ pub(crate) enum EndpointProblem {
     /// A template that compiled but does not render with the sample context of its call.
     #[error("{key} does not render with a sample booking: {error}")]
     Unrendered { key: String, error: RenderError },
-    /// A template names an attribute its call's context never holds (a typo, usually).
+    /// A template names an attribute its call's context never holds (a typo, usually);
+    /// `there` says what the mapping it was looked up in holds.
     #[error(
-        "{key}: `{attribute}` is not in the template context of {op} (docs/config.md: \"Template context\")"
+        "{key}: `{attribute}`: no such {}; {there} (docs/config.md: \"Template context\")",
+        if attribute.contains('.') { "attribute" } else { "variable" }
     )]
     UnknownAttribute {
         key: String,
         attribute: String,
         op: Operation,
+        /// Boxed: every config error carries this enum, and most never this variant.
+        there: Box<str>,
     },
 }
 
@@ -92,7 +114,8 @@ impl EndpointProblem {
             EndpointProblem::NoPath
             | EndpointProblem::RelativePath { .. }
             | EndpointProblem::PathTemplate(_) => Some("path"),
-            EndpointProblem::BodyTemplate(_) => Some("body"),
+            EndpointProblem::BodyTemplate(_) | EndpointProblem::BodyAndParts => Some("body"),
+            EndpointProblem::Part { field, .. } => Some(field),
             EndpointProblem::ReservedHeader { name }
             | EndpointProblem::BadHeaderName { name }
             | EndpointProblem::HeaderTemplate { name, .. } => Some(name),
@@ -265,11 +288,21 @@ mod tests {
             reserved.problem,
             EndpointProblem::ReservedHeader { .. }
         ));
+        // A typo is named with what its mapping holds, not in minijinja's words.
         let typo = refused("claim", headers("X-Ref", "{{ contract.idd }}"));
-        assert!(matches!(
-            &typo.problem,
-            EndpointProblem::Unrendered { key, error: RenderError::Header { name, .. } } if key == "headers" && name == "X-Ref"
-        ));
+        assert_eq!(typo.key(), Some("X-Ref"));
+        assert_eq!(
+            typo.to_string(),
+            "endpoints.claim: X-Ref: `contract.idd`: no such attribute; contract has id \
+             (docs/config.md: \"Template context\")"
+        );
+        let variable = refused("claim", headers("X-Ref", "{{ contrat.id }}"));
+        assert!(
+            variable.to_string().contains(
+                "`contrat.id`: no such attribute; the context of claim has beneficiary, booking, captured"
+            ),
+            "{variable}"
+        );
         // Only a rehearsal of every name finds a typo in a branch the sample does not take.
         let branch = "{% if false %}{{ contract.idd }}{% endif %}";
         let unused = refused("claim", headers("X-Ref", branch));

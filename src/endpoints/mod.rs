@@ -11,6 +11,9 @@ pub(crate) mod context;
 mod dates;
 mod error;
 mod flow_reads;
+mod letter;
+mod parts;
+mod payload;
 mod success;
 mod template;
 mod utc;
@@ -29,6 +32,7 @@ use compile::{Endpoint, Templates, check_operation_names, compile_one, header_ke
 pub(crate) use compile::{EndpointOverride, check_header_name};
 pub(crate) use error::{CaptureError, EndpointError, EndpointProblem, RenderError};
 pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
+pub(crate) use payload::{PartContent, Payload, is_json};
 pub(crate) use success::SuccessRule;
 pub(crate) use wait::{Wait, WaitError};
 
@@ -103,6 +107,10 @@ impl Endpoints {
             if endpoint.has_body_template {
                 let key = format!("endpoints.{op}.body");
                 flow_reads::add_reads(&mut templates, key, &self.bodies, op.as_str());
+            }
+            for (index, part) in parts::template_keys(&endpoint.parts).iter().enumerate() {
+                let key = format!("endpoints.{op}.parts[{}].body", index + 1);
+                flow_reads::add_reads(&mut templates, key, &self.bodies, part);
             }
             for name in endpoint.captures.keys() {
                 let key = capture::capture_key(op, name);
@@ -179,27 +187,39 @@ impl Endpoints {
         for op in Operation::ALL {
             let (mut context, default_body) = sample(op);
             context["captured"] = captured.clone();
-            let fail = |key: &str, error: RenderError| {
+            let fail = |key: &str, error: RenderError, context: &Value| {
                 let key = key.to_string();
                 // A misspelt attribute piped to `tojson` is named like any other.
                 let problem = match error.undefined_attribute() {
-                    Some(attribute) => EndpointProblem::UnknownAttribute { key, attribute, op },
+                    Some(attribute) => EndpointProblem::UnknownAttribute {
+                        key,
+                        there: template::what_is_there(context, &attribute, op),
+                        attribute,
+                        op,
+                    },
                     None => EndpointProblem::Unrendered { key, error },
                 };
                 EndpointError::new(op, problem)
             };
-            self.path(op, &context).map_err(|e| fail("path", e))?;
-            self.headers(op, &context).map_err(|e| fail("headers", e))?;
+            // Names first: a typo is named with what its mapping holds, before a rendering
+            // fails on it in minijinja's words.
             self.strict_names(op, &context)?;
+            self.path(op, &context)
+                .map_err(|e| fail("path", e, &context))?;
+            self.headers(op, &context)
+                .map_err(|e| fail("headers", e, &context))?;
             if let Some(body) = &default_body {
                 context["request"] = body.clone();
             }
-            self.body(op, &context, default_body)
-                .map_err(|e| fail("body", e))?;
             let endpoint = &self.endpoints[&op];
             if endpoint.has_body_template {
                 self.unknown_in(&self.bodies, op.as_str(), "body", op, &context)?;
             }
+            for part in parts::template_keys(&endpoint.parts) {
+                self.unknown_in(&self.bodies, &part, "body", op, &context)?;
+            }
+            self.body(op, &context, default_body)
+                .map_err(|e| fail("body", e, &context))?;
             let empty = BTreeMap::new();
             let answer = AnswerView {
                 body: &Value::Null,
@@ -207,7 +227,7 @@ impl Endpoints {
             };
             for name in endpoint.captures.keys() {
                 if let Some(Err(e)) = self.capture(op, name, &context, answer) {
-                    return Err(fail(name, e));
+                    return Err(fail(name, e, &context));
                 }
             }
             self.rehearse_wait(op, &context)?;
@@ -372,6 +392,7 @@ impl Endpoints {
                 op,
                 EndpointProblem::UnknownAttribute {
                     key: key.to_string(),
+                    there: template::what_is_there(context, &attribute, op),
                     attribute,
                     op,
                 },
@@ -389,7 +410,8 @@ impl Endpoints {
 
     /// Whether the operation's body comes from a template rather than the API models.
     pub(crate) fn has_body_template(&self, op: Operation) -> bool {
-        self.endpoints[&op].has_body_template
+        let endpoint = &self.endpoints[&op];
+        endpoint.has_body_template || !endpoint.parts.is_empty()
     }
 
     pub(crate) fn method(&self, op: Operation) -> Method {
@@ -449,15 +471,38 @@ impl Endpoints {
         Ok(out)
     }
 
-    /// The body template's JSON if one is set, else `default` (built from the API models).
+    /// The media type the operation's body is sent as: its `Content-Type` header as
+    /// configured (the endpoint's, `[target.headers]` or `--header`), else JSON.
+    pub(crate) fn media_type(&self, op: Operation, context: &Value) -> String {
+        let configured = self.endpoints[&op]
+            .headers
+            .iter()
+            .rfind(|name| name.eq_ignore_ascii_case("content-type"));
+        configured
+            .and_then(|name| self.headers.get_template(&header_key(op, name)).ok())
+            .and_then(|t| {
+                t.render(Context::from(minijinja::value::Serde(context)))
+                    .ok()
+            })
+            .unwrap_or_else(|| payload::DEFAULT_MEDIA_TYPE.to_string())
+    }
+
+    /// The body to send: the parts rendered when the endpoint has any; else the body
+    /// template's rendering (any JSON value when the media type is JSON, the text as rendered
+    /// when not); else `default` (built from the API models).
     pub(crate) fn body(
         &self,
         op: Operation,
         context: &Value,
         default: Option<Value>,
-    ) -> Result<Option<Value>, RenderError> {
-        if !self.endpoints[&op].has_body_template {
-            return Ok(default);
+    ) -> Result<Option<Payload>, RenderError> {
+        let endpoint = &self.endpoints[&op];
+        if !endpoint.parts.is_empty() {
+            let multipart = parts::render(op, &endpoint.parts, &self.bodies, context)?;
+            return Ok(Some(Payload::Multipart(multipart)));
+        }
+        if !endpoint.has_body_template {
+            return Ok(default.map(Payload::Json));
         }
         let template = self
             .bodies
@@ -466,8 +511,11 @@ impl Endpoints {
         let text = template
             .render(Context::from(minijinja::value::Serde(context)))
             .map_err(|error| RenderError::Body { op, error })?;
+        if !is_json(&self.media_type(op, context)) {
+            return Ok(Some(Payload::Text(text)));
+        }
         serde_json::from_str(&text)
-            .map(Some)
+            .map(|value| Some(Payload::Json(value)))
             .map_err(|error| RenderError::BodyNotJson { op, error })
     }
 }

@@ -108,6 +108,42 @@ pub(super) fn unknown_attribute(
         .find(|dotted| !resolves(context, dotted))
 }
 
+/// What the mapping `dotted` was looked up in holds, for an error naming a typo:
+/// `flight has airlineIata, arrivalDate, …`, or the context's own names for a variable.
+pub(super) fn what_is_there(
+    context: &Value,
+    dotted: &str,
+    op: crate::models::Operation,
+) -> Box<str> {
+    const SHOWN: usize = 12;
+    let parts: Vec<&str> = dotted.split('.').collect();
+    let mut here = context;
+    let mut depth = 0;
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        match here.get(part) {
+            Some(next) if next.is_object() => {
+                here = next;
+                depth += 1;
+            }
+            _ => break,
+        }
+    }
+    let Value::Object(map) = here else {
+        return format!("{} is not a mapping", parts[..depth].join(".")).into();
+    };
+    let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+    let more = keys.len() > SHOWN;
+    let mut listed = keys.into_iter().take(SHOWN).collect::<Vec<_>>().join(", ");
+    if more {
+        listed.push_str(", …");
+    }
+    let there = match depth {
+        0 => format!("the context of {op} has {listed}"),
+        _ => format!("{} has {listed}", parts[..depth].join(".")),
+    };
+    there.into()
+}
+
 /// Whether `dotted`, as `source` uses it, is guarded there or held by `context`.
 pub(super) fn names_resolve(source: &str, dotted: &str, context: &Value) -> bool {
     let root = dotted.split('.').next().unwrap_or_default();

@@ -25,7 +25,7 @@ pub(super) struct CallSpec {
     pub step: String,
     pub method: Method,
     pub path: String,
-    pub body: Option<Value>,
+    pub body: Option<crate::endpoints::Payload>,
     /// The endpoint's configured headers, rendered.
     pub headers: Vec<(String, String)>,
     pub expect: Expect,

@@ -67,7 +67,7 @@ pub(super) async fn claim(
     let (step, expect) = (cx.step_name.clone(), cx.success(Operation::Claim));
     let body = Some(json!(Envelope { data: request }));
     let spec = cx.spec(Operation::Claim, &step, &context, body, expect)?;
-    let request = spec.body.clone();
+    let request = spec.body.as_ref().and_then(|b| b.json()).cloned();
     let mut pending = cx.send(spec).await;
     pending.payload();
     // A claim answered 202 was confirmed by reads (`confirm.rs`): its status is read from

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use rand::RngExt;
 use reqwest::Method;
 use reqwest::header::HeaderMap;
-use serde_json::Value;
 
 use super::cancel::Cancel;
 pub use super::response::MAX_KEPT_BODY;
@@ -24,7 +23,9 @@ use crate::trace::TraceId;
 
 /// Configured headers whose values the evidence shows; any other configured header (an API
 /// key, a gateway secret) is recorded as [`REDACTED`].
-const RECORDED_HEADERS: [&str; 7] = [
+const RECORDED_HEADERS: [&str; 9] = [
+    "content-type",
+    "accept",
     "idempotency-key",
     "traceparent",
     "x-idempotency-key",
@@ -47,7 +48,8 @@ pub(crate) struct ApiClient {
 pub(crate) struct Request {
     pub method: Method,
     pub path: String,
-    pub body: Option<Value>,
+    /// JSON, text or multipart parts; sent with the `Content-Type` configured, else JSON.
+    pub body: Option<crate::endpoints::Payload>,
     /// The endpoint's configured headers (checked when the endpoints compiled).
     pub headers: Vec<(String, String)>,
     /// Sent instead of the real token (the bad-token conformance check).
@@ -265,9 +267,19 @@ impl ApiClient {
                 headers.insert(name, value);
             }
         }
+        // A multipart body's type names its boundary, whatever was configured.
+        let multipart = request.body.as_ref().and_then(|b| b.content_type());
+        if let Some(value) = multipart.and_then(|t| t.parse().ok()) {
+            recorded.insert(
+                "content-type".into(),
+                String::from_utf8_lossy(reqwest::header::HeaderValue::as_bytes(&value))
+                    .into_owned(),
+            );
+            headers.insert(reqwest::header::CONTENT_TYPE, value);
+        }
         let record = RequestRecord {
             headers: recorded,
-            body: request.body.as_ref().map(Body::from_value),
+            body: request.body.as_ref().map(|b| Body::from_value(&b.record())),
             cut: None,
         };
         (headers, record)
@@ -288,8 +300,8 @@ impl ApiClient {
             .http
             .request(request.method.clone(), &url)
             .headers(headers);
-        if let Some(body) = &record.body {
-            builder = builder.body(body.json().to_owned());
+        if let Some(body) = &request.body {
+            builder = builder.body(body.bytes());
         }
         let mut attempt = Attempt {
             number,

@@ -196,7 +196,8 @@ impl ClaimWatch {
 /// A claim status read from an answer: its value among the exchange's reads, and a failed
 /// `not_flagged` check when the provider flagged the claim for manual verification.
 fn record_status(forwarded: &mut Forwarded, status: String, from: &str, environment: Environment) {
-    let request = serde_json::from_slice(&forwarded.request_body).ok();
+    // A claim sent as multipart or a JSON:API document is read as the spec's body.
+    let request = Some(super::wire::view(&forwarded.request_body)).filter(|v| !v.is_null());
     forwarded
         .checks
         .push(match ClaimStatus::from(status.clone()) {

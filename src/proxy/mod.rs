@@ -10,6 +10,7 @@ mod json;
 pub(crate) mod routes;
 pub(crate) mod rules;
 mod sequencing;
+mod wire;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -284,7 +285,9 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     let Some(recognised) = recognised else {
         return forward_unrecognised(&proxy, &parts, &url, body, &token).await;
     };
-    let judged = proxy.rules.judge(&recognised, &body, Utc::now());
+    let content_type =
+        (parts.headers.get(axum::http::header::CONTENT_TYPE)).and_then(|v| v.to_str().ok());
+    let judged = (proxy.rules).judge_sent(&recognised, content_type, &body, Utc::now());
     let mut forwarded = Forwarded {
         operation: recognised.operation,
         booking: judged.booking.clone(),

@@ -14,6 +14,7 @@ use super::json::{contract_ids, field_paths, find, has_path, text};
 use super::routes::Recognised;
 use super::sequencing::NOT_REUSED;
 use super::sequencing::{Known, claim_timing, fresh_update_quote, one_flight_plan};
+use super::wire::{self, Configured};
 use crate::environment::Environment;
 use crate::models::Operation;
 use crate::record::Check;
@@ -27,6 +28,8 @@ pub(crate) struct Rules {
     known: Mutex<Known>,
     /// Per operation, the fields the configured body template sends (sample rendering).
     configured_fields: HashMap<Operation, Vec<String>>,
+    /// Per operation whose configured body or media type is not the spec's JSON: what it sends.
+    configured_wire: HashMap<Operation, Configured>,
 }
 
 pub(crate) const CONFIGURED_SHAPE: &str = "request has the configured definition's fields";
@@ -96,16 +99,19 @@ impl Rules {
             environment,
             known: Mutex::new(Known::default()),
             configured_fields: HashMap::new(),
+            configured_wire: HashMap::new(),
         }
     }
 
     /// Holds the calls the spec does not show to the body their definition in force sends.
     pub(crate) fn with_definitions(mut self, endpoints: &crate::endpoints::Endpoints) -> Rules {
+        self.configured_wire = wire::configured(endpoints);
         for op in [Operation::QuoteDeletion, Operation::FlightCancellation] {
             let (context, default) = crate::endpoints::context::sample(op);
-            if let Ok(Some(body)) = endpoints.body(op, &context, default) {
+            let rendered = endpoints.body(op, &context, default);
+            if let Some(body) = rendered.ok().flatten().as_ref().and_then(|b| b.json()) {
                 let mut fields = Vec::new();
-                field_paths(&body, "", &mut fields);
+                field_paths(body, "", &mut fields);
                 self.configured_fields.insert(op, fields);
             }
         }
@@ -161,17 +167,42 @@ impl Rules {
         None
     }
 
+    #[cfg(test)]
     pub(crate) fn judge(&self, recognised: &Recognised, body: &[u8], now: DateTime<Utc>) -> Judged {
-        let json: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        self.judge_sent(recognised, None, body, now)
+    }
+
+    /// The checks of a request sent with `content_type`: by its configured endpoint's media
+    /// type and form when that is not the spec's JSON, and by the spec's rules on the spec's
+    /// view of it (a JSON:API document's attributes, a multipart body's JSON part).
+    pub(crate) fn judge_sent(
+        &self,
+        recognised: &Recognised,
+        content_type: Option<&str>,
+        body: &[u8],
+        now: DateTime<Utc>,
+    ) -> Judged {
+        let json = wire::view(body);
         let booking = self.booking_of(recognised, &json);
         let op = recognised.operation;
         let production = self.environment == Environment::Production;
         let mut checks = Vec::new();
-        match op {
-            Operation::ReadContracts => {}
+        match (op, self.configured_wire.get(&op)) {
+            (Operation::ReadContracts, _) => {}
             // The spec does not show these calls' payloads: the definition in force is the rule.
-            Operation::QuoteDeletion | Operation::FlightCancellation => {
-                checks.extend(self.configured_shape(op, &json));
+            (Operation::QuoteDeletion | Operation::FlightCancellation, configured) => {
+                checks.extend(configured.and_then(|c| c.media_check(content_type)));
+                let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+                checks.extend(self.configured_shape(op, &raw));
+            }
+            (_, Some(configured)) => {
+                checks.extend(configured.judge(content_type, body));
+                if configured.spec_rules_apply() {
+                    let viewed = json.to_string();
+                    let judged =
+                        check_request(self.dialect, op, viewed.as_bytes(), now, production);
+                    checks.push(spec_rules(judged));
+                }
             }
             _ => checks.push(spec_rules(check_request(
                 self.dialect,
@@ -205,7 +236,7 @@ impl Rules {
         answer: &Value,
         now: DateTime<Utc>,
     ) {
-        let request: Value = serde_json::from_slice(request).unwrap_or(Value::Null);
+        let request = wire::view(request);
         let mut known = self.known();
         let mut contracts = Vec::new();
         contract_ids(answer, &mut contracts);

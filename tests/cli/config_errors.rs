@@ -88,7 +88,9 @@ async fn validate_checks_the_headers_for_every_call_but_not_the_environment() {
     let undefined = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
     assert_eq!(undefined.code, 2, "{}", undefined.stderr);
     assert!(
-        undefined.stderr.contains("`nope` is undefined"),
+        undefined
+            .stderr
+            .contains("`nope`: no such variable; the context of quote has beneficiary, booking"),
         "{}",
         undefined.stderr
     );

@@ -83,7 +83,7 @@ async fn a_misspelt_attribute_piped_to_tojson_is_named() {
         checked.stderr.contains("ppcert.toml:2")
             && checked
                 .stderr
-                .contains("`flight.airline_iata` is not in the template context of quote"),
+                .contains("`flight.airline_iata`: no such attribute; flight has airlineIata"),
         "{}",
         checked.stderr
     );

@@ -15,10 +15,12 @@ mod dialect;
 mod faults;
 mod handlers;
 mod idempotency;
+mod jsonpatch;
 mod layout;
 mod linger;
 pub mod listener;
 mod living;
+pub mod multipart;
 mod oauth;
 mod operations;
 mod options;
@@ -32,12 +34,13 @@ pub mod testing;
 mod transport;
 pub mod validate;
 mod webhooks;
+mod wire;
 
 pub use dialect::ApiDialect;
 pub use layout::{ContractsLayout, DeltaShape, ErrorShape, Layout, QuoteWrapper};
 pub use options::{
     DEFAULT_CLIENT_ID, RateLimitHeader, SandboxOptions, SubscriptionOperations, TlsIdentity,
-    Transport, random_token,
+    Transport, Wire, random_token,
 };
 pub use quirks::{FLIGHT_STATUS_PATH, Quirks, QuirksSeen};
 pub use server::{SANDBOX_HEADER, Sandbox};
@@ -47,3 +50,4 @@ pub use store::{
 };
 pub use transport::parse_header;
 pub use webhooks::{DELIVERY_TIMEOUT, DeliveryAttempt, RETRY_DELAYS, WebhookOptions};
+pub use wire::{JSON_API, JSON_PATCH};

@@ -89,6 +89,31 @@ pub struct SandboxOptions {
     /// resource, `running` for a while, then `succeeded` (carrying the subscription) or
     /// `failed`; a subscription counts only once its operation is read as succeeded.
     pub subscription_operations: Option<SubscriptionOperations>,
+    /// Request encodings required: a media type, JSON Patch updates, multipart claims.
+    pub wire: Wire,
+}
+
+/// Request encodings the sandbox requires; each on its own or together (`ppcert serve
+/// --media-type`, `--json-patch-updates`, `--multipart-claims`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Wire {
+    /// Every JSON request body must be sent as this media type (415 otherwise), `Accept`
+    /// must admit it (406 otherwise), and JSON answers carry it. `application/vnd.api+json`
+    /// also wants JSON:API documents: `{"data": {"type": ..., "attributes": {...}}}`.
+    pub media_type: Option<String>,
+    /// `PATCH /subscriptions/{bookingNumber}` takes a JSON Patch (RFC 6902,
+    /// `application/json-patch+json`) over the subscription `{bookingNumber, quotes, client}`.
+    pub json_patch_updates: bool,
+    /// `POST /contracts/{id}/claims` takes `multipart/form-data`: a `claim` part (the claim,
+    /// in the media type above if any) and a `document` part that is a PDF.
+    pub multipart_claims: bool,
+}
+
+impl Wire {
+    /// Whether any encoding is required.
+    pub fn is_on(&self) -> bool {
+        self.media_type.is_some() || self.json_patch_updates || self.multipart_claims
+    }
 }
 
 impl Default for SandboxOptions {
@@ -123,6 +148,7 @@ impl Default for SandboxOptions {
             transport: Transport::default(),
             quirks: Quirks::default(),
             subscription_operations: None,
+            wire: Wire::default(),
         }
     }
 }

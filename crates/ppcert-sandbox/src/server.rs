@@ -22,7 +22,7 @@ use crate::quirks::seen::{Counters, QuirksSeen};
 use crate::shared::Shared;
 use crate::webhooks::DeliveryAttempt;
 use crate::{
-    faults, handlers, idempotency, listener, oauth, quirks, shape, store, transport, webhooks,
+    faults, handlers, idempotency, listener, oauth, quirks, shape, store, transport, webhooks, wire,
 };
 
 /// A running sandbox on loopback; dropped or [`Sandbox::shutdown`], it stops serving.
@@ -203,6 +203,10 @@ fn router(shared: Arc<Shared>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             idempotency::enforce,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            wire::decode,
         ))
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),

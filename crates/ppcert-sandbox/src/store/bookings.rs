@@ -31,6 +31,16 @@ impl Selection<'_> {
 }
 
 impl Store {
+    /// The subscription as a JSON Patch of it reads it: its booking number, its quotes (each
+    /// with the booking's travelers) and its client.
+    pub fn subscription_document(&self, bn: &str) -> Option<Value> {
+        let booking = self.bookings.get(bn)?;
+        let quotes: Vec<Value> = (booking.quote_ids.iter())
+            .map(|id| json!({"id": id, "travelers": booking.travelers}))
+            .collect();
+        Some(json!({"bookingNumber": bn, "quotes": quotes, "client": booking.client}))
+    }
+
     /// 404 for an unknown booking; 401 once its contract is no longer valid (departure passed).
     pub fn contracts_exist(&self, bn: &str, now: DateTime<Utc>) -> Checked<()> {
         let booking = self

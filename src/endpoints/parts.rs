@@ -1,0 +1,203 @@
+//! `[[endpoints.NAME.parts]]`: a `multipart/form-data` body (RFC 7578), its parts in order,
+//! each from a body template, a file (read once, bounded) or a generated document; checked when
+//! the endpoints compile, rendered per call into a [`Multipart`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use minijinja::{Environment, Value as Context};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::{EndpointProblem, RenderError};
+use super::letter::{DOCUMENTS, withdrawal_letter};
+use super::payload::{Multipart, Part, PartContent, is_json};
+use crate::models::Operation;
+
+/// The largest file a part may carry: a document a claim attaches, not a data set.
+pub(crate) const MAX_PART_FILE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// One `[[endpoints.NAME.parts]]` table as written.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PartSpec {
+    pub name: Option<String>,
+    /// Default: `application/json` for a body, `application/pdf` for a document,
+    /// `application/octet-stream` for a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// A template: JSON when the part's type is, else sent as rendered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// A file's path, relative to the config file's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// A document ppcert generates: `withdrawal-letter`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document: Option<String>,
+}
+
+/// Where a compiled part's content comes from.
+#[derive(Debug, Clone)]
+enum Source {
+    /// The body template's key in the bodies environment.
+    Template(String),
+    File(Arc<[u8]>),
+    Letter,
+}
+
+/// One part, compiled.
+#[derive(Debug, Clone)]
+pub(super) struct CompiledPart {
+    name: String,
+    content_type: String,
+    filename: Option<String>,
+    source: Source,
+}
+
+/// The key of a part's body template: `claim/parts/0`.
+pub(super) fn part_key(op: Operation, index: usize) -> String {
+    format!("{op}/parts/{index}")
+}
+
+/// Checks and compiles the parts of `op`, adding body templates to `bodies`.
+pub(super) fn compile(
+    op: Operation,
+    specs: &[PartSpec],
+    bodies: &mut Environment<'static>,
+) -> Result<Vec<CompiledPart>, EndpointProblem> {
+    let mut out = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
+        let fail = |field: &'static str, reason: String| EndpointProblem::Part {
+            index,
+            field,
+            reason,
+        };
+        let name = (spec.name.clone())
+            .filter(|n| !n.trim().is_empty())
+            .ok_or_else(|| fail("name", "missing: every part has a name".into()))?;
+        let (source, default_type) =
+            source(op, index, spec, bodies).map_err(|(f, r)| fail(f, r))?;
+        let content_type = (spec.content_type.clone()).unwrap_or_else(|| default_type.into());
+        if reqwest::header::HeaderValue::from_str(&content_type).is_err() {
+            let reason = format!("`{content_type}` is not a media type");
+            return Err(fail("content_type", reason));
+        }
+        out.push(CompiledPart {
+            name,
+            content_type,
+            filename: spec.filename.clone(),
+            source,
+        });
+    }
+    Ok(out)
+}
+
+/// A part's one source of content, and the media type it has unless told another; else the
+/// field at fault and why.
+fn source(
+    op: Operation,
+    index: usize,
+    spec: &PartSpec,
+    bodies: &mut Environment<'static>,
+) -> Result<(Source, &'static str), (&'static str, String)> {
+    let given = [
+        ("body", spec.body.is_some()),
+        ("file", spec.file.is_some()),
+        ("document", spec.document.is_some()),
+    ];
+    let named: Vec<&str> = given.iter().filter(|(_, s)| *s).map(|(f, _)| *f).collect();
+    if named.len() != 1 {
+        let field = named.get(1).copied().unwrap_or("body");
+        let reason = match named.len() {
+            0 => "missing: a part takes one of body, file or document".to_string(),
+            _ => format!(
+                "a part takes one of body, file or document, not {}",
+                named.join(" and ")
+            ),
+        };
+        return Err((field, reason));
+    }
+    if let Some(body) = &spec.body {
+        let key = part_key(op, index);
+        (bodies.add_template_owned(key.clone(), body.clone()))
+            .map_err(|e| ("body", format!("template: {e}")))?;
+        return Ok((Source::Template(key), "application/json"));
+    }
+    if let Some(path) = &spec.file {
+        let bytes = read_bounded(path).map_err(|r| ("file", r))?;
+        return Ok((Source::File(bytes), "application/octet-stream"));
+    }
+    let document = spec.document.as_deref().unwrap_or_default();
+    if !DOCUMENTS.contains(&document) {
+        let known = DOCUMENTS.join(", ");
+        let reason = format!("`{document}` is no document ppcert generates (known: {known})");
+        return Err(("document", reason));
+    }
+    Ok((Source::Letter, "application/pdf"))
+}
+
+/// A file's bytes, refused when it cannot be read or is larger than a part may carry.
+fn read_bounded(path: &std::path::Path) -> Result<Arc<[u8]>, String> {
+    let shown = path.display();
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?
+        .len();
+    if size > MAX_PART_FILE_BYTES {
+        return Err(format!(
+            "{shown} is {size} bytes; a part carries at most {MAX_PART_FILE_BYTES}"
+        ));
+    }
+    std::fs::read(path)
+        .map(Arc::from)
+        .map_err(|e| format!("cannot read {shown}: {e}"))
+}
+
+/// The parts rendered for one call.
+pub(super) fn render(
+    op: Operation,
+    parts: &[CompiledPart],
+    bodies: &Environment<'static>,
+    context: &Value,
+) -> Result<Multipart, RenderError> {
+    let mut out = Vec::new();
+    for part in parts {
+        let content = match &part.source {
+            Source::Template(key) => {
+                let text = bodies
+                    .get_template(key)
+                    .and_then(|t| t.render(Context::from(minijinja::value::Serde(context))))
+                    .map_err(|error| RenderError::Body { op, error })?;
+                if is_json(&part.content_type) {
+                    let value = serde_json::from_str(&text)
+                        .map_err(|error| RenderError::BodyNotJson { op, error })?;
+                    PartContent::Json(value)
+                } else {
+                    PartContent::Text(text)
+                }
+            }
+            Source::File(bytes) => PartContent::Bytes(bytes.clone()),
+            Source::Letter => PartContent::Bytes(withdrawal_letter(context).into()),
+        };
+        out.push(Part {
+            name: part.name.clone(),
+            content_type: part.content_type.clone(),
+            filename: part.filename.clone(),
+            content,
+        });
+    }
+    Ok(Multipart::new(out))
+}
+
+/// The body templates of `parts`, by key: what the rehearsal and the `captured` reads see.
+pub(super) fn template_keys(parts: &[CompiledPart]) -> Vec<String> {
+    parts
+        .iter()
+        .filter_map(|p| match &p.source {
+            Source::Template(key) => Some(key.clone()),
+            _ => None,
+        })
+        .collect()
+}
