@@ -142,7 +142,7 @@ async fn a_template_reading_a_value_no_earlier_step_captures_is_exit_2_with_noth
     assert_eq!(checked.code, 2, "{}", checked.stdout);
     let said = format!("{}{}", checked.stdout, checked.stderr);
     assert!(
-        said.contains("ppcert.toml:4") && said.contains("captured.etga"),
+        said.contains("ppcert.toml:5") && said.contains("captured.etga"),
         "{said}"
     );
 }

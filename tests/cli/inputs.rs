@@ -30,7 +30,7 @@ async fn a_template_typo_or_a_runaway_template_is_refused_before_any_request() {
     for (config, key) in [
         (
             "[endpoints.quote_deletion]\npath = \"/quotes/{{ quote.idd }}\"\n",
-            "endpoints.quote_deletion: path does not render",
+            "endpoints.quote_deletion: path: `quote.idd`: no such attribute; quote has id, reference",
         ),
         (
             "[endpoints.quote_deletion]\npath = \"/q/{% for i in range(90000) %}{% for j in range(90000) %}x{% endfor %}{% endfor %}\"\n",
