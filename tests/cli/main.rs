@@ -59,6 +59,7 @@ mod tls;
 mod token_hostile;
 mod tokens;
 mod transport;
+mod value_bounds;
 mod webhook_interop;
 mod webhook_send;
 mod webhooks;
