@@ -1,9 +1,12 @@
 //! The bearer token, held so that it cannot be printed by accident: its Debug and Display are
 //! redacted, and every recorded text passes through [`Secret::scrub`], which knows the forms a
-//! server commonly echoes it in: raw, JSON-escaped, percent-encoded (either hex case, `+` for
-//! space), base64 (standard and URL-safe, with or without padding) and those split into lines
-//! at the widths MIME and PEM wrap at. A fixed set of forms, each searched for as it is: the
-//! cost of a secret is a few copies of it, whatever its length.
+//! server commonly echoes it in: raw, JSON-escaped, percent-encoded (any mixture of encoded and
+//! plain characters, either hex case, `+` for space: what every URL encoder writes, whichever
+//! characters it leaves alone), base64 (standard and URL-safe, with or without padding) and
+//! those split into lines at the widths MIME and PEM wrap at. A fixed set of forms, each
+//! searched for as it is, and one pattern for the percent-encodings: the cost of a secret is
+//! a few copies of it, whatever its length. The same holds for any header value whose name
+//! says it is a credential ([`names_a_credential`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -20,7 +23,55 @@ pub(crate) const REDACTED_BEARER: &str = "Bearer <redacted>";
 pub(crate) const MIN_SCRUBBED_LEN: usize = 8;
 
 #[derive(Clone)]
-pub(crate) struct Secret(String, Arc<[String]>);
+pub(crate) struct Secret(String, Arc<[String]>, Option<Arc<regex::Regex>>);
+
+/// Words in a header's name that say its value is a credential (compared ignoring case, as
+/// parts of the name): `X-Api-Key`, `X-Gateway-Token`, `X-Client-Secret`, `X-Signature`...
+pub(crate) const CREDENTIAL_WORDS: [&str; 8] = [
+    "key",
+    "token",
+    "secret",
+    "auth",
+    "signature",
+    "session",
+    "cookie",
+    "password",
+];
+
+/// Whether a header named `name` carries a credential, whatever gave its value: its name holds
+/// one of [`CREDENTIAL_WORDS`]. An idempotency key names a request, not a caller.
+pub(crate) fn names_a_credential(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let idempotency = matches!(lower.as_str(), "idempotency-key" | "x-idempotency-key");
+    !idempotency && CREDENTIAL_WORDS.iter().any(|word| lower.contains(word))
+}
+
+/// Longest secret whose percent-encodings are matched by one pattern (past it, the fixed
+/// percent forms alone): the pattern grows with the secret.
+const MAX_PATTERNED_LEN: usize = 4096;
+
+/// Every percent-encoding of `token`: each character as itself or as `%XX` per UTF-8 byte,
+/// in either hex case (a space also as `+`), so encoders that leave different characters
+/// alone (`encodeURIComponent`, Python's `quote` keeping `/`, form encoding) are all matched.
+fn percent_pattern(token: &str) -> Option<Arc<regex::Regex>> {
+    if token.len() > MAX_PATTERNED_LEN {
+        return None;
+    }
+    let mut pattern = String::with_capacity(token.len() * 16);
+    for c in token.chars() {
+        pattern.push_str("(?:");
+        pattern.push_str(&regex::escape(c.encode_utf8(&mut [0u8; 4])));
+        if c == ' ' {
+            pattern.push_str("|\\+");
+        }
+        pattern.push('|');
+        for b in c.encode_utf8(&mut [0u8; 4]).bytes() {
+            pattern.push_str(&format!("%(?:{b:02X}|{b:02x})"));
+        }
+        pattern.push(')');
+    }
+    regex::Regex::new(&pattern).ok().map(Arc::new)
+}
 
 /// Every spelling of `token` worth scrubbing, longest first (a padded base64 before the
 /// unpadded one it starts with).
@@ -121,11 +172,11 @@ impl LowercaseHex for String {
 impl Secret {
     pub(crate) fn new(token: impl Into<String>) -> Secret {
         let token = token.into();
-        let forms = match token.len() >= MIN_SCRUBBED_LEN {
-            true => forms(&token),
-            false => Vec::new(),
+        let (forms, pattern) = match token.len() >= MIN_SCRUBBED_LEN {
+            true => (forms(&token), percent_pattern(&token)),
+            false => (Vec::new(), None),
         };
-        Secret(token, forms.into())
+        Secret(token, forms.into(), pattern)
     }
 
     /// The raw token, for the Authorization header only.
@@ -150,6 +201,12 @@ impl Secret {
             if text.contains(form.as_str()) {
                 text = std::borrow::Cow::Owned(text.replace(form.as_str(), REDACTED));
             }
+        }
+        // Any other percent-encoding holds a `%`: most texts are spared the pattern.
+        if let Some(pattern) = self.2.as_ref().filter(|_| text.contains('%'))
+            && let std::borrow::Cow::Owned(replaced) = pattern.replace_all(&text, REDACTED)
+        {
+            text = std::borrow::Cow::Owned(replaced);
         }
         text.into_owned()
     }
@@ -259,6 +316,45 @@ mod tests {
         }
         let held: usize = secret.1.iter().map(String::len).sum();
         assert!(held < 200 * token.len(), "{held} bytes for {}", token.len());
+    }
+
+    #[test]
+    fn any_mixture_of_percent_encoded_and_plain_characters_is_scrubbed() {
+        let secret = Secret::new("gw/key+v=1 ok");
+        for echoed in [
+            "gw/key%2Bv%3D1%20ok", // Python's quote: `/` kept
+            "gw%2Fkey%2bv%3d1+ok", // form encoding, lower hex
+            "%67%77%2F%6B%65%79%2B%76%3D%31%20%6F%6B",
+            "gw/key+v=1%20ok", // encodeURI
+        ] {
+            let scrubbed = secret.scrub(&format!("https://x/?next={echoed}&a=1"));
+            assert_eq!(scrubbed, "https://x/?next=<redacted>&a=1", "{echoed}");
+        }
+        assert_eq!(secret.scrub("100% gw/key"), "100% gw/key");
+    }
+
+    #[test]
+    fn header_names_that_say_credential_are_known_whatever_their_case() {
+        for name in [
+            "X-Api-Key",
+            "x-gateway-token",
+            "X-CLIENT-SECRET",
+            "X-Auth-User",
+            "X-Signature",
+            "X-Session-Id",
+            "Cookie",
+            "X-Password",
+        ] {
+            assert!(names_a_credential(name), "{name}");
+        }
+        for name in [
+            "Idempotency-Key",
+            "X-Request-Id",
+            "Accept-Language",
+            "traceparent",
+        ] {
+            assert!(!names_a_credential(name), "{name}");
+        }
     }
 
     #[test]

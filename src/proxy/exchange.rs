@@ -74,7 +74,7 @@ pub(crate) fn recorded_headers(
                     }
                     None => crate::secret::REDACTED.to_string(),
                 },
-                "cookie" | "proxy-authorization" | "x-api-key" => "<redacted>".to_string(),
+                name if crate::secret::names_a_credential(name) => "<redacted>".to_string(),
                 _ => {
                     let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
                     token.map_or(text.clone(), |t| t.scrub(&text))

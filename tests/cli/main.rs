@@ -52,6 +52,7 @@ mod run_safety;
 mod run_webhooks;
 mod sandbox_webhooks;
 mod scale;
+mod secret_names;
 mod serve;
 mod staging_data;
 mod staging_model;
