@@ -211,6 +211,26 @@ impl Secret {
         text.into_owned()
     }
 
+    /// The first `keep` bytes of `bytes` as text, scrubbed, and whether that cut anything:
+    /// only as much is read as a secret straddling the cut needs, so a large body costs what
+    /// is kept, not its size (a 1 MiB body was scrubbed whole, every form searched over it).
+    pub(crate) fn scrub_prefix(&self, bytes: &[u8], keep: usize) -> (String, bool) {
+        if bytes.len() <= keep {
+            return (self.scrub(&String::from_utf8_lossy(bytes)), false);
+        }
+        let longest = self.1.first().map_or(0, String::len);
+        // The window reaches past the cut by a secret (straddling it) and by the tail dropped
+        // below, so that text without secrets keeps `keep` bytes.
+        let reach = keep + 2 * (longest + 3);
+        let window = String::from_utf8_lossy(&bytes[..reach.min(bytes.len())]);
+        let scrubbed = self.scrub(&window);
+        // A secret running past the window was not matched: its start is within the window's
+        // last `longest` bytes (a character cut by the window adds at most 3), so those go.
+        let whole = scrubbed.len().saturating_sub(longest + 3);
+        let end = scrubbed.floor_char_boundary(keep.min(whole));
+        (scrubbed[..end].to_string(), true)
+    }
+
     /// Removes the token from every string and every key inside a JSON value.
     pub(crate) fn scrub_json(&self, value: &mut serde_json::Value) {
         match value {
@@ -355,6 +375,30 @@ mod tests {
         ] {
             assert!(!names_a_credential(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_cut_body_is_scrubbed_up_to_the_cut_even_when_a_secret_straddles_it() {
+        let token = "sk_live+ab/cd==ef12";
+        let secret = Secret::new(token);
+        let b64 = base64::engine::general_purpose::STANDARD.encode(token);
+        for echoed in [
+            token.to_string(),
+            b64.clone(),
+            "sk_live%2Bab/cd%3D%3Def12".into(),
+        ] {
+            for at in [90, 95, 99, 100, 101] {
+                let text = format!("{}{echoed}{}", "x".repeat(at), "y".repeat(5000));
+                let (kept, cut) = secret.scrub_prefix(text.as_bytes(), 100);
+                assert!(cut && kept.len() <= 100, "{at}: {kept}");
+                for n in 4..echoed.len() {
+                    assert!(!kept.ends_with(&echoed[..n]), "{at}: {kept}");
+                }
+                assert!(!kept.contains(&echoed), "{at}: {kept}");
+            }
+        }
+        let (whole, cut) = secret.scrub_prefix(format!("a {token} b").as_bytes(), 100);
+        assert_eq!((whole.as_str(), cut), ("a <redacted> b", false));
     }
 
     #[test]
