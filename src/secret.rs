@@ -8,6 +8,7 @@
 //! a few copies of it, whatever its length. The same holds for any header value whose name
 //! says it is a credential ([`names_a_credential`]).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -22,8 +23,15 @@ pub(crate) const REDACTED_BEARER: &str = "Bearer <redacted>";
 /// evidence (a one-letter token is in every word), so they are only kept out of headers.
 pub(crate) const MIN_SCRUBBED_LEN: usize = 8;
 
+/// The token, its spellings (longest first), the pattern of its percent-encodings, and one
+/// automaton over the spellings: a text is searched once, not once per spelling.
 #[derive(Clone)]
-pub(crate) struct Secret(String, Arc<[String]>, Option<Arc<regex::Regex>>);
+pub(crate) struct Secret(
+    String,
+    Arc<[String]>,
+    Option<Arc<regex::Regex>>,
+    Option<Arc<aho_corasick::AhoCorasick>>,
+);
 
 /// Words in a header's name that say its value is a credential (compared ignoring case, as
 /// parts of the name): `X-Api-Key`, `X-Gateway-Token`, `X-Client-Secret`, `X-Signature`...
@@ -176,7 +184,17 @@ impl Secret {
             true => (forms(&token), percent_pattern(&token)),
             false => (Vec::new(), None),
         };
-        Secret(token, forms.into(), pattern)
+        // Leftmost-longest: where spellings overlap, the longer one goes whole.
+        let automaton = (!forms.is_empty())
+            .then(|| {
+                aho_corasick::AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+                    .build(&forms)
+                    .ok()
+            })
+            .flatten()
+            .map(Arc::new);
+        Secret(token, forms.into(), pattern, automaton)
     }
 
     /// The raw token, for the Authorization header only.
@@ -196,19 +214,39 @@ impl Secret {
 
     /// Removes the token, in every form it is known in, from text a server may have echoed.
     pub(crate) fn scrub(&self, text: &str) -> String {
-        let mut text = std::borrow::Cow::Borrowed(text);
-        for form in self.1.iter() {
-            if text.contains(form.as_str()) {
-                text = std::borrow::Cow::Owned(text.replace(form.as_str(), REDACTED));
+        self.scrub_cow(text).into_owned()
+    }
+
+    /// [`Secret::scrub`], borrowing the text back when there was nothing to remove (most
+    /// texts): nothing is copied then.
+    pub(crate) fn scrub_cow<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut text = Cow::Borrowed(text);
+        match &self.3 {
+            Some(automaton) => {
+                if automaton.is_match(text.as_ref()) {
+                    let mut out = String::with_capacity(text.len());
+                    automaton.replace_all_with(&text, &mut out, |_, _, out| {
+                        out.push_str(REDACTED);
+                        true
+                    });
+                    text = Cow::Owned(out);
+                }
+            }
+            None => {
+                for form in self.1.iter() {
+                    if text.contains(form.as_str()) {
+                        text = Cow::Owned(text.replace(form.as_str(), REDACTED));
+                    }
+                }
             }
         }
         // Any other percent-encoding holds a `%`: most texts are spared the pattern.
         if let Some(pattern) = self.2.as_ref().filter(|_| text.contains('%'))
-            && let std::borrow::Cow::Owned(replaced) = pattern.replace_all(&text, REDACTED)
+            && let Cow::Owned(replaced) = pattern.replace_all(&text, REDACTED)
         {
-            text = std::borrow::Cow::Owned(replaced);
+            text = Cow::Owned(replaced);
         }
-        text.into_owned()
+        text
     }
 
     /// The first `keep` bytes of `bytes` as text, scrubbed, and whether that cut anything:
@@ -235,13 +273,18 @@ impl Secret {
     pub(crate) fn scrub_json(&self, value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(s) => {
-                let scrubbed = self.scrub(s);
-                if scrubbed != *s {
+                if let Cow::Owned(scrubbed) = self.scrub_cow(s) {
                     *s = scrubbed;
                 }
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_json(v)),
             serde_json::Value::Object(map) => {
+                let renamed = (map.keys()).any(|k| matches!(self.scrub_cow(k), Cow::Owned(_)));
+                if !renamed {
+                    // The usual case: the map is kept, only its values are looked into.
+                    map.values_mut().for_each(|v| self.scrub_json(v));
+                    return;
+                }
                 let entries = std::mem::take(map);
                 for (key, mut inner) in entries {
                     self.scrub_json(&mut inner);
