@@ -46,6 +46,15 @@ pub(crate) const CA_FILE_BYTES: u64 = 4 << 20;
 /// One line of a journal (one exchange, its bodies included), read by `--resume` and `verify`.
 pub(crate) const JOURNAL_LINE_BYTES: usize = 64 << 20;
 
+/// A value read from an answer (an id, a reference, a `captured.NAME`): it goes back out in
+/// later URLs and bodies and is recorded with every exchange that reads or sends it, so one
+/// huge id would cost its size many times over. Ids and references are tens of bytes.
+pub(crate) const CAPTURED_VALUE_BYTES: usize = 64 << 10;
+
+/// Characters of a booking number drawn from `[data] booking_number_pattern`: real booking
+/// numbers are a dozen characters; a pattern reaching further is a mistake (or a bomb).
+pub(crate) const BOOKING_NUMBER_CHARS: u64 = 64;
+
 /// A file's bytes, refused without reading past `max` (a pipe or `/dev/zero` included).
 pub(crate) fn read_capped(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read as _;

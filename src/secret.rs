@@ -1,10 +1,14 @@
 //! The bearer token, held so that it cannot be printed by accident: its Debug and Display are
 //! redacted, and every recorded text passes through [`Secret::scrub`], which knows the forms a
-//! server commonly echoes it in: raw, JSON-escaped, percent-encoded (either hex case, `+` for
-//! space), base64 (standard and URL-safe, with or without padding) and those split into lines
-//! at the widths MIME and PEM wrap at. A fixed set of forms, each searched for as it is: the
-//! cost of a secret is a few copies of it, whatever its length.
+//! server commonly echoes it in: raw, JSON-escaped, percent-encoded (any mixture of encoded and
+//! plain characters, either hex case, `+` for space: what every URL encoder writes, whichever
+//! characters it leaves alone), base64 (standard and URL-safe, with or without padding) and
+//! those split into lines at the widths MIME and PEM wrap at. A fixed set of forms, each
+//! searched for as it is, and one pattern for the percent-encodings: the cost of a secret is
+//! a few copies of it, whatever its length. The same holds for any header value whose name
+//! says it is a credential ([`names_a_credential`]).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -19,8 +23,63 @@ pub(crate) const REDACTED_BEARER: &str = "Bearer <redacted>";
 /// evidence (a one-letter token is in every word), so they are only kept out of headers.
 pub(crate) const MIN_SCRUBBED_LEN: usize = 8;
 
+/// The token, its spellings (longest first), the pattern of its percent-encodings, and one
+/// automaton over the spellings: a text is searched once, not once per spelling.
 #[derive(Clone)]
-pub(crate) struct Secret(String, Arc<[String]>);
+pub(crate) struct Secret(
+    String,
+    Arc<[String]>,
+    Option<Arc<regex::Regex>>,
+    Option<Arc<aho_corasick::AhoCorasick>>,
+);
+
+/// Words in a header's name that say its value is a credential (compared ignoring case, as
+/// parts of the name): `X-Api-Key`, `X-Gateway-Token`, `X-Client-Secret`, `X-Signature`...
+pub(crate) const CREDENTIAL_WORDS: [&str; 8] = [
+    "key",
+    "token",
+    "secret",
+    "auth",
+    "signature",
+    "session",
+    "cookie",
+    "password",
+];
+
+/// Whether a header named `name` carries a credential, whatever gave its value: its name holds
+/// one of [`CREDENTIAL_WORDS`]. An idempotency key names a request, not a caller.
+pub(crate) fn names_a_credential(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let idempotency = matches!(lower.as_str(), "idempotency-key" | "x-idempotency-key");
+    !idempotency && CREDENTIAL_WORDS.iter().any(|word| lower.contains(word))
+}
+
+/// Longest secret whose percent-encodings are matched by one pattern (past it, the fixed
+/// percent forms alone): the pattern grows with the secret.
+const MAX_PATTERNED_LEN: usize = 4096;
+
+/// Every percent-encoding of `token`: each character as itself or as `%XX` per UTF-8 byte,
+/// in either hex case (a space also as `+`), so encoders that leave different characters
+/// alone (`encodeURIComponent`, Python's `quote` keeping `/`, form encoding) are all matched.
+fn percent_pattern(token: &str) -> Option<Arc<regex::Regex>> {
+    if token.len() > MAX_PATTERNED_LEN {
+        return None;
+    }
+    let mut pattern = String::with_capacity(token.len() * 16);
+    for c in token.chars() {
+        pattern.push_str("(?:");
+        pattern.push_str(&regex::escape(c.encode_utf8(&mut [0u8; 4])));
+        if c == ' ' {
+            pattern.push_str("|\\+");
+        }
+        pattern.push('|');
+        for b in c.encode_utf8(&mut [0u8; 4]).bytes() {
+            pattern.push_str(&format!("%(?:{b:02X}|{b:02x})"));
+        }
+        pattern.push(')');
+    }
+    regex::Regex::new(&pattern).ok().map(Arc::new)
+}
 
 /// Every spelling of `token` worth scrubbing, longest first (a padded base64 before the
 /// unpadded one it starts with).
@@ -121,11 +180,21 @@ impl LowercaseHex for String {
 impl Secret {
     pub(crate) fn new(token: impl Into<String>) -> Secret {
         let token = token.into();
-        let forms = match token.len() >= MIN_SCRUBBED_LEN {
-            true => forms(&token),
-            false => Vec::new(),
+        let (forms, pattern) = match token.len() >= MIN_SCRUBBED_LEN {
+            true => (forms(&token), percent_pattern(&token)),
+            false => (Vec::new(), None),
         };
-        Secret(token, forms.into())
+        // Leftmost-longest: where spellings overlap, the longer one goes whole.
+        let automaton = (!forms.is_empty())
+            .then(|| {
+                aho_corasick::AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+                    .build(&forms)
+                    .ok()
+            })
+            .flatten()
+            .map(Arc::new);
+        Secret(token, forms.into(), pattern, automaton)
     }
 
     /// The raw token, for the Authorization header only.
@@ -145,26 +214,77 @@ impl Secret {
 
     /// Removes the token, in every form it is known in, from text a server may have echoed.
     pub(crate) fn scrub(&self, text: &str) -> String {
-        let mut text = std::borrow::Cow::Borrowed(text);
-        for form in self.1.iter() {
-            if text.contains(form.as_str()) {
-                text = std::borrow::Cow::Owned(text.replace(form.as_str(), REDACTED));
+        self.scrub_cow(text).into_owned()
+    }
+
+    /// [`Secret::scrub`], borrowing the text back when there was nothing to remove (most
+    /// texts): nothing is copied then.
+    pub(crate) fn scrub_cow<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut text = Cow::Borrowed(text);
+        match &self.3 {
+            Some(automaton) => {
+                if automaton.is_match(text.as_ref()) {
+                    let mut out = String::with_capacity(text.len());
+                    automaton.replace_all_with(&text, &mut out, |_, _, out| {
+                        out.push_str(REDACTED);
+                        true
+                    });
+                    text = Cow::Owned(out);
+                }
+            }
+            None => {
+                for form in self.1.iter() {
+                    if text.contains(form.as_str()) {
+                        text = Cow::Owned(text.replace(form.as_str(), REDACTED));
+                    }
+                }
             }
         }
-        text.into_owned()
+        // Any other percent-encoding holds a `%`: most texts are spared the pattern.
+        if let Some(pattern) = self.2.as_ref().filter(|_| text.contains('%'))
+            && let Cow::Owned(replaced) = pattern.replace_all(&text, REDACTED)
+        {
+            text = Cow::Owned(replaced);
+        }
+        text
+    }
+
+    /// The first `keep` bytes of `bytes` as text, scrubbed, and whether that cut anything:
+    /// only as much is read as a secret straddling the cut needs, so a large body costs what
+    /// is kept, not its size (a 1 MiB body was scrubbed whole, every form searched over it).
+    pub(crate) fn scrub_prefix(&self, bytes: &[u8], keep: usize) -> (String, bool) {
+        if bytes.len() <= keep {
+            return (self.scrub(&String::from_utf8_lossy(bytes)), false);
+        }
+        let longest = self.1.first().map_or(0, String::len);
+        // The window reaches past the cut by a secret (straddling it) and by the tail dropped
+        // below, so that text without secrets keeps `keep` bytes.
+        let reach = keep + 2 * (longest + 3);
+        let window = String::from_utf8_lossy(&bytes[..reach.min(bytes.len())]);
+        let scrubbed = self.scrub(&window);
+        // A secret running past the window was not matched: its start is within the window's
+        // last `longest` bytes (a character cut by the window adds at most 3), so those go.
+        let whole = scrubbed.len().saturating_sub(longest + 3);
+        let end = scrubbed.floor_char_boundary(keep.min(whole));
+        (scrubbed[..end].to_string(), true)
     }
 
     /// Removes the token from every string and every key inside a JSON value.
     pub(crate) fn scrub_json(&self, value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(s) => {
-                let scrubbed = self.scrub(s);
-                if scrubbed != *s {
+                if let Cow::Owned(scrubbed) = self.scrub_cow(s) {
                     *s = scrubbed;
                 }
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_json(v)),
             serde_json::Value::Object(map) => {
+                let renamed = (map.keys()).any(|k| matches!(self.scrub_cow(k), Cow::Owned(_)));
+                if !renamed {
+                    // The usual case: the map is kept, only its values are looked into.
+                    map.values_mut().for_each(|v| self.scrub_json(v));
+                    return;
+                }
                 let entries = std::mem::take(map);
                 for (key, mut inner) in entries {
                     self.scrub_json(&mut inner);
@@ -259,6 +379,69 @@ mod tests {
         }
         let held: usize = secret.1.iter().map(String::len).sum();
         assert!(held < 200 * token.len(), "{held} bytes for {}", token.len());
+    }
+
+    #[test]
+    fn any_mixture_of_percent_encoded_and_plain_characters_is_scrubbed() {
+        let secret = Secret::new("gw/key+v=1 ok");
+        for echoed in [
+            "gw/key%2Bv%3D1%20ok", // Python's quote: `/` kept
+            "gw%2Fkey%2bv%3d1+ok", // form encoding, lower hex
+            "%67%77%2F%6B%65%79%2B%76%3D%31%20%6F%6B",
+            "gw/key+v=1%20ok", // encodeURI
+        ] {
+            let scrubbed = secret.scrub(&format!("https://x/?next={echoed}&a=1"));
+            assert_eq!(scrubbed, "https://x/?next=<redacted>&a=1", "{echoed}");
+        }
+        assert_eq!(secret.scrub("100% gw/key"), "100% gw/key");
+    }
+
+    #[test]
+    fn header_names_that_say_credential_are_known_whatever_their_case() {
+        for name in [
+            "X-Api-Key",
+            "x-gateway-token",
+            "X-CLIENT-SECRET",
+            "X-Auth-User",
+            "X-Signature",
+            "X-Session-Id",
+            "Cookie",
+            "X-Password",
+        ] {
+            assert!(names_a_credential(name), "{name}");
+        }
+        for name in [
+            "Idempotency-Key",
+            "X-Request-Id",
+            "Accept-Language",
+            "traceparent",
+        ] {
+            assert!(!names_a_credential(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_cut_body_is_scrubbed_up_to_the_cut_even_when_a_secret_straddles_it() {
+        let token = "sk_live+ab/cd==ef12";
+        let secret = Secret::new(token);
+        let b64 = base64::engine::general_purpose::STANDARD.encode(token);
+        for echoed in [
+            token.to_string(),
+            b64.clone(),
+            "sk_live%2Bab/cd%3D%3Def12".into(),
+        ] {
+            for at in [90, 95, 99, 100, 101] {
+                let text = format!("{}{echoed}{}", "x".repeat(at), "y".repeat(5000));
+                let (kept, cut) = secret.scrub_prefix(text.as_bytes(), 100);
+                assert!(cut && kept.len() <= 100, "{at}: {kept}");
+                for n in 4..echoed.len() {
+                    assert!(!kept.ends_with(&echoed[..n]), "{at}: {kept}");
+                }
+                assert!(!kept.contains(&echoed), "{at}: {kept}");
+            }
+        }
+        let (whole, cut) = secret.scrub_prefix(format!("a {token} b").as_bytes(), 100);
+        assert_eq!((whole.as_str(), cut), ("a <redacted> b", false));
     }
 
     #[test]

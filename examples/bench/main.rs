@@ -18,7 +18,10 @@
 //! - `webhook-flood`, `proxy-flood [SECS] [RUNS]`, `serve-batches [SECS]`: memory of the
 //!   long-lived listeners under hostile or heavy traffic (see `listeners.rs`).
 //! - `diff`: `ppcert diff` of two `--scale 100` bundles (see `diff.rs`).
+//! - `cost [RUNS]`: CPU per exchange, `--scale 1000`, start and end costs, and the evidence
+//!   tools' memory at two bundle sizes, each beside its goal (see `cost.rs`).
 
+mod cost;
 mod diff;
 mod listeners;
 
@@ -583,6 +586,9 @@ fn main() {
     }
     if all || which == "diff" {
         diff::diff();
+    }
+    if all || which == "cost" {
+        cost::cost(&runtime);
     }
     ppcert::engine::client::install_crypto_provider();
     let secs = std::env::args()

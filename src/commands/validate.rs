@@ -40,9 +40,36 @@ fn check_file(path: &Path) -> Result<String, Invalid> {
         let loaded = scenario::parse(&shown, &text).map_err(Invalid::Scenario)?;
         Ok(format!("{shown}: scenario `{}` ok", loaded.scenario.name))
     } else {
-        config::parse_file(&shown, &text).map_err(Invalid::Config)?;
+        let parsed = config::parse_file(&shown, &text).map_err(Invalid::Config)?;
+        pattern_gives_the_batch(&shown, &text, &parsed).map_err(Invalid::Scenario)?;
         Ok(format!("{shown}: config ok"))
     }
+}
+
+/// A `ppcert.toml`'s booking-number pattern gives the default batch's bookings (`run` checks
+/// again against its own scenario and scale).
+fn pattern_gives_the_batch(
+    shown: &str,
+    text: &str,
+    parsed: &config::FileConfig,
+) -> Result<(), scenario::FileError> {
+    let Some(pattern) = &parsed.data.booking_number_pattern else {
+        return Ok(());
+    };
+    let batch = scenario::builtin_named(config::DEFAULT_SCENARIO)?.scenario;
+    let bookings = batch.flows.iter().map(|f| u64::from(f.repeat)).sum();
+    crate::datagen::numbers::draw(pattern, 0, bookings)
+        .map(drop)
+        .map_err(|why| scenario::FileError {
+            file: shown.to_string(),
+            line: (text.lines())
+                .position(|l| l.trim_start().starts_with("booking_number_pattern"))
+                .map(|i| i + 1),
+            message: format!(
+                "data.booking_number_pattern: {why} (the default `{}` batch)",
+                config::DEFAULT_SCENARIO
+            ),
+        })
 }
 
 fn local_scenarios() -> Vec<PathBuf> {

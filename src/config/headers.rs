@@ -1,7 +1,8 @@
 //! Headers for every API call: `[target.headers]`, then `--header "NAME: VALUE"` over it, each
 //! added to every endpoint that does not set the header itself. Their values are templates;
 //! `{{ env.NAME }}` reads the environment, and every variable a template reads is checked set
-//! now (exit 2 naming it, before anything is sent) and returned as a secret to scrub.
+//! now (exit 2 naming it, before anything is sent) and returned as a secret to scrub; so is
+//! the value of a header whose name says it is a credential, whatever gave it.
 
 use std::collections::BTreeMap;
 
@@ -148,6 +149,24 @@ pub(crate) fn env_secrets(definitions: &Definitions) -> Result<Vec<Secret>, Head
         }
     }
     Ok(secrets)
+}
+
+/// The values of headers whose name says they carry a credential
+/// ([`names_a_credential`](crate::secret::names_a_credential)) and that are written as they are
+/// sent (a literal in `ppcert.toml` or `--header`): scrubbed like the token. A value a
+/// template computes from the environment is scrubbed by [`env_secrets`].
+pub(crate) fn named_secrets(definitions: &Definitions) -> Vec<Secret> {
+    let mut seen = std::collections::BTreeSet::new();
+    (definitions.values())
+        .flat_map(|endpoint| endpoint.headers.iter())
+        .filter(|(name, value)| {
+            crate::secret::names_a_credential(name)
+                && !value.contains("{{")
+                && !value.contains("{%")
+        })
+        .filter(|(_, value)| seen.insert(value.trim().to_string()))
+        .map(|(_, value)| Secret::new(value.trim()))
+        .collect()
 }
 
 #[cfg(test)]

@@ -40,7 +40,8 @@ pub(crate) struct Staging {
     pub cacert: Option<PathBuf>,
     /// Client certificate and key for mutual TLS.
     pub identity: Option<super::tls::ClientIdentity>,
-    /// Values the templates read from the environment (`env.NAME`): scrubbed like the token.
+    /// Values the templates read from the environment (`env.NAME`), and those of headers named
+    /// as credentials: scrubbed like the token.
     pub secrets: Vec<crate::secret::Secret>,
     /// `[target.headers]` with `--header` over it: what every endpoint of any dialect gets.
     pub common_headers: Vec<(String, String)>,
@@ -63,7 +64,8 @@ impl Staging {
         let common = headers::common(&file.target.headers, &args.headers)?;
         headers::merge(&mut definitions, &common);
         // Before compiling: a variable not set is named, not reported as a template error.
-        let secrets = headers::env_secrets(&definitions)?;
+        let mut secrets = headers::env_secrets(&definitions)?;
+        secrets.extend(headers::named_secrets(&definitions));
         let endpoints = Endpoints::compile(&definitions)
             .and_then(|endpoints| endpoints.rehearse(dialect::sample).map(|()| endpoints))?
             .with_bundle(file.partner.bundle.clone());

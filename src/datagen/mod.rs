@@ -9,6 +9,7 @@ mod booking;
 mod flights;
 mod mutate;
 pub(crate) mod numbers;
+mod pattern;
 mod people;
 pub mod places;
 

@@ -137,7 +137,7 @@ async fn fresh_quote(cx: &mut StepContext<'_>, step: &str) -> Result<(String, St
     let body = json!(Envelope {
         data: cx.booking().quote_request(0, false)
     });
-    let (quote, _) = quote_call(cx, step, body, None).await?;
+    let (quote, _) = quote_call(cx, step, body, None, None).await?;
     Ok((quote.reference, quote.id))
 }
 

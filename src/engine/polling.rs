@@ -125,6 +125,9 @@ impl StepContext<'_> {
         let mut context = pending.spec.context.clone();
         let mut captured = self.state.captured_values();
         for (name, value, _) in self.answer_values(pending, true) {
+            if reading::oversize(&value).is_some() {
+                continue;
+            }
             captured[name] = value;
         }
         context["captured"] = captured;
@@ -179,6 +182,17 @@ impl StepContext<'_> {
             return;
         }
         for (name, value, from) in self.answer_values(pending, false) {
+            if let Some(size) = reading::oversize(&value) {
+                let op = pending.spec.operation;
+                let check = reading::oversize_check(&name, op, &from, size);
+                pending.checks.push(check);
+                pending.reads.push(ValueRead {
+                    name,
+                    value: None,
+                    from,
+                });
+                continue;
+            }
             pending.reads.push(ValueRead {
                 name: name.clone(),
                 value: as_text(&value).or_else(|| Some(value.to_string())),

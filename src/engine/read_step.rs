@@ -4,10 +4,28 @@
 use serde_json::Value;
 
 use super::caller::Pending;
-use super::reading::{Found, Need, Reading, as_text, builtin, read};
+use super::reading::{Found, Need, Reading, as_text, builtin, oversize, oversize_check, read};
 use super::step_context::StepContext;
 use crate::endpoints::AnswerView;
 use crate::record::{Check, ValueRead};
+
+/// A value past the bound is refused: a failed check, recorded as read from where it was but
+/// without the value.
+fn refused_oversize(pending: &mut Pending, name: &str, reading: &super::reading::Reading) -> bool {
+    let Some(size) = reading.value.as_ref().and_then(oversize) else {
+        return false;
+    };
+    let op = pending.spec.operation;
+    pending
+        .checks
+        .push(oversize_check(name, op, &reading.from, size));
+    pending.reads.push(ValueRead {
+        name: name.to_string(),
+        value: None,
+        from: reading.from.clone(),
+    });
+    true
+}
 
 impl StepContext<'_> {
     /// Reads `name` from the answer pending: the capture configured for it, else `fallback`.
@@ -40,6 +58,9 @@ impl StepContext<'_> {
                 return None;
             }
         };
+        if refused_oversize(pending, name, &reading) {
+            return None;
+        }
         let text = reading
             .value
             .as_ref()

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::tolerant;
 use crate::endpoints::{AnswerView, Endpoints, RenderError};
 use crate::models::Operation;
+use crate::record::Check;
 
 /// Whether the flow cannot go on without the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +34,30 @@ pub(crate) fn as_text(value: &Value) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
+}
+
+/// The size of `value` as it would be sent and recorded, when it is past
+/// [`CAPTURED_VALUE_BYTES`](crate::bounds::CAPTURED_VALUE_BYTES): such a value is not kept.
+pub(crate) fn oversize(value: &Value) -> Option<usize> {
+    let size = match value {
+        Value::String(s) => s.len(),
+        Value::Null | Value::Bool(_) | Value::Number(_) => return None,
+        other => other.to_string().len(),
+    };
+    (size > crate::bounds::CAPTURED_VALUE_BYTES).then_some(size)
+}
+
+/// What a step says of a value past the bound: a failed check of its own, named like the
+/// reading's.
+pub(crate) fn oversize_check(name: &str, op: Operation, from: &str, size: usize) -> Check {
+    Check::fail(
+        &format!("read_{name}"),
+        format!(
+            "`{name}` read from the {op} answer ({from}) is {size} bytes, larger than {} KiB, \
+             ppcert's bound for a value read from an answer; it is not kept or sent on",
+            crate::bounds::CAPTURED_VALUE_BYTES >> 10
+        ),
+    )
 }
 
 /// The built-in reading of each capturable value (`product_type` for contract values).

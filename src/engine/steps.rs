@@ -17,14 +17,18 @@ use crate::record::Check;
 use crate::record::QuoteRef;
 use crate::timestamp::Timestamp;
 
-/// POST /quotes; checks id and reference, and the sign of `priceDelta` when one is expected.
+/// POST /quotes; checks id and reference, the sign of `priceDelta` when one is expected, and
+/// its currency when it names one. `total` is the delta of the booking's earlier plans: the
+/// quote's is added to it (a sum past the decimal range is a failed check, not a crash).
 pub(super) async fn quote_call(
     cx: &mut StepContext<'_>,
     step: &str,
     body: Value,
     expected: Option<Sign>,
+    total: Option<Decimal>,
 ) -> Result<(QuoteRef, Option<Decimal>), StepError> {
     let context = cx.context(None, None, None);
+    let currency = (body.pointer("/data/currency").and_then(Value::as_str)).map(str::to_string);
     let expect = cx.success(Operation::Quote);
     let spec = cx.spec(Operation::Quote, step, &context, Some(body), expect)?;
     let mut pending = cx.send(spec).await;
@@ -43,12 +47,14 @@ pub(super) async fn quote_call(
     } else {
         Need::Optional
     };
-    let delta = cx
-        .read_builtin(&mut pending, "price_delta", &context, need_delta)
-        .map(|v| tolerant::delta_amount(&v));
-    if let (Some(expected), Some(delta)) = (expected, &delta) {
-        pending.checks.push(delta_check(delta, expected));
-    }
+    let delta_read = cx.read_builtin(&mut pending, "price_delta", &context, need_delta);
+    let total = delta_checks(
+        &mut pending,
+        delta_read,
+        expected,
+        currency.as_deref(),
+        total,
+    );
     let found = match (
         id.as_ref().and_then(as_text),
         reference.as_ref().and_then(as_text),
@@ -60,7 +66,7 @@ pub(super) async fn quote_call(
                 bundle: chosen.as_ref().and_then(|c| c.name.clone()),
                 documents: chosen.map(|c| c.documents).unwrap_or_default(),
             },
-            delta.and_then(Result::ok).map(|(v, _)| v),
+            total,
         )),
         _ => None,
     };
@@ -111,6 +117,7 @@ pub(super) async fn quote(cx: &mut StepContext<'_>) -> Result<(), StepError> {
             json!(Envelope {
                 data: booking.quote_request(plan, false)
             }),
+            None,
             None,
         )
         .await?;
@@ -186,10 +193,8 @@ pub(super) async fn update(
         });
         let step = cx.step_name.clone();
         let expected = single.then_some(update.expected_delta);
-        let (quote, delta) = quote_call(cx, &step, body, expected).await?;
-        total_delta = delta
-            .map(|d| d + total_delta.unwrap_or(Decimal::ZERO))
-            .or(total_delta);
+        let (quote, total) = quote_call(cx, &step, body, expected, total_delta).await?;
+        total_delta = total;
         quotes.push(quote);
     }
     let ids: Vec<String> = quotes.iter().map(|q| q.id.clone()).collect();
@@ -325,6 +330,61 @@ fn delta_check(delta: &Result<(Decimal, &'static str), String>, expected: Sign) 
         ),
         Err(e) => Check::fail("price_delta_sign", e.clone()),
     }
+}
+
+/// Checks a quote's `priceDelta` (its sign when one is `expected`, its currency against the
+/// quote's) and adds it to `total`, the delta of the booking's earlier plans.
+fn delta_checks(
+    pending: &mut Pending,
+    delta_read: Option<Value>,
+    expected: Option<Sign>,
+    currency: Option<&str>,
+    total: Option<Decimal>,
+) -> Option<Decimal> {
+    let delta = delta_read.as_ref().map(tolerant::delta_amount);
+    if let (Some(expected), Some(delta)) = (expected, &delta) {
+        pending.checks.push(delta_check(delta, expected));
+    }
+    let checks = delta_read
+        .as_ref()
+        .and_then(|v| currency_check(v, currency));
+    pending.checks.extend(checks);
+    let amount = delta
+        .as_ref()
+        .and_then(|d| d.as_ref().ok())
+        .map(|(v, _)| *v);
+    match (amount, total) {
+        (Some(amount), Some(total)) => {
+            let sum = total.checked_add(amount);
+            if sum.is_none() {
+                pending.checks.push(Check::fail(
+                    "price_delta_total",
+                    format!(
+                        "priceDelta {amount} added to the booking's other plans' {total} is \
+                         past the range of exact decimal amounts (28 digits)"
+                    ),
+                ));
+            }
+            sum
+        }
+        (amount, total) => amount.or(total),
+    }
+}
+
+/// A `priceDelta` that names a currency other than the quote's (as requested) prices
+/// something else: a failed check.
+fn currency_check(delta: &Value, quote: Option<&str>) -> Option<Check> {
+    let (money, _) = crate::money::read(delta).ok()?;
+    let (named, quote) = (money.currency?, quote?);
+    (!named.eq_ignore_ascii_case(quote)).then(|| {
+        Check::fail(
+            "price_delta_currency",
+            format!(
+                "priceDelta is in {}, the quote in {quote}",
+                crate::console::printable(&named)
+            ),
+        )
+    })
 }
 
 /// A short quote of a body for check details.

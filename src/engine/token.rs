@@ -235,9 +235,14 @@ impl Tokens {
     /// `text` with every token issued so far and the client secret removed.
     pub(crate) fn scrub(&self, text: &str) -> String {
         let known = self.known.read().unwrap_or_else(|e| e.into_inner());
-        known
-            .iter()
-            .fold(text.to_string(), |text, s| s.scrub(&text))
+        // Copied only when a secret was found: most texts hold none.
+        let mut text = std::borrow::Cow::Borrowed(text);
+        for secret in known.iter() {
+            if let std::borrow::Cow::Owned(scrubbed) = secret.scrub_cow(&text) {
+                text = std::borrow::Cow::Owned(scrubbed);
+            }
+        }
+        text.into_owned()
     }
 
     pub(crate) fn scrub_json(&self, value: &mut Value) {

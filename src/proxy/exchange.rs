@@ -23,7 +23,7 @@ use crate::timestamp::Timestamp;
 pub(crate) const PROXY_KEPT_BODY: usize = 16 * 1024;
 
 /// A body as the proxy records it: whole up to [`PROXY_KEPT_BODY`], else its first part
-/// (scrubbed of the token whole, then cut) with what it was. The whole JSON comes back for
+/// (scrubbed as far as a token across the cut needs, then cut) with what it was. The whole JSON comes back for
 /// reading values.
 fn kept(
     bytes: &[u8],
@@ -44,10 +44,24 @@ fn kept(
             token.scrub_json(&mut value);
             std::sync::Arc::new(value)
         });
-    let text = token.scrub(&String::from_utf8_lossy(bytes));
-    let end = text.floor_char_boundary(PROXY_KEPT_BODY);
-    let body = Body::from_value(&Value::String(text[..end].to_string()));
-    (body, true, full_json, CutBody::of(bytes, PROXY_KEPT_BODY))
+    let (body, cut) = kept_cut(bytes, token);
+    (body, true, full_json, cut)
+}
+
+/// A large body's first part, scrubbed (only as far as a secret across the cut needs: the
+/// rest is never searched), with its length and SHA-256.
+fn kept_cut(bytes: &[u8], token: &Secret) -> (Body, Option<Box<CutBody>>) {
+    let (text, _) = token.scrub_prefix(bytes, PROXY_KEPT_BODY);
+    let body = Body::from_value(&Value::String(text));
+    (body, CutBody::of(bytes, PROXY_KEPT_BODY))
+}
+
+/// A request body as recorded: no JSON of it is kept, so a large one is not parsed again.
+fn kept_request(bytes: &[u8], token: &Secret) -> (Body, Option<Box<CutBody>>) {
+    if bytes.len() <= PROXY_KEPT_BODY {
+        return (keep_body(bytes, token).0, None);
+    }
+    kept_cut(bytes, token)
 }
 
 /// The partner's own bearer token, if it sent one: never recorded, only its fingerprint.
@@ -74,7 +88,7 @@ pub(crate) fn recorded_headers(
                     }
                     None => crate::secret::REDACTED.to_string(),
                 },
-                "cookie" | "proxy-authorization" | "x-api-key" => "<redacted>".to_string(),
+                name if crate::secret::names_a_credential(name) => "<redacted>".to_string(),
                 _ => {
                     let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
                     token.map_or(text.clone(), |t| t.scrub(&text))
@@ -139,7 +153,7 @@ pub(crate) struct Forwarded {
 
 impl Forwarded {
     pub(crate) fn into_exchange(self, token: &Secret) -> Exchange {
-        let (body, _, _, cut) = kept(&self.request_body, token);
+        let (body, cut) = kept_request(&self.request_body, token);
         let accepted = self
             .response
             .as_ref()

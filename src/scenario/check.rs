@@ -25,6 +25,14 @@ impl CheckError {
             CheckError::NoFlows | CheckError::Profile(_) => None,
         }
     }
+
+    /// The `[data]` key at fault, if one is named in the file.
+    pub(crate) fn key(&self) -> Option<&'static str> {
+        match self {
+            CheckError::Profile(ProfileError::Pattern(_)) => Some("booking_number_pattern"),
+            _ => None,
+        }
+    }
 }
 
 /// What is wrong with `[data]`.
@@ -40,6 +48,8 @@ pub(crate) enum ProfileError {
     Currency(String),
     #[error("data.product_types[{index}]: unknown product type `{name}`")]
     UnknownProductType { index: usize, name: String },
+    #[error("data.booking_number_pattern: {0}")]
+    Pattern(String),
 }
 
 /// What is wrong with one flow.
@@ -86,6 +96,11 @@ pub(crate) fn check(scenario: &Scenario) -> Result<(), CheckError> {
         }
         bounds::check("repeat", flow.repeat, &bounds::REPEAT).map_err(|e| fail(e.into()))?;
         check_steps(flow, &scenario.data).map_err(fail)?;
+    }
+    if let Some(pattern) = &scenario.data.booking_number_pattern {
+        // One booking per flow instance at `--scale 1`; `run` checks again at its scale.
+        let bookings = scenario.flows.iter().map(|f| u64::from(f.repeat)).sum();
+        crate::datagen::numbers::draw(pattern, 0, bookings).map_err(ProfileError::Pattern)?;
     }
     Ok(())
 }

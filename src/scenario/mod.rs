@@ -151,7 +151,8 @@ fn parse_from(source: ScenarioSource, text: &str) -> Result<LoadedScenario, File
     let scenario: Scenario = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
     check(&scenario).map_err(|e| FileError {
         file: file.into(),
-        line: e.flow().and_then(|f| flow_line(text, f)),
+        line: (e.flow().and_then(|f| flow_line(text, f)))
+            .or_else(|| e.key().and_then(|key| key_line(text, key))),
         message: e.to_string(),
     })?;
     Ok(LoadedScenario {
@@ -159,6 +160,12 @@ fn parse_from(source: ScenarioSource, text: &str) -> Result<LoadedScenario, File
         source,
         sha256: crate::digest::sha256_hex(text.as_bytes()),
     })
+}
+
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    (text.lines())
+        .position(|l| l.trim_start().starts_with(key))
+        .map(|i| i + 1)
 }
 
 fn flow_line(text: &str, flow: &str) -> Option<usize> {

@@ -21,6 +21,8 @@ pub(crate) mod keys;
 
 pub const HEADER: &str = "idempotency-key";
 const MAX_BODY: usize = 1024 * 1024;
+/// Characters of a key (as Stripe's): keys are kept, so their length is bounded.
+pub const MAX_KEY_LEN: usize = 255;
 
 /// Subscriptions and claims: the writes this variant holds to a key.
 fn needs_key(method: &Method, path: &str) -> bool {
@@ -46,6 +48,14 @@ pub async fn enforce(State(shared): State<Arc<Shared>>, request: Request, next: 
         )
         .into_response();
     };
+    if key.len() > MAX_KEY_LEN {
+        return ApiFailure::new(
+            StatusCode::BAD_REQUEST,
+            "IDEMPOTENCY_KEY_TOO_LONG",
+            format!("an Idempotency-Key is at most {MAX_KEY_LEN} characters"),
+        )
+        .into_response();
+    }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = to_bytes(body, MAX_BODY).await else {
         return StatusCode::PAYLOAD_TOO_LARGE.into_response();

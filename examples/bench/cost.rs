@@ -1,0 +1,229 @@
+//! `cost`: issue 45's figures, each beside its goal, all of the release binary against the
+//! embedded sandbox (so a run's CPU is the client's and the sandbox's together, as the issue
+//! measured it): CPU per exchange at `--scale 200 --concurrency 32`, throughput and peak RSS
+//! at `--scale 1000`, process start to the first request and last answer to exit for the
+//! default batch, and the evidence tools' peak RSS on bundles of `--scale 20` and `--scale
+//! 200`. `PPCERT_BENCH_BEFORE=PATH` runs an earlier build beside it for the CPU figure. The
+//! machine may be shared: compare only figures of one run.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What GNU time says of one command: wall and CPU seconds, peak RSS in KiB.
+struct Timed {
+    wall: f64,
+    cpu: f64,
+    peak_kib: u64,
+    code: Option<i32>,
+}
+
+fn timed(binary: &str, args: &[&str], dir: &Path) -> Timed {
+    let output = Command::new("/usr/bin/time")
+        .args(["-f", "%e %U %S %M", binary])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PPCERT_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .output()
+        .expect("GNU time (/usr/bin/time) runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    let fields: Vec<f64> = last
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    assert_eq!(fields.len(), 4, "GNU time's line: {stderr}");
+    Timed {
+        wall: fields[0],
+        cpu: fields[1] + fields[2],
+        peak_kib: fields[3] as u64,
+        code: output.status.code(),
+    }
+}
+
+fn exchanges(bundle: &Path) -> usize {
+    std::fs::read_to_string(bundle.join("journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"exchange""#))
+        .count()
+}
+
+/// CPU per exchange of `binary` at `--scale 200`, the median of `runs`.
+fn cpu_per_exchange(binary: &str, runs: usize) -> (f64, usize) {
+    let mut per = Vec::new();
+    let mut count = 0;
+    for _ in 0..runs {
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            "run",
+            "--scale",
+            "200",
+            "--concurrency",
+            "32",
+            "--quiet",
+            "--out",
+            "b",
+        ];
+        let timed = timed(binary, &args, dir.path());
+        assert_eq!(timed.code, Some(0), "the --scale 200 run passes");
+        count = exchanges(&dir.path().join("b"));
+        per.push(timed.cpu / count as f64 * 1e6);
+    }
+    (super::median(per), count)
+}
+
+fn cpu(runs: usize) {
+    let (after, count) = cpu_per_exchange(&super::binary(), runs);
+    match std::env::var("PPCERT_BENCH_BEFORE") {
+        Ok(before) => {
+            let (before, _) = cpu_per_exchange(&before, runs);
+            println!(
+                "CPU per exchange (--scale 200, {count} exchanges, median of {runs}): {after:.0} µs, before {before:.0} µs: {:.2}x (goal <= 0.70x)",
+                after / before
+            );
+        }
+        Err(_) => println!(
+            "CPU per exchange (--scale 200, {count} exchanges, median of {runs}): {after:.0} µs (goal <= 0.70x of the build before: set PPCERT_BENCH_BEFORE)"
+        ),
+    }
+}
+
+fn scale_1000() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--scale",
+        "1000",
+        "--concurrency",
+        "32",
+        "--quiet",
+        "--out",
+        "b",
+    ];
+    let timed = timed(&super::binary(), &args, dir.path());
+    let count = exchanges(&dir.path().join("b"));
+    println!(
+        "--scale 1000: {count} exchanges in {:.2} s: {:.0} exchanges/s (goal >= 6,000 on an idle machine), peak RSS {:.1} MiB (goal <= 90)",
+        timed.wall,
+        count as f64 / timed.wall,
+        timed.peak_kib as f64 / 1024.0
+    );
+}
+
+/// Process start to the sandbox's first request, and its last request to the process's exit
+/// (the bundle written), for the default batch at zero latency: the sandbox's request count is
+/// watched from a thread that spins, so the resolution is microseconds.
+fn start_and_end(runtime: &tokio::runtime::Runtime, runs: usize) {
+    let (mut starts, mut ends) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let sandbox = Arc::new(super::sandbox(runtime, Duration::ZERO));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("token"), sandbox.token()).unwrap();
+        let base = sandbox.base_url();
+        let done = Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let (sandbox, done) = (sandbox.clone(), done.clone());
+            std::thread::spawn(move || {
+                let (mut first, mut last, mut seen) = (None, Instant::now(), 0);
+                while !done.load(Ordering::Relaxed) {
+                    let now = sandbox.requests_received();
+                    if now != seen {
+                        let at = Instant::now();
+                        first.get_or_insert(at);
+                        (last, seen) = (at, now);
+                    }
+                    std::hint::spin_loop();
+                }
+                (first, last)
+            })
+        };
+        let started = Instant::now();
+        let status = Command::new(super::binary())
+            .args([
+                "run",
+                "--base-url",
+                &base,
+                "--token-file",
+                "token",
+                "--quiet",
+                "--out",
+                "b",
+            ])
+            .current_dir(dir.path())
+            .env_remove("PPCERT_TOKEN")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        let exited = Instant::now();
+        done.store(true, Ordering::Relaxed);
+        let (first, last) = watcher.join().unwrap();
+        assert!(status.success(), "the default batch passes");
+        starts.push((first.expect("a request came") - started).as_secs_f64() * 1e3);
+        ends.push((exited - last).as_secs_f64() * 1e3);
+    }
+    println!(
+        "start to first request: median {:.2} ms of {runs} (goal <= 2 ms); last request to exit, bundle written: median {:.2} ms (goal <= 3 ms)",
+        super::median(starts),
+        super::median(ends)
+    );
+}
+
+/// Peak RSS of each evidence tool on two bundles of `scale` (seeds 1 and 2).
+fn tools_at(scale: &str) -> Vec<(&'static str, f64)> {
+    let dir = tempfile::tempdir().unwrap();
+    for (out, seed) in [("a", "1"), ("b", "2")] {
+        let args = ["run", "--scale", scale, "--concurrency", "32", "--quiet"];
+        let status = Command::new(super::binary())
+            .args(args)
+            .args(["--seed", seed, "--out", out])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "the --scale {scale} run passes");
+    }
+    let tools: [(&str, Vec<&str>); 5] = [
+        ("verify", vec!["verify", "b"]),
+        ("diff", vec!["diff", "a", "b"]),
+        ("dossier", vec!["dossier", "b", "--out", "d"]),
+        (
+            "export --har",
+            vec!["export", "--har", "b", "--out", "b.har"],
+        ),
+        ("report", vec!["report", "b"]),
+    ];
+    let binary = super::binary();
+    (tools.into_iter())
+        .map(|(name, args)| {
+            let timed = timed(&binary, &args, dir.path());
+            (name, timed.peak_kib as f64 / 1024.0)
+        })
+        .collect()
+}
+
+fn tools() {
+    let small = tools_at("20");
+    let large = tools_at("200");
+    for ((name, small), (_, large)) in small.iter().zip(&large) {
+        let grown = large - small;
+        println!(
+            "{name}: peak RSS {small:.1} MiB at --scale 20, {large:.1} MiB at --scale 200: +{grown:.1} MiB (goal <= +16 MiB: {})",
+            if grown <= 16.0 { "met" } else { "not met" }
+        );
+    }
+}
+
+pub(crate) fn cost(runtime: &tokio::runtime::Runtime) {
+    let runs = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    cpu(runs);
+    scale_1000();
+    start_and_end(runtime, runs.max(5));
+    tools();
+}
