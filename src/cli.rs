@@ -262,6 +262,9 @@ pub struct ProxyArgs {
     /// Compare the session with an earlier bundle, as `run --baseline` does.
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
+    /// Accept what regressed since --baseline, as `run --accept-drift` does.
+    #[arg(long, requires = "baseline")]
+    pub accept_drift: bool,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }
@@ -396,6 +399,11 @@ pub struct RunArgs {
     /// regressed exits 1 (see `ppcert diff`).
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
+    /// With --baseline: the regressions are reported and recorded in evidence.json as
+    /// accepted, and do not fail the run (it exits as without a baseline), so this bundle can
+    /// be the next baseline. For a change of the staging that is understood and intended.
+    #[arg(long, requires = "baseline")]
+    pub accept_drift: bool,
     /// First retry delay; later ones double, with jitter [default: 250].
     #[arg(long, value_name = "MS", hide = true)]
     pub backoff_ms: Option<u64>,

@@ -32,7 +32,7 @@ struct ProxyConfig {
     partner_name: String,
     strict: bool,
     /// `--baseline`'s profile, read before the proxy listens.
-    baseline: Option<crate::drift::Profile>,
+    baseline: Option<super::baseline::Baseline>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -54,7 +54,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
         partner_name: crate::config::partner_name(args.partner_name.as_ref(), file),
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
-        baseline: super::baseline::load(args.baseline.as_deref())?,
+        baseline: super::baseline::load(args.baseline.as_deref(), args.accept_drift)?,
         staging,
     })
 }

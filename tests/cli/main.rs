@@ -18,6 +18,7 @@ mod dialects;
 mod docs;
 mod dossier;
 mod drift;
+mod drift_accept;
 mod drift_more;
 mod errors;
 mod faults;

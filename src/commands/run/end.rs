@@ -38,7 +38,7 @@ pub(super) async fn conclude(
     }: Ended,
     Beside { receiver, sandbox }: Beside,
     mode: &OutputMode,
-    baseline: Option<&crate::drift::Profile>,
+    baseline: Option<&crate::commands::baseline::Baseline>,
 ) -> u8 {
     session.progress.finish();
     let gate = session.shared.gate.state();

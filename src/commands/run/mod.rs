@@ -56,7 +56,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => None,
     };
     let (mut config, previous) = configure(&args)?;
-    let baseline = super::baseline::load(args.baseline.as_deref())?;
+    let baseline = super::baseline::load(args.baseline.as_deref(), args.accept_drift)?;
     if let Some(dossier) = &args.dossier
         && !super::dossier_run::narrow(dossier, &mut config)?
     {
