@@ -139,7 +139,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     if let Err(e) = serve(socket, proxy.clone(), args.until_met, interrupted, limits).await {
         crate::console::tell!("error: the proxy stopped: {e}");
     }
-    let code = finish(&config, run, &proxy, &dir, opened.sandbox, false).await?;
+    let code = finish(&config, run, &proxy, &dir, opened.sandbox, None, false).await?;
     join_dossier(&args, &dir, code)
 }
 
@@ -192,7 +192,7 @@ async fn with_command(
         Path::new(&args.command[0]).display()
     );
     let served = proxy.clone();
-    let ended = supervise(session, &proxy.met, |stop| {
+    let ended = supervise(session, proxy.met_on_the_ledger(), |stop| {
         serve_until(socket, served, limits, stop)
     })
     .await;
@@ -206,20 +206,24 @@ async fn with_command(
             return Err(failure);
         }
     };
+    let mut secrets = crate::evidence::suite::environment_secrets();
+    secrets.extend(opened.sandbox.as_ref().map(|s| s.token().to_string()));
+    let suite = ended.record(&args.command, &secrets);
+    let failed = suite.failed().then(|| (suite.line(), suite.exit_words()));
     let code = finish(
         config,
         run,
         &proxy,
         dir,
         opened.sandbox,
+        Some(suite),
         ended.interrupted(),
     )
     .await?;
     let exit = ended.exit_code(code);
-    if exit != code {
+    if let Some((line, words)) = failed {
         crate::console::tell!(
-            "exit {exit}: `{}` failed by itself (its own exit code, passed on); the verdict above judges only the traffic it sent through the proxy",
-            Path::new(&args.command[0]).display()
+            "exit {exit}: the suite `{line}` failed by itself ({words}; its own exit code, passed on); the verdict above judges only the traffic it sent through the proxy"
         );
     }
     Ok(exit)
@@ -284,7 +288,7 @@ async fn serve(
     let stop = async move {
         let met = async {
             if until_met {
-                stopper.met.notified().await
+                stopper.met_on_the_ledger().await
             } else {
                 std::future::pending().await
             }
@@ -314,6 +318,7 @@ async fn finish(
     proxy: &Proxy,
     dir: &Path,
     sandbox: Option<crate::sandbox::Sandbox>,
+    suite: Option<crate::evidence::suite::SuiteCommand>,
     interrupted: bool,
 ) -> Result<u8, Failure> {
     // A claim counts once its status is known: read what the partner's traffic never showed.
@@ -325,6 +330,7 @@ async fn finish(
     let flows = partner_flows(recorded.flow_labels());
     // The requests no endpoint recognised are counted from the journal, with the rest.
     let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, Vec::new());
+    evidence.command = suite;
     super::baseline::attach(dir, &mut evidence, config.baseline.as_ref());
     let published = super::bundle::publish(
         dir,

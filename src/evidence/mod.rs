@@ -10,6 +10,7 @@ mod ledger;
 mod model;
 pub(crate) mod resume;
 pub(crate) mod stream;
+pub(crate) mod suite;
 mod tally;
 pub(crate) mod unrecognised;
 pub(crate) mod walk;

@@ -14,10 +14,10 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
-use tokio::sync::Notify;
 
 use crate::cli::{DEFAULT_LISTEN, ProxyArgs};
 use crate::error::{Failure, Judgement, Refusal};
+use crate::evidence::suite::{SuiteCommand, SuiteEnd};
 
 /// How long COMMAND has to end after the stop signal before it is killed (as `docker stop`).
 const GRACE: Duration = Duration::from_secs(10);
@@ -56,6 +56,32 @@ impl Ended {
         match self {
             Ended::Exited(status) => failure_code(status.as_ref()).unwrap_or(run_code),
             Ended::StoppedWhenMet | Ended::Interrupted => run_code,
+        }
+    }
+}
+
+impl Ended {
+    /// What the evidence records of COMMAND: its arguments with `secrets` (and anything a
+    /// flag or `NAME=` says is one) redacted, and how it ended.
+    pub(crate) fn record(&self, command: &[OsString], secrets: &[String]) -> SuiteCommand {
+        let argv: Vec<String> = (command.iter())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let (ended, status) = match self {
+            Ended::Exited(Some(status)) => (SuiteEnd::Exited, Some(status)),
+            Ended::Exited(None) => (SuiteEnd::Unknown, None),
+            Ended::StoppedWhenMet => (SuiteEnd::StoppedWhenMet, None),
+            Ended::Interrupted => (SuiteEnd::Interrupted, None),
+        };
+        #[cfg(unix)]
+        let signal = status.and_then(std::os::unix::process::ExitStatusExt::signal);
+        #[cfg(not(unix))]
+        let signal = None;
+        SuiteCommand {
+            argv: crate::evidence::suite::redact(&argv, secrets),
+            exit_code: status.and_then(ExitStatus::code),
+            signal,
+            ended,
         }
     }
 }
@@ -107,7 +133,7 @@ pub(crate) fn proxy_url(addr: SocketAddr, upstream: &str) -> String {
 /// Serves until COMMAND ends, then stops the proxy; how COMMAND ended, or why it could not start.
 pub(crate) async fn supervise<S>(
     session: Session<'_>,
-    met: &Notify,
+    met: impl Future<Output = ()>,
     serve: impl FnOnce(std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) -> S,
 ) -> Result<Ended, Failure>
 where
@@ -186,10 +212,11 @@ fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
 async fn watch(
     child: &mut Child,
     mut interrupts: Interrupts,
-    met: &Notify,
+    met: impl Future<Output = ()>,
     session: &Session<'_>,
 ) -> Ended {
     let mut awaiting_met = session.until_met || session.stop_when_met;
+    let mut met = std::pin::pin!(met);
     loop {
         tokio::select! {
             status = child.wait() => {
@@ -208,7 +235,7 @@ async fn watch(
                 group.signal(Signal::Kill);
                 return Ended::Interrupted;
             }
-            _ = met.notified(), if awaiting_met => {
+            _ = &mut met, if awaiting_met => {
                 if session.stop_when_met {
                     crate::console::tell!("every requirement is met: stopping COMMAND, then writing the bundle");
                     let group = Group::of(child);

@@ -56,6 +56,7 @@ mod scale;
 mod serve;
 mod staging_data;
 mod staging_model;
+mod suite_record;
 mod tls;
 mod token_hostile;
 mod tokens;
