@@ -265,6 +265,14 @@ pub struct ProxyArgs {
     /// Accept what regressed since --baseline, as `run --accept-drift` does.
     #[arg(long, requires = "baseline")]
     pub accept_drift: bool,
+    /// Sign the bundle with this private key (from `ppcert keygen`), as `run --sign-key`
+    /// does. Read before the proxy listens.
+    #[arg(long, value_name = "KEY")]
+    pub sign_key: Option<PathBuf>,
+    /// Print the final summary as one JSON object on stdout instead of text (the listening
+    /// address then goes to stderr).
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }

@@ -1,14 +1,13 @@
 //! `run --baseline` and `proxy --baseline`: the baseline read and verified before anything
 //! is sent, the new bundle compared with it before its evidence is written (so evidence.json
-//! and every report carry the section), and the exit code a regression makes.
+//! and every report carry the section); the session's outcome reads whether it regressed.
 
 use std::path::Path;
 
 use crate::attest::bundle::Source;
 use crate::drift::{self, Profile};
-use crate::error::{Failure, Judgement};
+use crate::error::Failure;
 use crate::evidence::{Evidence, Verdict};
-use crate::exit_codes;
 
 /// `--baseline`'s bundle as a run compares with it, and whether `--accept-drift` accepts what
 /// regressed since.
@@ -50,17 +49,6 @@ pub(crate) fn attach(dir: &Path, evidence: &mut Evidence, base: Option<&Baseline
             "warning: cannot compare with the baseline ({}: {e}); the reports have no \"Since the baseline\" section",
             dir.display()
         ),
-    }
-}
-
-/// The run's own exit code, or 1 when the run passed but regressed against the baseline (and
-/// the regressions were not accepted).
-pub(crate) fn exit_code(code: u8, evidence: &Evidence) -> u8 {
-    let regressed = evidence.baseline.as_ref().is_some_and(|d| d.fails());
-    if code == exit_codes::SUCCESS && evidence.verdict == Verdict::Passed && regressed {
-        Judgement::NotMet.exit_code()
-    } else {
-        code
     }
 }
 

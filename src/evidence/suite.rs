@@ -43,6 +43,16 @@ impl SuiteCommand {
         }
     }
 
+    /// The code a failed suite passes on, as a shell reports it: its own, or 128 + N when
+    /// signal N ended it; 1 when its status could not be read.
+    pub(crate) fn exit_code_passed_on(&self) -> u8 {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => u8::try_from(code).unwrap_or(1),
+            (None, Some(signal)) => 128u8.saturating_add(u8::try_from(signal).unwrap_or(0)),
+            (None, None) => 1,
+        }
+    }
+
     /// How it ended in words: `exit 7`, `signal 15`, `its status could not be read`.
     pub(crate) fn exit_words(&self) -> String {
         match (self.exit_code, self.signal) {

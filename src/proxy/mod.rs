@@ -10,7 +10,6 @@ mod json;
 pub(crate) mod routes;
 pub(crate) mod rules;
 mod sequencing;
-mod until_met;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -212,6 +211,25 @@ impl Proxy {
 }
 
 impl Proxy {
+    /// `--until-met` on the evidence's ledger: resolves once every requirement is met as the
+    /// verdict will count it. When every count is reached, the claims whose status the
+    /// traffic never showed are read first; a claim flagged or unread keeps the session going
+    /// rather than having it say "every requirement is met" over claims at 0/5.
+    pub(crate) async fn met_on_the_ledger(&self) {
+        loop {
+            self.met.notified().await;
+            if !self.all_met() {
+                self.confirm_claims().await;
+            }
+            if self.all_met() {
+                return;
+            }
+            crate::console::tell!(
+                "every operation has its successes, but not every claim is confirmed (its status unread or flagged for manual verification): going on"
+            );
+        }
+    }
+
     /// At the session's end: one read of the contracts of each booking whose claim's status
     /// the partner's traffic never showed, recorded like the partner's own exchanges.
     pub(crate) async fn confirm_claims(&self) {

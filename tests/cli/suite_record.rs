@@ -111,3 +111,41 @@ async fn until_met_does_not_call_flagged_claims_met() {
         .unwrap();
     assert_eq!(claims["succeeded"], 0, "{claims}");
 }
+
+/// The proxy ends as `run` does: `--json` prints the summary object alone on stdout, and
+/// `--sign-key` signs the bundle, which then verifies with the public key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_signs_and_prints_json_as_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        ppcert(dir.path(), &["keygen", "--out", "k"], None)
+            .await
+            .code,
+        0
+    );
+    let args = [
+        "proxy",
+        "--out",
+        "b",
+        "--json",
+        "--sign-key",
+        "k",
+        "--",
+        "sh",
+        "-c",
+        "exit 0",
+    ];
+    let output = ppcert_command(dir.path(), &args, None)
+        .output()
+        .await
+        .unwrap();
+    let done = finished(output);
+    assert_eq!(done.code, 1, "nothing met: {}", done.stderr);
+    let summary: serde_json::Value = serde_json::from_str(&done.stdout)
+        .unwrap_or_else(|e| panic!("{e}: stdout is not one JSON object: {}", done.stdout));
+    assert_eq!(summary["exit_code"], 1);
+    assert_eq!(summary["verdict"], "failed");
+    assert!(done.stderr.contains("signed: "), "{}", done.stderr);
+    let verified = ppcert(dir.path(), &["verify", "b", "--key", "k.pub"], None).await;
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
+}
