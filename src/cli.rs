@@ -392,7 +392,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     pub dossier: Option<PathBuf>,
     /// Reports to write besides evidence.json, the journal and the manifest (always written):
-    /// html, md, junit, json [default: all].
+    /// html, md, junit, json, and ctrf (ctrf.json, a Common Test Report Format document, only when named) [default: html, md, junit].
     #[arg(long, value_delimiter = ',', value_parser = crate::formats::Format::parse, value_name = "LIST")]
     pub format: Vec<Option<crate::formats::Format>>,
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
@@ -470,7 +470,7 @@ pub struct OutputArgs {
 pub struct ReportArgs {
     /// The run's bundle directory.
     pub dir: PathBuf,
-    /// Which reports to render: html, md, junit [default: all].
+    /// Which reports to render: html, md, junit, ctrf [default: html, md, junit].
     #[arg(long, value_delimiter = ',', value_parser = crate::formats::Format::parse)]
     pub format: Vec<Option<crate::formats::Format>>,
 }

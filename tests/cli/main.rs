@@ -12,6 +12,7 @@ mod confirmed_claims;
 #[cfg(unix)]
 mod container;
 mod crosscheck;
+mod ctrf;
 mod datagen;
 mod dialect_hint;
 mod dialects;
