@@ -364,7 +364,14 @@ async fn finish(
     run.complete = !interrupted;
     let flows = partner_flows(recorded.flow_labels());
     // The requests no endpoint recognised are counted from the journal, with the rest.
-    let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, Vec::new());
+    let remote = !config.target.is_embedded();
+    let unnamed = crate::config::unnamed_warning(&config.partner_name, remote);
+    let mut evidence = recorded.into_evidence(
+        run,
+        &config.requirements,
+        &flows,
+        unnamed.into_iter().collect(),
+    );
     let suite_failed = suite
         .as_ref()
         .filter(|s| s.failed())

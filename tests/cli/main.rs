@@ -24,6 +24,7 @@ mod drift_more;
 mod errors;
 mod faults;
 mod flows;
+mod hand_over;
 mod hostile;
 mod input_bounds;
 mod inputs;

@@ -100,6 +100,8 @@ fn finish(
         && results.iter().all(|r| r.status != FlowStatus::Interrupted);
     let mut warnings: Vec<String> = engine_error.into_iter().collect();
     warnings.extend(config.resume_note.clone());
+    let remote = !config.target.is_embedded();
+    warnings.extend(crate::config::unnamed_warning(&config.partner_name, remote));
     let weak = match &config.target {
         Target::Remote {
             token: crate::config::TokenSource::Static { token, .. },
