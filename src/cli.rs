@@ -262,6 +262,17 @@ pub struct ProxyArgs {
     /// Compare the session with an earlier bundle, as `run --baseline` does.
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
+    /// Accept what regressed since --baseline, as `run --accept-drift` does.
+    #[arg(long, requires = "baseline")]
+    pub accept_drift: bool,
+    /// Sign the bundle with this private key (from `ppcert keygen`), as `run --sign-key`
+    /// does. Read before the proxy listens.
+    #[arg(long, value_name = "KEY")]
+    pub sign_key: Option<PathBuf>,
+    /// Print the final summary as one JSON object on stdout instead of text (the listening
+    /// address then goes to stderr).
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }
@@ -381,7 +392,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]
     pub dossier: Option<PathBuf>,
     /// Reports to write besides evidence.json, the journal and the manifest (always written):
-    /// html, md, junit, json [default: all].
+    /// html, md, junit, json, and ctrf (ctrf.json, a Common Test Report Format document, only when named) [default: html, md, junit].
     #[arg(long, value_delimiter = ',', value_parser = crate::formats::Format::parse, value_name = "LIST")]
     pub format: Vec<Option<crate::formats::Format>>,
     /// The partner's name, as the evidence shows it [default: `[partner] name`].
@@ -396,6 +407,11 @@ pub struct RunArgs {
     /// regressed exits 1 (see `ppcert diff`).
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
+    /// With --baseline: the regressions are reported and recorded in evidence.json as
+    /// accepted, and do not fail the run (it exits as without a baseline), so this bundle can
+    /// be the next baseline. For a change of the staging that is understood and intended.
+    #[arg(long, requires = "baseline")]
+    pub accept_drift: bool,
     /// First retry delay; later ones double, with jitter [default: 250].
     #[arg(long, value_name = "MS", hide = true)]
     pub backoff_ms: Option<u64>,
@@ -454,7 +470,7 @@ pub struct OutputArgs {
 pub struct ReportArgs {
     /// The run's bundle directory.
     pub dir: PathBuf,
-    /// Which reports to render: html, md, junit [default: all].
+    /// Which reports to render: html, md, junit, ctrf [default: html, md, junit].
     #[arg(long, value_delimiter = ',', value_parser = crate::formats::Format::parse)]
     pub format: Vec<Option<crate::formats::Format>>,
 }

@@ -1,6 +1,7 @@
 //! The one error type of a command: what to tell the user and the documented exit code it
 //! ends with (docs/certify.md, the exit code table).
 
+mod outcome;
 mod refusal;
 mod unverified;
 
@@ -12,10 +13,13 @@ use crate::config::{ConfigError, ResumeError};
 use crate::drift::LoadError;
 use crate::endpoints::RenderError;
 use crate::engine::token::TokenError;
+use crate::evidence::resume::ReadBackError;
 use crate::exit_codes;
 use crate::journal::ReadError;
 use crate::probe::{Broken, Stop};
+use crate::proxy::command::CommandError;
 use crate::scenario::FileError;
+pub(crate) use outcome::{FirstCall, Outcome, RunOutcome};
 pub(crate) use refusal::Refusal;
 pub(crate) use unverified::Unverified;
 
@@ -184,16 +188,9 @@ pub(crate) enum Failure {
     /// Refused by the production guard (5).
     #[error("{0}")]
     ProductionGuard(String),
-    /// `proxy -- COMMAND`: COMMAND was found but could not be started (126).
-    #[error("cannot run `{program}`: {error}; nothing was sent")]
-    CommandNotStarted {
-        program: String,
-        #[source]
-        error: std::io::Error,
-    },
-    /// `proxy -- COMMAND`: COMMAND was not found (127).
-    #[error("cannot run `{program}`: no such file, and no such program on PATH; nothing was sent")]
-    CommandNotFound { program: String },
+    /// `proxy -- COMMAND`: COMMAND missing (2), not found (127) or not startable (126).
+    #[error("{0}")]
+    Command(#[from] CommandError),
 }
 
 impl Failure {
@@ -234,8 +231,9 @@ impl Failure {
             | JunitNotWritten { .. }
             | NotSigned(_)
             | AfterSending(_) => exit_codes::BUNDLE_NOT_WRITTEN,
-            CommandNotStarted { .. } => exit_codes::COMMAND_NOT_STARTED,
-            CommandNotFound { .. } => exit_codes::COMMAND_NOT_FOUND,
+            Command(CommandError::Missing) => exit_codes::USAGE,
+            Command(CommandError::NotStarted { .. }) => exit_codes::COMMAND_NOT_STARTED,
+            Command(CommandError::NotFound { .. }) => exit_codes::COMMAND_NOT_FOUND,
         }
     }
 }
@@ -253,6 +251,15 @@ impl From<Stop> for Failure {
 }
 
 /// `--resume` refusals come from the config layer's record checks: a config error (2).
+impl From<ReadBackError> for Failure {
+    fn from(error: ReadBackError) -> Failure {
+        match error {
+            ReadBackError::Journal(error) => Failure::Journal(error),
+            ReadBackError::Resume(error) => error.into(),
+        }
+    }
+}
+
 impl From<ResumeError> for Failure {
     fn from(error: ResumeError) -> Failure {
         Failure::Config(error.into())
@@ -309,51 +316,6 @@ impl Judgement {
             Judgement::NotMet => exit_codes::REQUIREMENT_NOT_MET,
             Judgement::NothingAnswered => exit_codes::UNREACHABLE,
         }
-    }
-}
-
-/// How the first call of a run ended: it settles whether anything else is worth sending.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FirstCall {
-    Answered,
-    TokenRejected,
-    Unreachable,
-    /// The first call answered 404: the base URL is not the API root (exit 4, as
-    /// `check-token` says of the same URL).
-    NotTheApi,
-}
-
-/// Everything about a finished run that decides its exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct RunOutcome {
-    pub bundle_written: bool,
-    pub interrupted: bool,
-    pub first_call: FirstCall,
-    pub passed: bool,
-}
-
-/// The one mapping from a run's outcome to the process exit code. A lost bundle outranks
-/// everything (the evidence is the product); then Ctrl-C, then a first call that settled the
-/// run, then the verdict.
-pub(crate) fn run_exit_code(outcome: &RunOutcome) -> u8 {
-    match outcome {
-        RunOutcome {
-            bundle_written: false,
-            ..
-        } => exit_codes::BUNDLE_NOT_WRITTEN,
-        RunOutcome {
-            interrupted: true, ..
-        } => exit_codes::INTERRUPTED,
-        RunOutcome {
-            first_call: FirstCall::TokenRejected,
-            ..
-        } => exit_codes::TOKEN_REJECTED,
-        RunOutcome {
-            first_call: FirstCall::Unreachable | FirstCall::NotTheApi,
-            ..
-        } => exit_codes::UNREACHABLE,
-        RunOutcome { passed: true, .. } => exit_codes::SUCCESS,
-        RunOutcome { passed: false, .. } => exit_codes::REQUIREMENT_NOT_MET,
     }
 }
 

@@ -12,11 +12,12 @@ use crate::drift::LoadError;
 use crate::endpoints::RenderError;
 use crate::engine::token::TokenError;
 use crate::error::{
-    AfterSending, Failure, FirstCall, Judgement, Refusal, RunOutcome, Unverified, run_exit_code,
+    AfterSending, Failure, FirstCall, Judgement, Outcome, Refusal, RunOutcome, Unverified,
 };
 use crate::exit_codes;
 use crate::journal::ReadError;
 use crate::probe::Broken;
+use crate::proxy::command::CommandError;
 use crate::scenario::FileError;
 
 fn io_error() -> io::Error {
@@ -81,12 +82,11 @@ fn index(failure: &Failure) -> usize {
         TokenRejected(_) => 31,
         Unreachable(_) => 32,
         ProductionGuard(_) => 33,
-        CommandNotStarted { .. } => 34,
-        CommandNotFound { .. } => 35,
-        Runtime(_) => 36,
+        Command(_) => 34,
+        Runtime(_) => 35,
     }
 }
-const VARIANTS: usize = 37;
+const VARIANTS: usize = 36;
 
 /// One failure of each variant, with the exit code docs/certify.md gives it.
 #[expect(
@@ -210,7 +210,8 @@ fn samples() -> Vec<(Failure, u8)> {
             Failure::AfterSending(Box::new(Refusal::EmptyDossier.into())),
             6,
         ),
-        (Refusal::NoCommand.into(), 2),
+        (Refusal::DiffOperands.into(), 2),
+        (CommandError::Missing.into(), 2),
         (Failure::WebhookSecret("empty".into()), 2),
         (
             Failure::Pattern {
@@ -233,16 +234,18 @@ fn samples() -> Vec<(Failure, u8)> {
         (Failure::Unreachable("refused".into()), 4),
         (Failure::ProductionGuard("refused".into()), 5),
         (
-            Failure::CommandNotStarted {
+            CommandError::NotStarted {
                 program: "suite".into(),
                 error: io_error(),
-            },
+            }
+            .into(),
             126,
         ),
         (
-            Failure::CommandNotFound {
+            CommandError::NotFound {
                 program: "suite".into(),
-            },
+            }
+            .into(),
             127,
         ),
     ]
@@ -334,14 +337,26 @@ fn every_outcome_maps_to_its_documented_code() {
         ((false, false, TokenRejected, false), 6),
     ];
     for ((bundle_written, interrupted, first_call, passed), code) in cases {
-        let outcome = RunOutcome {
-            bundle_written,
-            interrupted,
-            first_call,
-            passed,
-        };
-        assert_eq!(run_exit_code(&outcome), code, "{outcome:?}");
+        for regressed in [false, true] {
+            let outcome = RunOutcome {
+                bundle_written,
+                interrupted,
+                first_call,
+                passed,
+                regressed,
+            };
+            let code = if regressed && code == 0 { 1 } else { code };
+            assert_eq!(Outcome::of(&outcome).exit_code(), code, "{outcome:?}");
+        }
     }
+    // The dossier judges a session that finished; a regression, a lost bundle, a suite's own
+    // failure stay what they are.
+    assert_eq!(Outcome::NotPassed.with_dossier(true), Outcome::Passed);
+    assert_eq!(Outcome::Passed.with_dossier(false), Outcome::NotPassed);
+    assert_eq!(Outcome::Regressed.with_dossier(true), Outcome::Regressed);
+    assert_eq!(Outcome::BundleNotWritten.with_dossier(true).exit_code(), 6);
+    assert_eq!(Outcome::Passed.with_suite(Some(7)).exit_code(), 7);
+    assert_eq!(Outcome::BundleNotWritten.with_suite(None).exit_code(), 6);
 }
 
 #[test]

@@ -5,10 +5,11 @@
 pub(crate) const HTML: &str = "report.html";
 pub(crate) const MARKDOWN: &str = "report.md";
 pub(crate) const JUNIT: &str = "junit.xml";
+pub(crate) const CTRF: &str = "ctrf.json";
 
 /// A format name none of [`Format`] answers to (lowercased, as it was matched).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown report format `{0}` (html, md, junit, json)")]
+#[error("unknown report format `{0}` (html, md, junit, ctrf, json)")]
 pub struct UnknownFormat(pub String);
 
 /// A report format `ppcert report --format` and `ppcert run --format` can ask for.
@@ -17,6 +18,8 @@ pub enum Format {
     Html,
     Md,
     Junit,
+    /// `ctrf.json`: a Common Test Report Format document; written only when asked for.
+    Ctrf,
 }
 
 impl Format {
@@ -28,6 +31,7 @@ impl Format {
             "html" => Ok(Some(Format::Html)),
             "md" | "markdown" => Ok(Some(Format::Md)),
             "junit" | "xml" => Ok(Some(Format::Junit)),
+            "ctrf" => Ok(Some(Format::Ctrf)),
             "json" => Ok(None),
             other => Err(UnknownFormat(other.to_string())),
         }
@@ -38,6 +42,7 @@ impl Format {
             Format::Html => HTML,
             Format::Md => MARKDOWN,
             Format::Junit => JUNIT,
+            Format::Ctrf => CTRF,
         }
     }
 }

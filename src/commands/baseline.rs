@@ -1,43 +1,54 @@
 //! `run --baseline` and `proxy --baseline`: the baseline read and verified before anything
 //! is sent, the new bundle compared with it before its evidence is written (so evidence.json
-//! and every report carry the section), and the exit code a regression makes.
+//! and every report carry the section); the session's outcome reads whether it regressed.
 
 use std::path::Path;
 
 use crate::attest::bundle::Source;
 use crate::drift::{self, Profile};
-use crate::error::{Failure, Judgement};
+use crate::error::Failure;
 use crate::evidence::{Evidence, Verdict};
-use crate::exit_codes;
 
-/// The baseline's profile; a bundle that cannot be read or does not verify is exit 2.
-pub(crate) fn load(path: Option<&Path>) -> Result<Option<Profile>, Failure> {
-    path.map(|path| drift::load(path).map_err(Failure::Baseline))
-        .transpose()
+/// `--baseline`'s bundle as a run compares with it, and whether `--accept-drift` accepts what
+/// regressed since.
+pub(crate) struct Baseline {
+    pub profile: Profile,
+    pub accept_drift: bool,
+}
+
+/// The baseline's profile; a bundle that cannot be read, does not verify, or did not pass
+/// is exit 2 (a run compared with a failed one would "regress" by passing).
+pub(crate) fn load(path: Option<&Path>, accept_drift: bool) -> Result<Option<Baseline>, Failure> {
+    let Some(path) = path else { return Ok(None) };
+    let profile = drift::load(path).map_err(Failure::Baseline)?;
+    if profile.verdict != Verdict::Passed {
+        return Err(Failure::Baseline(drift::LoadError::NotPassed {
+            path: path.display().to_string(),
+            verdict: profile.verdict.word().to_string(),
+        }));
+    }
+    Ok(Some(Baseline {
+        profile,
+        accept_drift,
+    }))
 }
 
 /// Compares what the run recorded (its journal in `dir`, its outcome in `evidence`) with
 /// `base`, and stores the result in the evidence. A journal that cannot be read back leaves
 /// the section out and says so: the run itself is not lost over it.
-pub(crate) fn attach(dir: &Path, evidence: &mut Evidence, base: Option<&Profile>) {
+pub(crate) fn attach(dir: &Path, evidence: &mut Evidence, base: Option<&Baseline>) {
     let Some(base) = base else { return };
     let source = Source::Dir(dir.to_path_buf());
     match Profile::read(&source, dir.display().to_string(), evidence, evidence) {
-        Ok(new) => evidence.baseline = Some(drift::compare(base, &new)),
+        Ok(new) => {
+            let mut drift = drift::compare(&base.profile, &new);
+            drift.accepted = base.accept_drift && drift.regressed();
+            evidence.baseline = Some(drift);
+        }
         Err(e) => crate::console::tell!(
             "warning: cannot compare with the baseline ({}: {e}); the reports have no \"Since the baseline\" section",
             dir.display()
         ),
-    }
-}
-
-/// The run's own exit code, or 1 when the run passed but regressed against the baseline.
-pub(crate) fn exit_code(code: u8, evidence: &Evidence) -> u8 {
-    let regressed = evidence.baseline.as_ref().is_some_and(|d| d.regressed());
-    if code == exit_codes::SUCCESS && evidence.verdict == Verdict::Passed && regressed {
-        Judgement::NotMet.exit_code()
-    } else {
-        code
     }
 }
 
@@ -49,6 +60,9 @@ pub(crate) fn tell(evidence: &Evidence, json: bool) {
     };
     let mut text = format!("since the baseline {}:\n", drift.base.bundle);
     drift::text::findings(&mut text, drift);
+    if drift.accepted {
+        text.push_str("accepted (--accept-drift): recorded in evidence.json, not failing the run; this bundle can be the next baseline\n");
+    }
     if json {
         crate::console::tell!("{}", text.trim_end());
     } else {

@@ -106,18 +106,13 @@ fn same_target(dir: &Path, dossier: &Dossier, config: &RunConfig) -> Result<(), 
     Ok(())
 }
 
-/// Adds the bundle at `bundle` (which ended with `code`) to the dossier at `dir`, signing the
-/// dossier with `signer` when given. The exit code: the dossier's verdict when the run itself
-/// finished (0 or 1), else the run's own code.
+/// Adds the bundle at `bundle` to the dossier at `dir`, signing the dossier with `signer` when
+/// given; whether the dossier passed (every requirement met across its bundles).
 pub(crate) fn join(
     dir: &Path,
     bundle: &Path,
-    code: u8,
     signer: Option<&SigningKey>,
-) -> Result<u8, Failure> {
-    if code == exit_codes::BUNDLE_NOT_WRITTEN {
-        return Ok(code);
-    }
+) -> Result<bool, Failure> {
     let dossier = add(dir, &[bundle.to_path_buf()], None)?;
     if let Some(key) = signer {
         let (path, fingerprint) = super::dossier::sign(dir, key, true)?;
@@ -125,8 +120,5 @@ pub(crate) fn join(
     }
     // On stderr: stdout holds the run's own summary (a JSON object alone with --json).
     (summary(dir, &dossier).iter()).for_each(|line| crate::console::tell!("{line}"));
-    Ok(match code {
-        exit_codes::SUCCESS | exit_codes::REQUIREMENT_NOT_MET => verdict_code(&dossier),
-        other => other,
-    })
+    Ok(verdict_code(&dossier) == exit_codes::SUCCESS)
 }

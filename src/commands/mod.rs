@@ -8,6 +8,7 @@ pub(crate) mod dialects;
 pub(crate) mod diff;
 pub(crate) mod dossier;
 pub(crate) mod dossier_run;
+pub(crate) mod ending;
 pub(crate) mod export;
 pub(crate) mod generate;
 pub(crate) mod guard;

@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use chrono::Utc;
 
+use super::ending::{Ending, Record, Went};
 use crate::cli::ProxyArgs;
 use crate::config::{ConfigError, Staging, Target, Upstream, upstream};
 use crate::environment::Environment;
-use crate::error::{Failure, FirstCall, RunOutcome, run_exit_code};
+use crate::error::{Failure, FirstCall, Outcome};
 use crate::evidence::collect::Recording;
 use crate::evidence::{self, Partner, RunInfo, TargetInfo};
 use crate::proxy::{Proxy, router, routes::Routes, rules::Rules};
@@ -32,7 +33,7 @@ struct ProxyConfig {
     partner_name: String,
     strict: bool,
     /// `--baseline`'s profile, read before the proxy listens.
-    baseline: Option<crate::drift::Profile>,
+    baseline: Option<super::baseline::Baseline>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -54,7 +55,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
         partner_name: crate::config::partner_name(args.partner_name.as_ref(), file),
         // Against production the proxy only records what is clean: --strict is the default.
         strict: args.strict || production,
-        baseline: super::baseline::load(args.baseline.as_deref())?,
+        baseline: super::baseline::load(args.baseline.as_deref(), args.accept_drift)?,
         staging,
     })
 }
@@ -88,6 +89,14 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
 
 pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
+    // The signing key is read before anything is forwarded: a session must not end unsignable.
+    let signer = (args.sign_key.as_deref())
+        .map(crate::attest::keys::load_signing)
+        .transpose()?;
+    let mode = crate::output::OutputMode::decide(&crate::cli::OutputArgs {
+        json: args.json,
+        ..Default::default()
+    });
     if let Some(dossier) = &args.dossier {
         super::dossier::open(dossier)?; // a dossier that does not verify is refused before the session
     }
@@ -99,16 +108,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     )?;
     let opened = super::target::open(&config.target, config.staging.embedded_sandbox()).await?;
     // Listening first: a proxy that cannot listen leaves no bundle directory or journal behind.
-    let listen = crate::proxy::command::listen_address(&args);
-    let cannot_listen = |error| Failure::Listen {
-        flag: "--listen",
-        addr: listen,
-        error,
-    };
-    let socket = tokio::net::TcpListener::bind(listen)
-        .await
-        .map_err(cannot_listen)?;
-    let addr = socket.local_addr().map_err(cannot_listen)?;
+    let (socket, addr) = bind(&args).await?;
     let run = run_info(&config, &opened.base_url, opened.sandbox.is_some());
     let dir = super::bundle::new_bundle_dir(args.out.as_deref(), &run.id)?;
     let journal = super::bundle::open_journal(&dir, &run, false)?;
@@ -116,6 +116,13 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let recording = Recording::spilling(journal);
     let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
     let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
+    let ending = Ending {
+        dir: &dir,
+        mode: &mode,
+        baseline: config.baseline.as_ref(),
+        signer: signer.as_ref(),
+        dossier: args.dossier.as_deref(),
+    };
     if !args.command.is_empty() {
         let listening = Listening {
             socket,
@@ -125,30 +132,40 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
         let recorded = Recorded {
             config: &config,
             run,
-            dir: &dir,
+            ending: &ending,
         };
-        let code = with_command(&args, listening, recorded, proxy, opened).await?;
-        return join_dossier(&args, &dir, code);
+        return with_command(&args, listening, recorded, proxy, opened).await;
     }
     // Listening for Ctrl-C before the address is printed: a client (or a script) that stops
     // the proxy as soon as it reads it must still get a bundle.
     let interrupted = crate::ctrl_c::first_ctrl_c(
         "stopping: finishing requests in flight, then writing the bundle",
     );
-    announce(addr, &opened, args.until_met);
+    announce(addr, &opened, args.until_met, mode.json);
     if let Err(e) = serve(socket, proxy.clone(), args.until_met, interrupted, limits).await {
         crate::console::tell!("error: the proxy stopped: {e}");
     }
-    let code = finish(&config, run, &proxy, &dir, opened.sandbox, false).await?;
-    join_dossier(&args, &dir, code)
+    let outcome = finish(&config, run, &proxy, &ending, opened.sandbox, None, false).await?;
+    Ok(outcome.exit_code())
 }
 
-/// With `--dossier`, the session's bundle joins the dossier.
-fn join_dossier(args: &ProxyArgs, dir: &Path, code: u8) -> Result<u8, Failure> {
-    match &args.dossier {
-        Some(dossier) => super::dossier_run::join(dossier, dir, code, None),
-        None => Ok(code),
-    }
+/// The proxy's socket, and the address it got (port 0 picks one).
+async fn bind(
+    args: &ProxyArgs,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr), Failure> {
+    let default = args.listen.to_string() == crate::cli::DEFAULT_LISTEN;
+    let listen =
+        crate::proxy::command::listen_address(args.listen, default, !args.command.is_empty());
+    let cannot_listen = |error| Failure::Listen {
+        flag: "--listen",
+        addr: listen,
+        error,
+    };
+    let socket = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(cannot_listen)?;
+    let addr = socket.local_addr().map_err(cannot_listen)?;
+    Ok((socket, addr))
 }
 
 /// Where the proxy listens: bound before its bundle directory is made.
@@ -162,7 +179,7 @@ struct Listening {
 struct Recorded<'a> {
     config: &'a ProxyConfig,
     run: RunInfo,
-    dir: &'a Path,
+    ending: &'a Ending<'a>,
 }
 
 /// `proxy -- COMMAND`: the session lasts as long as COMMAND; its failure is the exit code.
@@ -173,7 +190,11 @@ async fn with_command(
         addr,
         limits,
     }: Listening,
-    Recorded { config, run, dir }: Recorded<'_>,
+    Recorded {
+        config,
+        run,
+        ending,
+    }: Recorded<'_>,
     proxy: Arc<Proxy>,
     opened: super::target::Opened<()>,
 ) -> Result<u8, Failure> {
@@ -192,34 +213,38 @@ async fn with_command(
         Path::new(&args.command[0]).display()
     );
     let served = proxy.clone();
-    let ended = supervise(session, &proxy.met, |stop| {
+    let ended = supervise(session, proxy.met_on_the_ledger(), |stop| {
         serve_until(socket, served, limits, stop)
     })
     .await;
     let ended = match ended {
         Ok(ended) => ended,
         Err(failure) => {
-            discard(dir);
+            discard(ending.dir);
             if let Some(sandbox) = opened.sandbox {
                 let _ = sandbox.shutdown().await;
             }
-            return Err(failure);
+            return Err(failure.into());
         }
     };
-    let code = finish(
+    let mut secrets = crate::evidence::suite::environment_secrets();
+    secrets.extend(opened.sandbox.as_ref().map(|s| s.token().to_string()));
+    let suite = ended.record(&args.command, &secrets);
+    let failed = suite.failed().then(|| (suite.line(), suite.exit_words()));
+    let interrupted = ended.interrupted();
+    let outcome = finish(
         config,
         run,
         &proxy,
-        dir,
+        ending,
         opened.sandbox,
-        ended.interrupted(),
-    )
-    .await?;
-    let exit = ended.exit_code(code);
-    if exit != code {
+        Some(suite),
+        interrupted,
+    );
+    let exit = outcome.await?.exit_code();
+    if let Some((line, words)) = failed {
         crate::console::tell!(
-            "exit {exit}: `{}` failed by itself (its own exit code, passed on); the verdict above judges only the traffic it sent through the proxy",
-            Path::new(&args.command[0]).display()
+            "exit {exit}: the suite `{line}` failed by itself ({words}; its own exit code, passed on); the verdict above judges only the traffic it sent through the proxy"
         );
     }
     Ok(exit)
@@ -253,14 +278,27 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
 }
 
 /// Where the partner points its client (stdout, for scripts), and how the session ends.
-fn announce(addr: std::net::SocketAddr, opened: &super::target::Opened<()>, until_met: bool) {
-    crate::console::say!(
+/// With `--json`, stdout holds the summary object alone: the address goes to stderr.
+fn announce(
+    addr: std::net::SocketAddr,
+    opened: &super::target::Opened<()>,
+    until_met: bool,
+    json: bool,
+) {
+    let mut lines = vec![format!(
         "ppcert proxy listening on http://{addr} → {}",
         opened.base_url
-    );
+    )];
     if let Some(sandbox) = &opened.sandbox {
         // The embedded sandbox's development token, printed on purpose: the partner's client needs it.
-        crate::console::say!("token: {}", sandbox.token());
+        lines.push(format!("token: {}", sandbox.token()));
+    }
+    for line in lines {
+        if json {
+            crate::console::tell!("{line}");
+        } else {
+            crate::console::say!("{line}");
+        }
     }
     crate::console::tell!(
         "{}; Ctrl-C writes the bundle",
@@ -284,7 +322,7 @@ async fn serve(
     let stop = async move {
         let met = async {
             if until_met {
-                stopper.met.notified().await
+                stopper.met_on_the_ledger().await
             } else {
                 std::future::pending().await
             }
@@ -308,14 +346,16 @@ async fn serve_until(
     crate::sandbox::listener::serve(socket, router(proxy), limits, stop).await
 }
 
+/// Writes the session's bundle and ends it as `ending` says: its one outcome.
 async fn finish(
     config: &ProxyConfig,
     mut run: RunInfo,
     proxy: &Proxy,
-    dir: &Path,
+    ending: &Ending<'_>,
     sandbox: Option<crate::sandbox::Sandbox>,
+    suite: Option<crate::evidence::suite::SuiteCommand>,
     interrupted: bool,
-) -> Result<u8, Failure> {
+) -> Result<Outcome, Failure> {
     // A claim counts once its status is known: read what the partner's traffic never showed.
     proxy.confirm_claims().await;
     let recorded = proxy.recording.take();
@@ -324,34 +364,35 @@ async fn finish(
     run.complete = !interrupted;
     let flows = partner_flows(recorded.flow_labels());
     // The requests no endpoint recognised are counted from the journal, with the rest.
-    let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, Vec::new());
-    super::baseline::attach(dir, &mut evidence, config.baseline.as_ref());
-    let published = super::bundle::publish(
-        dir,
-        &mut evidence,
-        &proxy.recording,
+    let remote = !config.target.is_embedded();
+    let unnamed = crate::config::unnamed_warning(&config.partner_name, remote);
+    let mut evidence = recorded.into_evidence(
+        run,
         &config.requirements,
-        &crate::report::Format::ALL,
+        &flows,
+        unnamed.into_iter().collect(),
     );
+    let suite_failed = suite
+        .as_ref()
+        .filter(|s| s.failed())
+        .map(|s| s.exit_code_passed_on());
+    evidence.command = suite;
+    let record = Record {
+        recording: &proxy.recording,
+        requirements: &config.requirements,
+        formats: &crate::report::Format::ALL,
+    };
+    let written = ending.write(&mut evidence, record);
     if let Some(sandbox) = sandbox {
         let _ = sandbox.shutdown().await;
     }
-    if let Err(error) = &published {
-        crate::console::tell!("error: {error}");
-    }
-    let outcome = RunOutcome {
-        bundle_written: published.is_ok(),
+    let went = Went {
+        written,
         interrupted,
         first_call: FirstCall::Answered,
-        passed: evidence.verdict == evidence::Verdict::Passed,
+        suite_failed,
     };
-    let code = super::baseline::exit_code(run_exit_code(&outcome), &evidence);
-    if published.is_ok() {
-        let mode = crate::output::OutputMode::decide(&Default::default());
-        crate::console::say!("{}", crate::output::summary(&mode, &evidence, dir));
-        super::baseline::tell(&evidence, false);
-    }
-    Ok(code)
+    ending.conclude(&evidence, went)
 }
 
 /// One flow per booking the partner's traffic was attributed to.

@@ -113,7 +113,18 @@ fn webhook_run(
 pub(crate) fn partner_name(flag: Option<&String>, file: &FileConfig) -> String {
     flag.or(file.partner.name.as_ref())
         .cloned()
-        .unwrap_or_else(|| "Unnamed partner".into())
+        .unwrap_or_else(|| UNNAMED_PARTNER.into())
+}
+
+/// The partner's name when neither `--partner-name` nor `[partner] name` gives one.
+pub(crate) const UNNAMED_PARTNER: &str = "Unnamed partner";
+
+/// The warning a bundle for a staging carries when no partner name was given: the provider
+/// cannot attribute evidence of "Unnamed partner".
+pub(crate) fn unnamed_warning(partner_name: &str, remote: bool) -> Option<String> {
+    (remote && partner_name == UNNAMED_PARTNER).then(|| {
+        "no partner name: the evidence says \"Unnamed partner\", which the provider cannot attribute; set [partner] name in ppcert.toml (or --partner-name, PPCERT_PARTNER_NAME) before handing it over".to_string()
+    })
 }
 
 /// A flight seller (so flight cancellations are required) unless the flag or the file says not.

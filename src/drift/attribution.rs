@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::compare::Compared;
-use crate::evidence::baseline::Finding;
+use crate::evidence::baseline::{Finding, FindingKind};
 
 /// Which side changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -51,11 +51,17 @@ impl Attribution {
     }
 }
 
-/// What makes two findings the same difference whichever client saw it: its kind, the
-/// operation (steps are named by whoever sent them) and the field.
-fn identity(finding: &Finding) -> (crate::evidence::baseline::FindingKind, &str, Option<&str>) {
+/// Where a difference is, whichever client saw it and whatever kind of finding it made:
+/// the operation (steps are named by whoever sent them) and the field. A renamed field that
+/// ppcert's run reads is `read_field_missing` in the run pair and `field_removed` in the
+/// proxy pair (the proxy reads nothing): one change of the staging, not two. A finding about
+/// no field (a status, the ledger, the verdict) is told apart by its kind as well.
+fn identity(finding: &Finding) -> (Option<FindingKind>, &str, Option<&str>) {
     let operation = finding.subject.split(' ').next().unwrap_or_default();
-    (finding.kind, operation, finding.path.as_deref())
+    match finding.path.as_deref() {
+        Some(path) => (None, operation, Some(path)),
+        None => (Some(finding.kind), operation, None),
+    }
 }
 
 pub(crate) fn attribute(run: Compared, proxy: Compared) -> Attribution {
@@ -66,7 +72,11 @@ pub(crate) fn attribute(run: Compared, proxy: Compared) -> Attribution {
             .collect()
     };
     let staging = all(&run);
-    let seen: std::collections::BTreeSet<_> = staging.iter().map(identity).collect();
+    // A consequence in the run pair vouches for the same consequence in the proxy pair.
+    let seen: std::collections::BTreeSet<_> = (staging.iter())
+        .flat_map(|f| std::iter::once(f).chain(&f.consequences))
+        .map(identity)
+        .collect();
     let client: Vec<Finding> = (all(&proxy).into_iter())
         .filter(|f| !seen.contains(&identity(f)))
         .collect();
@@ -109,7 +119,7 @@ pub(crate) fn render(attribution: &Attribution) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::baseline::{BundleRef, Drift, FindingKind};
+    use crate::evidence::baseline::{BundleRef, Drift};
 
     fn pair(findings: &[(&str, &str)]) -> Compared {
         let bundle = BundleRef {
@@ -127,6 +137,7 @@ mod tests {
                 before: None,
                 after: None,
                 message: format!("{subject} {path}"),
+                consequences: Vec::new(),
             })
             .collect();
         Compared {
@@ -134,6 +145,7 @@ mod tests {
                 base: bundle.clone(),
                 regressions: Vec::new(),
                 changes,
+                accepted: false,
             },
             new: bundle,
         }
@@ -152,5 +164,15 @@ mod tests {
         let mixed = attribute(pair(&[("quote", "$.a")]), pair(&[("update", "$.b")]));
         assert_eq!(mixed.changed, Side::Both);
         assert_eq!(attribute(pair(&[]), pair(&[])).changed, Side::Neither);
+    }
+
+    #[test]
+    fn a_field_is_matched_by_where_it_is_not_by_the_kind_each_pair_found() {
+        let mut run = pair(&[("quote", "$.data.priceDelta")]);
+        run.drift.changes[0].kind = FindingKind::ReadFieldMissing;
+        let mut proxy = pair(&[("quote", "$.data.priceDelta")]);
+        proxy.drift.changes[0].kind = FindingKind::FieldRemoved;
+        let found = attribute(run, proxy);
+        assert_eq!(found.changed, Side::Staging, "{:?}", found.client);
     }
 }

@@ -45,6 +45,7 @@ fn finding(kind: FindingKind, subject: &str, message: String) -> Finding {
         before: None,
         after: None,
         message,
+        consequences: Vec::new(),
     }
 }
 
@@ -95,8 +96,9 @@ pub(crate) fn compare(base: &Profile, new: &Profile) -> Drift {
     found.changes.sort();
     Drift {
         base: base.bundle.clone(),
-        regressions: found.regressions,
+        regressions: super::causes::group(found.regressions),
         changes: found.changes,
+        accepted: false,
     }
 }
 

@@ -35,6 +35,7 @@ fn field(kind: FindingKind, label: &str, path: &str, message: String) -> Finding
         before: None,
         after: None,
         message,
+        consequences: Vec::new(),
     }
 }
 

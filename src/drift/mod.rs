@@ -4,6 +4,7 @@
 //! as differences; see docs/drift.md for the rules.
 
 pub(crate) mod attribution;
+mod causes;
 mod compare;
 mod fields;
 pub(crate) mod profile;
@@ -24,6 +25,11 @@ pub(crate) enum LoadError {
     Unreadable(String),
     #[error("{path}: does not verify, so it cannot be compared ({}); `ppcert verify {path}` says more", problems.join("; "))]
     NotVerified { path: String, problems: Vec<String> },
+    /// `--baseline`: only a bundle that passed is a baseline.
+    #[error(
+        "{path}: its verdict is {verdict}, and only a PASSED bundle can be a baseline (a run that passes would \"regress\" against it); name the last bundle that passed"
+    )]
+    NotPassed { path: String, verdict: String },
 }
 
 /// Reads the bundle or package at `path`, verified first as `ppcert verify` checks it

@@ -1,4 +1,5 @@
-//! Drift for people: regressions first, then other changes, one line each.
+//! Drift for people: regressions first (each cause with what followed from it under it), then
+//! other changes, one line each.
 
 use std::fmt::Write;
 
@@ -28,7 +29,7 @@ pub(crate) fn findings(out: &mut String, drift: &Drift) {
             }
         }
     };
-    list(out, "regressions", &drift.regressions, "✗");
+    regressions(out, drift);
     list(out, "changes", &drift.changes, "~");
     if drift.regressions.is_empty() && drift.changes.is_empty() {
         let _ = writeln!(out, "no difference in behaviour");
@@ -44,4 +45,32 @@ pub(crate) fn render(drift: &Drift, new: &BundleRef) -> String {
     let _ = writeln!(out, "new:  {}", bundle(new));
     findings(&mut out, drift);
     out
+}
+
+/// The causes, each followed by its consequences indented under it.
+fn regressions(out: &mut String, drift: &Drift) {
+    if drift.regressions.is_empty() {
+        return;
+    }
+    let total = drift.regression_count();
+    let causes = drift.regressions.len();
+    let accepted = if drift.accepted {
+        ", accepted with --accept-drift"
+    } else {
+        ""
+    };
+    if total == causes {
+        let _ = writeln!(out, "regressions ({total}{accepted}):");
+    } else {
+        let _ = writeln!(
+            out,
+            "regressions ({total}: {causes} cause(s), the rest following from them{accepted}):"
+        );
+    }
+    for cause in &drift.regressions {
+        let _ = writeln!(out, "  ✗ {}", cause.message);
+        for consequence in &cause.consequences {
+            let _ = writeln!(out, "      ↳ {}", consequence.message);
+        }
+    }
 }

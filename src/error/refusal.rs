@@ -11,8 +11,6 @@ use crate::dossier::FILE_NAME as DOSSIER_FILE;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Refusal {
     // Arguments.
-    #[error("no COMMAND after --")]
-    NoCommand,
     #[error("diff needs BASE and NEW, or --run BASE NEW --proxy BASE NEW")]
     DiffOperands,
     #[error(

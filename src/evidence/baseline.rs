@@ -9,13 +9,31 @@ use serde::{Deserialize, Serialize};
 pub(crate) struct Drift {
     /// The earlier bundle.
     pub base: BundleRef,
+    /// The causes, each with the regressions that follow from it under `consequences`.
     pub regressions: Vec<Finding>,
     pub changes: Vec<Finding>,
+    /// `--accept-drift`: the regressions were accepted, so they did not fail the run and this
+    /// bundle may be the next baseline. Absent when there was nothing to accept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accepted: bool,
 }
 
 impl Drift {
+    /// Whether anything regressed (accepted or not).
     pub(crate) fn regressed(&self) -> bool {
         !self.regressions.is_empty()
+    }
+
+    /// Whether a regression fails the run: one that was not accepted.
+    pub(crate) fn fails(&self) -> bool {
+        self.regressed() && !self.accepted
+    }
+
+    /// Every regression, causes and their consequences, counted.
+    pub(crate) fn regression_count(&self) -> usize {
+        (self.regressions.iter())
+            .map(|f| 1 + f.consequences.len())
+            .sum()
     }
 }
 
@@ -47,6 +65,10 @@ pub(crate) struct Finding {
     pub after: Option<String>,
     /// The finding in a sentence.
     pub message: String,
+    /// On a cause: the regressions that follow from it (a requirement no longer met, an
+    /// operation no longer sent, the verdict), listed under it rather than beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consequences: Vec<Finding>,
 }
 
 /// What kind of difference a finding is; regressions and changes use distinct kinds.

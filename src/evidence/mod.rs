@@ -11,6 +11,7 @@ mod model;
 mod pending;
 pub(crate) mod resume;
 pub(crate) mod stream;
+pub(crate) mod suite;
 mod tally;
 pub(crate) mod unrecognised;
 pub(crate) mod walk;

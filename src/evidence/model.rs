@@ -42,6 +42,10 @@ pub(crate) struct Evidence {
     /// this bundle).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<super::baseline::Drift>,
+    /// `proxy -- COMMAND`: the partner's suite and how it ended (stored: the journal records
+    /// traffic, not the suite's process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<super::suite::SuiteCommand>,
     /// The requests a proxy session forwarded that no configured endpoint recognised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unrecognised: Option<super::unrecognised::Unrecognised>,
@@ -265,6 +269,7 @@ pub(super) fn assemble(
         warnings,
         webhooks: None,
         baseline: None,
+        command: None,
         unrecognised,
         archive: None,
         in_journal: None,

@@ -8,8 +8,7 @@ use std::path::Path;
 use super::model::{RunInfo, TargetInfo};
 use crate::config::{Recorded, ResumeError};
 use crate::engine::FlowInstance;
-use crate::error::Failure;
-use crate::journal::{self, Line};
+use crate::journal::{self, Line, ReadError};
 use crate::models::Operation;
 use crate::record::{
     Delivery, Exchange, Expectation, Outcome, RequestRecord, StepEvent, StepStatus,
@@ -142,8 +141,18 @@ impl Previous {
     }
 }
 
+/// Why a journal cannot be continued: it cannot be read, or what it holds refuses it. Its
+/// own error, mapped to the command's in `error.rs`, so this room imports nothing above it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReadBackError {
+    #[error("{0}")]
+    Journal(#[from] ReadError),
+    #[error("{0}")]
+    Resume(#[from] ResumeError),
+}
+
 /// Reads the journal in `dir`, refusing a run that cannot be continued faithfully.
-pub(crate) fn read_previous(dir: &Path) -> Result<Previous, Failure> {
+pub(crate) fn read_previous(dir: &Path) -> Result<Previous, ReadBackError> {
     let lines = journal::read_numbered(&dir.join(journal::FILE_NAME))?;
     let mut previous: Option<Previous> = None;
     let mut in_flight = InFlight::default();
@@ -222,7 +231,7 @@ impl Previous {
         &self,
         dir: &Path,
         instances: &[FlowInstance],
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ResumeError> {
         let steps: HashMap<&str, usize> = instances
             .iter()
             .map(|i| (i.label.as_str(), i.steps.len()))
@@ -239,14 +248,13 @@ impl Previous {
                 path: dir.join(journal::FILE_NAME),
                 line: *number,
                 wrong,
-            }
-            .into());
+            });
         }
         Ok(())
     }
 
     /// What the config merge holds the resumed invocation to.
-    pub(crate) fn recorded(&self, dir: &Path) -> Result<Recorded, Failure> {
+    pub(crate) fn recorded(&self, dir: &Path) -> Result<Recorded, ResumeError> {
         let run = &self.run;
         let scale = NonZeroU32::new(run.scale).ok_or_else(|| ResumeError::ScaleZero {
             dir: dir.to_path_buf(),

@@ -26,6 +26,7 @@ impl Serialize for Streamed<'_> {
             + usize::from(e.webhooks.is_some())
             + usize::from(!e.token_requests.is_empty())
             + usize::from(e.baseline.is_some())
+            + usize::from(e.command.is_some())
             + usize::from(e.unrecognised.is_some());
         let mut out = serializer.serialize_struct("Evidence", fields)?;
         out.serialize_field("schema_version", &e.schema_version)?;
@@ -58,6 +59,9 @@ impl Serialize for Streamed<'_> {
         }
         if let Some(baseline) = &e.baseline {
             out.serialize_field("baseline", baseline)?;
+        }
+        if let Some(command) = &e.command {
+            out.serialize_field("command", command)?;
         }
         if let Some(unrecognised) = &e.unrecognised {
             out.serialize_field("unrecognised", unrecognised)?;

@@ -14,15 +14,32 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
-use tokio::sync::Notify;
 
-use crate::cli::{DEFAULT_LISTEN, ProxyArgs};
-use crate::error::{Failure, Judgement, Refusal};
+use crate::evidence::suite::{SuiteCommand, SuiteEnd};
 
 /// How long COMMAND has to end after the stop signal before it is killed (as `docker stop`).
 const GRACE: Duration = Duration::from_secs(10);
 /// How long the proxy lets requests still in flight finish once COMMAND has ended.
 const DRAIN: Duration = Duration::from_secs(5);
+
+/// Why COMMAND never ran (nothing was sent): its own error, mapped to the command's exit code
+/// in `error.rs` (2, 127, 126), so this room imports nothing above it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CommandError {
+    /// No COMMAND after `--` (2).
+    #[error("no COMMAND after --")]
+    Missing,
+    /// COMMAND was not found (127).
+    #[error("cannot run `{program}`: no such file, and no such program on PATH; nothing was sent")]
+    NotFound { program: String },
+    /// COMMAND was found but could not be started (126).
+    #[error("cannot run `{program}`: {error}; nothing was sent")]
+    NotStarted {
+        program: String,
+        #[source]
+        error: std::io::Error,
+    },
+}
 
 /// What COMMAND is told, and what ends it.
 pub(crate) struct Session<'a> {
@@ -50,42 +67,42 @@ impl Ended {
     pub(crate) fn interrupted(&self) -> bool {
         matches!(self, Ended::Interrupted)
     }
+}
 
-    /// COMMAND's own exit code when it failed by itself, else the run's.
-    pub(crate) fn exit_code(&self, run_code: u8) -> u8 {
-        match self {
-            Ended::Exited(status) => failure_code(status.as_ref()).unwrap_or(run_code),
-            Ended::StoppedWhenMet | Ended::Interrupted => run_code,
+impl Ended {
+    /// What the evidence records of COMMAND: its arguments with `secrets` (and anything a
+    /// flag or `NAME=` says is one) redacted, and how it ended.
+    pub(crate) fn record(&self, command: &[OsString], secrets: &[String]) -> SuiteCommand {
+        let argv: Vec<String> = (command.iter())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let (ended, status) = match self {
+            Ended::Exited(Some(status)) => (SuiteEnd::Exited, Some(status)),
+            Ended::Exited(None) => (SuiteEnd::Unknown, None),
+            Ended::StoppedWhenMet => (SuiteEnd::StoppedWhenMet, None),
+            Ended::Interrupted => (SuiteEnd::Interrupted, None),
+        };
+        #[cfg(unix)]
+        let signal = status.and_then(std::os::unix::process::ExitStatusExt::signal);
+        #[cfg(not(unix))]
+        let signal = None;
+        SuiteCommand {
+            argv: crate::evidence::suite::redact(&argv, secrets),
+            exit_code: status.and_then(ExitStatus::code),
+            signal,
+            ended,
         }
     }
 }
 
-/// A failed COMMAND's code as a shell reports it: its own, or 128 + N when signal N ended it.
-fn failure_code(status: Option<&ExitStatus>) -> Option<u8> {
-    let Some(status) = status else {
-        return Some(Judgement::NotMet.exit_code());
-    };
-    if status.success() {
-        return None;
-    }
-    if let Some(code) = status.code() {
-        return Some(u8::try_from(code).unwrap_or(Judgement::NotMet.exit_code()));
-    }
-    #[cfg(unix)]
-    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(status) {
-        return Some(128u8.saturating_add(u8::try_from(signal).unwrap_or(0)));
-    }
-    Some(Judgement::NotMet.exit_code())
-}
-
 /// Where the proxy listens: with COMMAND, the default address becomes a free loopback port (two
 /// jobs on one machine must not collide); an address given explicitly is kept.
-pub(crate) fn listen_address(args: &ProxyArgs) -> SocketAddr {
-    let default = args.listen.to_string() == DEFAULT_LISTEN;
-    if !args.command.is_empty() && default {
+/// `default` says `listen` is `--listen`'s default, not an address given.
+pub(crate) fn listen_address(listen: SocketAddr, default: bool, with_command: bool) -> SocketAddr {
+    if with_command && default {
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
     } else {
-        args.listen
+        listen
     }
 }
 
@@ -107,9 +124,9 @@ pub(crate) fn proxy_url(addr: SocketAddr, upstream: &str) -> String {
 /// Serves until COMMAND ends, then stops the proxy; how COMMAND ended, or why it could not start.
 pub(crate) async fn supervise<S>(
     session: Session<'_>,
-    met: &Notify,
+    met: impl Future<Output = ()>,
     serve: impl FnOnce(std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) -> S,
-) -> Result<Ended, Failure>
+) -> Result<Ended, CommandError>
 where
     S: Future<Output = std::io::Result<()>> + Send + 'static,
 {
@@ -147,8 +164,8 @@ where
 }
 
 /// Starts COMMAND in its own process group with the proxy's URL (and the sandbox's token).
-fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
-    let (program, args) = session.command.split_first().ok_or(Refusal::NoCommand)?;
+fn spawn(session: &Session<'_>) -> Result<Child, CommandError> {
+    let (program, args) = session.command.split_first().ok_or(CommandError::Missing)?;
     let mut command = Command::new(program);
     command
         .args(args)
@@ -173,12 +190,12 @@ fn spawn(session: &Session<'_>) -> Result<Child, Failure> {
     Ok(child)
 }
 
-fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
+fn not_started(program: &OsStr, e: std::io::Error) -> CommandError {
     let program = Path::new(program).display().to_string();
     if e.kind() == std::io::ErrorKind::NotFound {
-        Failure::CommandNotFound { program }
+        CommandError::NotFound { program }
     } else {
-        Failure::CommandNotStarted { program, error: e }
+        CommandError::NotStarted { program, error: e }
     }
 }
 
@@ -186,10 +203,11 @@ fn not_started(program: &OsStr, e: std::io::Error) -> Failure {
 async fn watch(
     child: &mut Child,
     mut interrupts: Interrupts,
-    met: &Notify,
+    met: impl Future<Output = ()>,
     session: &Session<'_>,
 ) -> Ended {
     let mut awaiting_met = session.until_met || session.stop_when_met;
+    let mut met = std::pin::pin!(met);
     loop {
         tokio::select! {
             status = child.wait() => {
@@ -208,7 +226,7 @@ async fn watch(
                 group.signal(Signal::Kill);
                 return Ended::Interrupted;
             }
-            _ = met.notified(), if awaiting_met => {
+            _ = &mut met, if awaiting_met => {
                 if session.stop_when_met {
                     crate::console::tell!("every requirement is met: stopping COMMAND, then writing the bundle");
                     let group = Group::of(child);
@@ -354,12 +372,19 @@ mod tests {
     fn a_failed_command_keeps_its_own_code_and_a_signal_is_128_plus_n() {
         use std::os::unix::process::ExitStatusExt;
         let exited = |code: i32| Ended::Exited(Some(ExitStatus::from_raw(code << 8)));
-        assert_eq!(exited(0).exit_code(1), 1, "success: the run decides");
-        assert_eq!(exited(0).exit_code(0), 0);
-        assert_eq!(exited(7).exit_code(0), 7, "failure: its own code");
+        let passed_on = |ended: Ended| {
+            let suite = ended.record(&["suite".into()], &[]);
+            suite.failed().then(|| suite.exit_code_passed_on())
+        };
+        assert_eq!(passed_on(exited(0)), None, "success: the run decides");
+        assert_eq!(passed_on(exited(7)), Some(7), "failure: its own code");
         let killed = Ended::Exited(Some(ExitStatus::from_raw(libc::SIGKILL)));
-        assert_eq!(killed.exit_code(0), 137);
-        assert_eq!(Ended::StoppedWhenMet.exit_code(0), 0, "stopped by ppcert");
-        assert_eq!(Ended::Exited(None).exit_code(0), 1);
+        assert_eq!(
+            killed.record(&["suite".into()], &[]).signal,
+            Some(libc::SIGKILL)
+        );
+        assert_eq!(passed_on(killed), Some(137));
+        assert_eq!(passed_on(Ended::StoppedWhenMet), None, "stopped by ppcert");
+        assert_eq!(passed_on(Ended::Exited(None)), Some(1));
     }
 }

@@ -68,6 +68,9 @@ pub(crate) struct Proxy {
     tokens: Mutex<HashMap<String, Secret>>,
     /// The session's claims, confirmed before they count.
     claims: claims::ClaimWatch,
+    /// The claims as the evidence's ledger counts them (accepted, then their status read and
+    /// not flagged), so `--until-met` stops on what the verdict will say.
+    confirmations: Mutex<crate::evidence::confirmed::ClaimConfirmations>,
 }
 
 impl Proxy {
@@ -100,6 +103,7 @@ impl Proxy {
             steps: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
             claims: claims::ClaimWatch::default(),
+            confirmations: Mutex::default(),
         }
     }
 
@@ -129,17 +133,36 @@ impl Proxy {
             .clone()
     }
 
-    /// Whether every requirement is met by what passed so far.
-    pub(crate) fn all_met(&self) -> bool {
+    /// Whether every requirement has its successes so far, claims counted once accepted
+    /// (their status may be unread yet): when to confirm them and look at the ledger.
+    fn all_sent(&self) -> bool {
         let ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
         self.required
             .iter()
             .all(|(op, n)| ledger.get(op).copied().unwrap_or(0) >= *n)
     }
 
+    /// Whether every requirement is met as the evidence's ledger counts it: claims only once
+    /// their status was read and not flagged.
+    pub(crate) fn all_met(&self) -> bool {
+        let confirmed = (self.confirmations.lock().unwrap_or_else(|e| e.into_inner()))
+            .tally()
+            .confirmed;
+        let ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
+        self.required.iter().all(|(op, n)| {
+            let succeeded = match op {
+                Operation::Claim => confirmed,
+                _ => ledger.get(op).copied().unwrap_or(0),
+            };
+            succeeded >= *n
+        })
+    }
+
     fn record(&self, forwarded: Forwarded, token: &Secret) {
         let exchange = forwarded.into_exchange(token);
         let counted = exchange.counts_as_success();
+        // A read of the contracts may confirm a claim: the ledger may be met by it.
+        let reads = exchange.operation == Operation::ReadContracts;
         let step_index = {
             let mut steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
             let next = steps.entry(exchange.flow.clone()).or_default();
@@ -169,6 +192,7 @@ impl Proxy {
             duration_ms: exchange.duration_ms,
             state: None,
         };
+        (self.confirmations.lock().unwrap_or_else(|e| e.into_inner())).add(&exchange, counted);
         if counted {
             *self
                 .ledger
@@ -181,13 +205,32 @@ impl Proxy {
             .events
             .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
         self.recording.events.emit(RunEvent::StepFinished(step));
-        if counted && self.all_met() {
+        if (counted || reads) && self.all_sent() {
             self.met.notify_one();
         }
     }
 }
 
 impl Proxy {
+    /// `--until-met` on the evidence's ledger: resolves once every requirement is met as the
+    /// verdict will count it. When every count is reached, the claims whose status the
+    /// traffic never showed are read first; a claim flagged or unread keeps the session going
+    /// rather than having it say "every requirement is met" over claims at 0/5.
+    pub(crate) async fn met_on_the_ledger(&self) {
+        loop {
+            self.met.notified().await;
+            if !self.all_met() {
+                self.confirm_claims().await;
+            }
+            if self.all_met() {
+                return;
+            }
+            crate::console::tell!(
+                "every operation has its successes, but not every claim is confirmed (its status unread or flagged for manual verification): going on"
+            );
+        }
+    }
+
     /// At the session's end: one read of the contracts of each booking whose claim's status
     /// the partner's traffic never showed, recorded like the partner's own exchanges.
     pub(crate) async fn confirm_claims(&self) {

@@ -11,12 +11,27 @@ pub(super) fn suite(evidence: &Evidence) -> Option<TestSuite> {
     let mut suite = TestSuite::new("baseline");
     let classname = format!("{}.baseline", evidence.run.scenario);
     for finding in &drift.regressions {
-        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        // Accepted regressions are shown, not failed: the run did not fail on them.
+        let mut status = if drift.accepted {
+            TestCaseStatus::skipped()
+        } else {
+            TestCaseStatus::non_success(NonSuccessKind::Failure)
+        };
         status.set_message(finding.message.clone());
-        status.set_description(format!(
-            "regressed since the baseline {} (run {})",
-            drift.base.bundle, drift.base.run_id
-        ));
+        let mut description = format!(
+            "regressed since the baseline {} (run {}){}",
+            drift.base.bundle,
+            drift.base.run_id,
+            if drift.accepted {
+                "; accepted with --accept-drift"
+            } else {
+                ""
+            }
+        );
+        for consequence in &finding.consequences {
+            description.push_str(&format!("\nfollowing from it: {}", consequence.message));
+        }
+        status.set_description(description);
         let where_ = match &finding.path {
             Some(path) => format!("{} {path}", finding.subject),
             None => finding.subject.clone(),

@@ -1,6 +1,7 @@
 //! The evidence bundle: `evidence.json`, the reports rendered from it alone (HTML, Markdown,
 //! JUnit), and `MANIFEST.sha256` over every file.
 
+mod ctrf;
 mod failures;
 mod files;
 mod junit;

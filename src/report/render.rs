@@ -72,6 +72,7 @@ fn render_with(
             return junit::write(evidence, &junit_listed::suites(evidence)?, out);
         }
         Format::Junit => return junit::render(evidence, out),
+        Format::Ctrf => return super::ctrf::write(evidence, out),
     };
     let pass = pass.ok_or_else(|| std::io::Error::other("no pass over the exchanges"))?;
     render_template(template, evidence, pass, with_exchanges, out)
@@ -84,7 +85,7 @@ pub(crate) fn write_reports(
     evidence: &Evidence,
     formats: &[Format],
 ) -> std::io::Result<()> {
-    let templated = formats.iter().any(|f| *f != Format::Junit);
+    let templated = (formats.iter()).any(|f| matches!(f, Format::Html | Format::Md));
     let pass = if templated {
         Some(Pass::of(evidence)?)
     } else {

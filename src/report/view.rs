@@ -260,6 +260,7 @@ fn banners(evidence: &Evidence) -> Vec<String> {
     if let Some(notice) = &evidence.run.notice {
         banners.push(notice.clone());
     }
+    banners.extend(evidence.command.as_ref().and_then(|c| c.banner()));
     if !evidence.run.complete && partner_traffic(evidence) {
         banners.push("This session was interrupted before the partner's command ended: the record is incomplete and the verdict cannot be PASSED. A proxy session cannot be resumed: run it again.".into());
     } else if !evidence.run.complete {

@@ -113,22 +113,28 @@ async fn a_staging_change_is_seen_by_both_pairs_a_client_change_only_by_the_prox
     run_pair_side(&after, dir.path(), "run2").await;
     run_pair_side(&before, dir.path(), "run3").await;
     proxy_pair_side(&before, dir.path(), "proxy1", false, &[]).await;
-    let baseline = ["--baseline", "proxy1"];
-    proxy_pair_side(&after, dir.path(), "proxy2", false, &baseline).await;
+    proxy_pair_side(&after, dir.path(), "proxy2", false, &[]).await;
     proxy_pair_side(&before, dir.path(), "proxy3", true, &[]).await;
-
-    // `proxy --baseline` stored what changed in the session's evidence and its reports.
-    let session = read_json(&dir.path().join("proxy2/evidence.json"));
-    assert_eq!(session["baseline"]["base"]["source"], "proxy");
-    assert_eq!(
-        paths(&session["baseline"]["changes"]),
-        vec!["field_retyped $.data.price.amount"]
-    );
-    let md = std::fs::read_to_string(dir.path().join("proxy2/report.md")).unwrap();
-    assert!(md.contains("### Since the baseline"), "{md}");
-    assert_eq!(
-        ppcert(dir.path(), &["verify", "proxy2"], None).await.code,
-        0
+    // One quote is not a PASSED session, so it cannot be `proxy --baseline`: refused, 2.
+    let refused = ppcert(
+        dir.path(),
+        &[
+            "proxy",
+            "--base-url",
+            &after,
+            "--baseline",
+            "proxy1",
+            "--",
+            "true",
+        ],
+        Some(TOKEN),
+    )
+    .await;
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("--baseline proxy1: its verdict is FAILED")
     );
 
     // The staging retyped the price: ppcert's own run sees it too.

@@ -1,15 +1,14 @@
-//! Ending a run: the evidence from what was recorded, the bundle, and the exit code.
+//! Ending a run: the evidence from what was recorded, then the session's ending (the bundle,
+//! the summary, signing, the dossier) and its one outcome.
 
 use super::begin::Session;
-use crate::commands::bundle::publish;
+use crate::commands::ending::{Ending, Record, Went};
 use crate::commands::run_webhooks::RunReceiver;
 use crate::config::{RunConfig, Target};
 use crate::engine::GateState;
-use crate::error::{FirstCall, RunOutcome, run_exit_code};
+use crate::error::{Failure, FirstCall, Outcome};
 use crate::evidence::collect::Recording;
-use crate::evidence::{self, Evidence, RunInfo};
-use crate::journal;
-use crate::output::OutputMode;
+use crate::evidence::{Evidence, RunInfo};
 use crate::record::{FlowResult, FlowStatus};
 use crate::sandbox::Sandbox;
 use crate::timestamp::Timestamp;
@@ -28,7 +27,7 @@ pub(super) struct Beside {
     pub sandbox: Option<Sandbox>,
 }
 
-/// Builds the evidence, writes the bundle, says how the run went; the process exit code.
+/// Builds the evidence, and ends the session as `ending` says: its one outcome.
 pub(super) async fn conclude(
     config: &RunConfig,
     session: Session,
@@ -37,16 +36,15 @@ pub(super) async fn conclude(
         interrupted,
     }: Ended,
     Beside { receiver, sandbox }: Beside,
-    mode: &OutputMode,
-    baseline: Option<&crate::drift::Profile>,
-) -> u8 {
+    ending: &Ending<'_>,
+) -> Result<Outcome, Failure> {
     session.progress.finish();
     let gate = session.shared.gate.state();
     let (results, engine_error) = match results {
         Ok(results) => (results, None),
         Err(error) => (Vec::new(), Some(error)),
     };
-    let (dir, recording) = (&session.dir, &session.recording);
+    let recording = &session.recording;
     let mut evidence = finish(
         config,
         session.run,
@@ -62,38 +60,28 @@ pub(super) async fn conclude(
         let section = receiver.finish(sandbox.as_ref(), &evidence.exchanges).await;
         evidence.webhooks = Some(section);
     }
-    crate::commands::baseline::attach(dir, &mut evidence, baseline);
-    let requirements = &config.scenario.scenario.requirements;
-    let published = publish(dir, &mut evidence, recording, requirements, &config.formats);
+    let record = Record {
+        recording,
+        requirements: &config.scenario.scenario.requirements,
+        formats: &config.formats,
+    };
+    let written = ending.write(&mut evidence, record);
     if let Some(sandbox) = sandbox {
         let _ = sandbox.shutdown().await;
     }
-    if let Err(error) = &published {
-        crate::console::tell!(
-            "error: {error}; the requests were sent and {} holds what was recorded",
-            dir.join(journal::FILE_NAME).display()
-        );
-    }
-    let outcome = RunOutcome {
-        bundle_written: published.is_ok(),
-        interrupted,
-        first_call: match gate {
-            GateState::TokenRejected => FirstCall::TokenRejected,
-            GateState::Unreachable => FirstCall::Unreachable,
-            GateState::NotTheApi => FirstCall::NotTheApi,
-            _ => FirstCall::Answered,
-        },
-        passed: evidence.verdict == evidence::Verdict::Passed,
+    let first_call = match gate {
+        GateState::TokenRejected => FirstCall::TokenRejected,
+        GateState::Unreachable => FirstCall::Unreachable,
+        GateState::NotTheApi => FirstCall::NotTheApi,
+        _ => FirstCall::Answered,
     };
-    explain_first_call(outcome.first_call);
-    let code = crate::commands::baseline::exit_code(run_exit_code(&outcome), &evidence);
-    if mode.json {
-        crate::console::say!("{}", crate::output::summary_json(&evidence, dir, code));
-    } else if published.is_ok() {
-        crate::console::say!("{}", crate::output::summary(mode, &evidence, dir));
-    }
-    crate::commands::baseline::tell(&evidence, mode.json);
-    code
+    let went = Went {
+        written,
+        interrupted,
+        first_call,
+        suite_failed: None,
+    };
+    ending.conclude(&evidence, went)
 }
 
 fn finish(
@@ -112,6 +100,8 @@ fn finish(
         && results.iter().all(|r| r.status != FlowStatus::Interrupted);
     let mut warnings: Vec<String> = engine_error.into_iter().collect();
     warnings.extend(config.resume_note.clone());
+    let remote = !config.target.is_embedded();
+    warnings.extend(crate::config::unnamed_warning(&config.partner_name, remote));
     let weak = match &config.target {
         Target::Remote {
             token: crate::config::TokenSource::Static { token, .. },
@@ -128,19 +118,4 @@ fn finish(
         results,
         warnings,
     )
-}
-
-fn explain_first_call(first_call: FirstCall) {
-    match first_call {
-        FirstCall::TokenRejected => {
-            crate::console::tell!(
-                "error: the token was rejected (401); the failed exchange above quotes the server"
-            )
-        }
-        FirstCall::Unreachable => crate::console::tell!("error: the target could not be reached"),
-        FirstCall::NotTheApi => crate::console::tell!(
-            "error: the first call (POST …/quotes) answered 404, so the base URL is not the API root and the run stopped there; check --base-url: it should include the API's path prefix (for example https://staging.example.com/partner-api)"
-        ),
-        FirstCall::Answered => {}
-    }
 }

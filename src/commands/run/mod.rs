@@ -77,7 +77,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         None => None,
     };
     let (mut config, previous) = configure(&args)?;
-    let baseline = super::baseline::load(args.baseline.as_deref())?;
+    let baseline = super::baseline::load(args.baseline.as_deref(), args.accept_drift)?;
     if let Some(dossier) = &args.dossier
         && !super::dossier_run::narrow(dossier, &mut config)?
     {
@@ -111,15 +111,18 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
     let beside = end::Beside { receiver, sandbox };
-    let code = end::conclude(&config, session, ended, beside, &mode, baseline.as_ref()).await;
-    if code == crate::exit_codes::INTERRUPTED {
+    let ending = super::ending::Ending {
+        dir: &dir,
+        mode: &mode,
+        baseline: baseline.as_ref(),
+        signer: signer.as_ref(),
+        dossier: args.dossier.as_deref(),
+    };
+    let outcome = end::conclude(&config, session, ended, beside, &ending).await?;
+    if outcome == crate::error::Outcome::Interrupted {
         tell_how_to_finish(&args, &config, &dir);
     }
-    let code = sign_bundle(signer.as_ref(), &dir, code, &mode)?;
-    match &args.dossier {
-        Some(dossier) => super::dossier_run::join(dossier, &dir, code, signer.as_ref()),
-        None => Ok(code),
-    }
+    Ok(outcome.exit_code())
 }
 
 /// After an interrupted run, the command that finishes it.
@@ -131,40 +134,6 @@ fn tell_how_to_finish(args: &RunArgs, config: &RunConfig, dir: &std::path::Path)
             shell_word(dossier)
         ),
         None => crate::console::tell!("{}", resume_command(args, config, dir)),
-    }
-}
-
-/// Signs the bundle when a key was given (an unsigned bundle where a signed one was asked for
-/// is a bundle not written); without one, warns of an attestation the session made stale.
-fn sign_bundle(
-    signer: Option<&ed25519_dalek::SigningKey>,
-    dir: &std::path::Path,
-    code: u8,
-    mode: &OutputMode,
-) -> Result<u8, Failure> {
-    match signer {
-        Some(key) if code != crate::exit_codes::BUNDLE_NOT_WRITTEN => {
-            // An unsigned bundle where a signed one was asked for is a bundle not written. A
-            // resumed run rewrote its bundle: the earlier attestation is replaced.
-            let (path, fingerprint) = super::attest::sign_dir(dir, key, true)
-                .map_err(|failure| Failure::NotSigned(Box::new(failure)))?;
-            // On stderr: with --json, stdout holds the summary object alone.
-            if mode.progress != ProgressMode::Quiet {
-                crate::console::tell!("signed: {} (key SHA256:{fingerprint})", path.display());
-            }
-            Ok(code)
-        }
-        _ => {
-            let stale = dir.join(crate::report::manifest::ATTESTATION);
-            if stale.exists() {
-                crate::console::tell!(
-                    "warning: {} was signed before this session and no longer matches the bundle; sign again (ppcert sign {} --key KEY --force)",
-                    stale.display(),
-                    dir.display()
-                );
-            }
-            Ok(code)
-        }
     }
 }
 
