@@ -316,6 +316,8 @@ async fn finish(
     sandbox: Option<crate::sandbox::Sandbox>,
     interrupted: bool,
 ) -> Result<u8, Failure> {
+    // A lost answer the partner's traffic never settled: read what the staging holds.
+    proxy.settle_lost().await;
     // A claim counts once its status is known: read what the partner's traffic never showed.
     proxy.confirm_claims().await;
     let recorded = proxy.recording.take();

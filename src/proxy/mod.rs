@@ -7,6 +7,7 @@ mod claims;
 pub(crate) mod command;
 pub(crate) mod exchange;
 mod json;
+pub(crate) mod recovery;
 pub(crate) mod routes;
 pub(crate) mod rules;
 mod sequencing;
@@ -67,6 +68,8 @@ pub(crate) struct Proxy {
     tokens: Mutex<HashMap<String, Secret>>,
     /// The session's claims, confirmed before they count.
     claims: claims::ClaimWatch,
+    /// Writes whose answer was lost, held until the partner's recovery settles them.
+    recoveries: recovery::Recoveries,
 }
 
 impl Proxy {
@@ -99,6 +102,7 @@ impl Proxy {
             steps: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
             claims: claims::ClaimWatch::default(),
+            recoveries: recovery::Recoveries::default(),
         }
     }
 
@@ -137,7 +141,10 @@ impl Proxy {
     }
 
     fn record(&self, forwarded: Forwarded, token: &Secret) {
-        let exchange = forwarded.into_exchange(token);
+        self.record_exchange(forwarded.into_exchange(token));
+    }
+
+    fn record_exchange(&self, exchange: crate::record::Exchange) {
         let counted = exchange.counts_as_success();
         let step_index = {
             let mut steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
@@ -156,7 +163,8 @@ impl Proxy {
             flow: exchange.flow.clone(),
             step_index,
             step: exchange.step.clone(),
-            status: if exchange.outcome == crate::record::Outcome::Passed {
+            // A retried attempt is not the step's result: its retry is.
+            status: if exchange.outcome == crate::record::Outcome::Passed || exchange.retried {
                 StepStatus::Passed
             } else {
                 StepStatus::Failed
@@ -187,6 +195,79 @@ impl Proxy {
 }
 
 impl Proxy {
+    /// A contracts read: first the lost writes it shows taken, recorded before it.
+    fn settle_by_read(&self, recognised: &routes::Recognised, forwarded: &Forwarded) {
+        if recognised.operation == Operation::ReadContracts {
+            for exchange in self.recoveries.read(forwarded, &self.claims) {
+                self.record_exchange(exchange);
+            }
+        }
+    }
+
+    /// A partner's exchange: recorded, or held while a lost answer's recovery is unsettled.
+    fn record_or_hold(
+        &self,
+        recognised: &routes::Recognised,
+        forwarded: Forwarded,
+        token: &Secret,
+    ) {
+        let exchange = forwarded.into_exchange(token);
+        let line = exchange_line(&exchange, &[]);
+        match self.recoveries.write(recognised, exchange, token) {
+            recovery::Settled::Record(exchanges) => {
+                exchanges.into_iter().for_each(|x| self.record_exchange(x));
+            }
+            recovery::Settled::Held => crate::console::tell!(
+                "{line} (a write whose answer was lost: the staging may have taken it; counted when the partner's retry or read shows what happened)"
+            ),
+        }
+    }
+
+    /// At the session's end: the lost writes the partner's traffic never settled, settled by
+    /// one read of their booking's contracts (a GET, with the partner's token); what it does
+    /// not show is recorded as it stands, unconfirmed.
+    pub(crate) async fn settle_lost(&self) {
+        let success = self.routes.success(Operation::ReadContracts);
+        let environment = self.rules.environment();
+        let mut read = std::collections::BTreeSet::new();
+        for (booking, _, token) in self.recoveries.unsettled() {
+            if !read.insert(booking.clone()) {
+                continue;
+            }
+            let Some(url) = (self.claims).contracts_url(&booking, &self.upstream, &self.routes)
+            else {
+                continue;
+            };
+            let mut confirming = (self.claims)
+                .confirming_read(
+                    &self.client,
+                    &booking,
+                    url,
+                    &token,
+                    success.clone(),
+                    environment,
+                )
+                .await;
+            for check in confirming.checks.iter_mut() {
+                if check.name == "confirming read" {
+                    check.detail = "ppcert's own read at the end of the session: the partner's \
+                        traffic never showed what became of a write whose answer was lost"
+                        .into();
+                }
+            }
+            let recognised = routes::Recognised {
+                operation: Operation::ReadContracts,
+                values: Default::default(),
+            };
+            self.settle_by_read(&recognised, &confirming);
+            self.record(confirming, &token);
+        }
+        self.recoveries
+            .drain()
+            .into_iter()
+            .for_each(|x| self.record_exchange(x));
+    }
+
     /// At the session's end: one read of the contracts of each booking whose claim's status
     /// the partner's traffic never showed, recorded like the partner's own exchanges.
     pub(crate) async fn confirm_claims(&self) {
@@ -310,8 +391,9 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     };
     forwarded.duration_ms = started.elapsed().as_millis() as u64;
     let environment = proxy.rules.environment();
+    proxy.settle_by_read(&recognised, &forwarded);
     (proxy.claims).observe(&recognised, &mut forwarded, &token, environment);
-    proxy.record(forwarded, &token);
+    proxy.record_or_hold(&recognised, forwarded, &token);
     response
 }
 
@@ -409,7 +491,7 @@ async fn send(
             format!(
                 "ppcert proxy: the API did not answer: {}{}",
                 if e.is_connect() {
-                    "could not connect"
+                    recovery::NOT_SENT
                 } else if e.is_timeout() {
                     "timed out"
                 } else {

@@ -41,6 +41,7 @@ mod proxy;
 mod proxy_checks;
 mod proxy_command;
 mod proxy_many;
+mod proxy_recovery;
 mod proxy_unrecognised;
 mod quote_bundles;
 mod reports;
