@@ -262,6 +262,12 @@ pub struct ProxyArgs {
     /// Compare the session with an earlier bundle, as `run --baseline` does.
     #[arg(long, value_name = "BUNDLE")]
     pub baseline: Option<PathBuf>,
+    /// Inject faults into your client's calls and grade how it handles them: `standard` (a
+    /// 429 on a quote, a 503 on a subscription, a lost answer on a subscription, a 503 on a
+    /// claim) or a TOML file of [[faults]] (operation, kind = status|lost_answer|delay, nth or
+    /// every). Refused against production (exit 5).
+    #[arg(long, value_name = "PLAN")]
+    pub faults: Option<String>,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }

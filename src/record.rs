@@ -13,6 +13,7 @@ use crate::timestamp::Timestamp;
 pub(crate) use flags::{Delivery, Expectation};
 pub(crate) use flow::{CapturedValue, FlowResult, FlowState, FlowStatus, QuoteRef, TermsLink};
 
+pub(crate) mod fault;
 mod flags;
 mod flow;
 

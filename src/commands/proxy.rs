@@ -33,6 +33,8 @@ struct ProxyConfig {
     strict: bool,
     /// `--baseline`'s profile, read before the proxy listens.
     baseline: Option<crate::drift::Profile>,
+    /// `--faults`: the plan, read before the proxy listens.
+    faults: Option<Vec<crate::record::fault::FaultRule>>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -47,7 +49,9 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
             ..
         }
     );
+    let faults = super::proxy_faults::plan(args.faults.as_deref(), production)?;
     Ok(ProxyConfig {
+        faults,
         target,
         requirements: certification.scenario.requirements,
         flight_seller: crate::config::flight_seller(args.no_flight_cancellations, file),
@@ -114,7 +118,8 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let journal = super::bundle::open_journal(&dir, &run, false)?;
     // Nothing per exchange in memory: a session may forward requests for hours.
     let recording = Recording::spilling(journal);
-    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
+    let proxy = proxy_for(&config, &opened.base_url, recording)?;
+    let proxy = Arc::new(super::proxy_faults::armed(proxy, config.faults.as_ref()));
     let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     if !args.command.is_empty() {
         let listening = Listening {
@@ -327,6 +332,7 @@ async fn finish(
     let flows = partner_flows(recorded.flow_labels());
     // The requests no endpoint recognised are counted from the journal, with the rest.
     let mut evidence = recorded.into_evidence(run, &config.requirements, &flows, Vec::new());
+    super::proxy_faults::grade(dir, &mut evidence);
     super::baseline::attach(dir, &mut evidence, config.baseline.as_ref());
     let published = super::bundle::publish(
         dir,

@@ -6,6 +6,7 @@
 mod claims;
 pub(crate) mod command;
 pub(crate) mod exchange;
+pub(crate) mod faults;
 mod json;
 pub(crate) mod recovery;
 pub(crate) mod routes;
@@ -70,6 +71,8 @@ pub(crate) struct Proxy {
     claims: claims::ClaimWatch,
     /// Writes whose answer was lost, held until the partner's recovery settles them.
     recoveries: recovery::Recoveries,
+    /// `--faults`: the plan, and the calls counted so far.
+    faults: Option<faults::inject::Faults>,
 }
 
 impl Proxy {
@@ -103,7 +106,17 @@ impl Proxy {
             tokens: Mutex::new(HashMap::new()),
             claims: claims::ClaimWatch::default(),
             recoveries: recovery::Recoveries::default(),
+            faults: None,
         }
+    }
+
+    /// The proxy injecting `plan`'s faults, the plan written to the journal first.
+    pub(crate) fn with_faults(mut self, plan: Vec<crate::record::fault::FaultRule>) -> Proxy {
+        (self.recording).write_line(&crate::journal::Line::FaultPlan {
+            rules: plan.clone(),
+        });
+        self.faults = Some(faults::inject::Faults::new(plan));
+        self
     }
 
     /// The path relative to the API root: the upstream's prefix is optional in requests.
@@ -382,9 +395,19 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         reads: Vec::new(),
     };
     let violated = forwarded.checks.iter().any(|c| !c.passed && !c.warning);
+    let armed = (proxy.faults.as_ref()).and_then(|f| f.arm(recognised.operation));
     let response = if proxy.strict && violated {
         forwarded.error = Some("refused locally by --strict: not forwarded".into());
         refusal(&forwarded.checks)
+    } else if let Some(armed) = armed {
+        let call = Call {
+            parts: &parts,
+            url: &url,
+            recognised: &recognised,
+            token: &token,
+            started,
+        };
+        return proxy.inject(armed, call, body, forwarded).await;
     } else {
         let sent = send(&proxy, &parts, &url, body).await;
         relay(&proxy, &recognised, &mut forwarded, sent, &token)
@@ -531,4 +554,104 @@ async fn send(
 
 pub(crate) fn router(proxy: Arc<Proxy>) -> axum::Router {
     axum::Router::new().fallback(handle).with_state(proxy)
+}
+
+/// The partner's call a fault is injected into.
+struct Call<'a> {
+    parts: &'a axum::http::request::Parts,
+    url: &'a str,
+    recognised: &'a routes::Recognised,
+    token: &'a Secret,
+    started: Instant,
+}
+
+impl Proxy {
+    /// `armed`'s fault instead of the plain relay: a 429 or 503 of the proxy's own (nothing
+    /// forwarded, nothing recorded as an exchange: the staging saw nothing), or the call
+    /// forwarded and recorded, then its answer dropped or held. The fault's journal line comes
+    /// before its exchange, so the grading reads them in order.
+    async fn inject(
+        &self,
+        armed: faults::inject::Armed,
+        call: Call<'_>,
+        body: Bytes,
+        mut forwarded: Forwarded,
+    ) -> Response {
+        use crate::record::fault::{FaultKind, InjectedFault};
+        let mut fault = InjectedFault {
+            rule: armed.rule,
+            call: armed.call,
+            operation: call.recognised.operation,
+            kind: armed.kind.clone(),
+            at: forwarded.started_at,
+            method: call.parts.method.to_string(),
+            path: call.token.scrub(call.parts.uri.path()),
+            booking_number: forwarded.booking.clone(),
+            idempotency_key: faults::inject::idempotency_key(&call.parts.headers),
+            upstream_status: None,
+        };
+        if let FaultKind::Status {
+            status,
+            retry_after_ms,
+        } = armed.kind
+        {
+            crate::console::tell!(
+                "{}",
+                faults::inject::said(&fault, "answered by ppcert proxy, not forwarded")
+            );
+            (self.recording).write_line(&crate::journal::Line::Fault(fault));
+            return faults::inject::status_answer(status, retry_after_ms);
+        }
+        let sent = send(self, call.parts, call.url, body).await;
+        let response = relay(self, call.recognised, &mut forwarded, sent, call.token);
+        forwarded.duration_ms = call.started.elapsed().as_millis() as u64;
+        fault.upstream_status = forwarded.response.as_ref().map(|r| r.status);
+        (self.recording).write_line(&crate::journal::Line::Fault(fault.clone()));
+        let environment = self.rules.environment();
+        if let FaultKind::Delay { for_ms } = armed.kind {
+            (self.claims).observe(call.recognised, &mut forwarded, call.token, environment);
+            self.record_or_hold(call.recognised, forwarded, call.token);
+            crate::console::tell!(
+                "{}",
+                faults::inject::said(&fault, "forwarded; the answer is held")
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(for_ms)).await;
+            return response;
+        }
+        self.lose(&fault, &call, forwarded)
+    }
+
+    /// A lost answer: a write the recovery can settle is recorded as the partner saw it,
+    /// without an answer; any other keeps the staging's answer, which counts as the staging
+    /// counted it. The connection then drops.
+    fn lose(
+        &self,
+        fault: &crate::record::fault::InjectedFault,
+        call: &Call<'_>,
+        mut forwarded: Forwarded,
+    ) -> Response {
+        let environment = self.rules.environment();
+        let staging = fault
+            .upstream_status
+            .map_or("no answer".into(), |s| format!("HTTP {s}"));
+        if recovery::holds(call.recognised.operation, forwarded.booking.as_deref()) {
+            forwarded.response = None;
+            forwarded.error = Some(format!(
+                "the answer was dropped by ppcert proxy --faults (lost_answer) before the client read it; the staging answered {staging}"
+            ));
+        } else {
+            (self.claims).observe(call.recognised, &mut forwarded, call.token, environment);
+        }
+        self.record_or_hold(call.recognised, forwarded, call.token);
+        crate::console::tell!(
+            "{}",
+            faults::inject::said(
+                fault,
+                &format!(
+                    "forwarded (the staging answered {staging}), then the connection dropped before the answer"
+                )
+            )
+        );
+        faults::inject::dropped()
+    }
 }

@@ -58,6 +58,12 @@ fn is_write(op: Operation) -> bool {
     !matches!(op, Operation::ReadContracts | Operation::Quote)
 }
 
+/// Whether a lost answer to `op` of `booking` is held until the partner's recovery shows
+/// what happened (a write of a known booking), rather than recorded as it stands.
+pub(crate) fn holds(op: Operation, booking: Option<&str>) -> bool {
+    is_write(op) && booking.is_some()
+}
+
 /// The answer the staging gives a write it already took: for a deletion the quote is gone.
 fn conflict(op: Operation, exchange: &Exchange) -> bool {
     let status = exchange.response.as_ref().map(|r| r.status);
