@@ -362,3 +362,50 @@ async fn a_fault_plan_is_refused_against_production_and_its_mistakes_are_named()
     assert_eq!(refused.code, 5, "{}", refused.stderr);
     assert!(refused.stderr.contains("--faults"), "{}", refused.stderr);
 }
+
+/// A held answer (`delay`) longer than the client's timeout: the client that then reads the
+/// booking's contracts back handled it, and the subscription counts once, as at the staging.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_answer_read_back_after_the_client_timed_out_is_handled() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let plan =
+        "[[faults]]\noperation = \"subscription\"\nkind = \"delay\"\nfor = \"1500ms\"\nnth = 1\n";
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let (mut proxy, url) =
+        start_proxy(dir.path(), &sandbox.base_url(), &["--faults", "plan.toml"]).await;
+    let partner = Partner::at(url, sandbox.token());
+    let (_, reference) = partner.quote(quote_body(1, 350.0, 40)).await;
+    let timed_out = partner
+        .http
+        .post(format!("{}/subscriptions", partner.base))
+        .bearer_auth(&partner.token)
+        .timeout(Duration::from_millis(300))
+        .json(&subscription_body("HELD-1", &[(&reference, 1)]))
+        .send()
+        .await;
+    assert!(
+        timed_out.is_err(),
+        "the client gave up before the held answer"
+    );
+    let (status, _) = partner
+        .call("GET", "/subscriptions/HELD-1/contracts", None)
+        .await;
+    assert_eq!(status, 200);
+    stop(&mut proxy).await;
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let rows = rows(&evidence);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (rows[0].1.as_str(), rows[0].2.as_str()),
+        ("delay", "handled"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[0].3.contains("read the booking's contracts back"),
+        "{rows:?}"
+    );
+    ledger_is_the_stagings(&evidence, &sandbox);
+    let verified = ppcert(dir.path(), &["verify", "b"], None).await;
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
+}
