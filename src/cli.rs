@@ -273,6 +273,12 @@ pub struct ProxyArgs {
     /// address then goes to stderr).
     #[arg(long)]
     pub json: bool,
+    /// Inject faults into your client's calls and grade how it handles them: `standard` (a
+    /// 429 on a quote, a 503 on a subscription, a lost answer on a subscription, a 503 on a
+    /// claim) or a TOML file of [[faults]] (operation, kind = status|lost_answer|delay, nth or
+    /// every). Refused against production (exit 5).
+    #[arg(long, value_name = "PLAN")]
+    pub faults: Option<String>,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }
@@ -557,17 +563,19 @@ pub struct ServeArgs {
     /// Random extra latency, up to this much.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     pub jitter_ms: u64,
-    /// Answer 429 with Retry-After to every Nth request.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Answer 429 with Retry-After to every Nth request (`--status-429-every`: the name of
+    /// the `proxy --faults` kind).
+    #[arg(long, visible_alias = "status-429-every", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub rate_limit_every: Option<u64>,
     /// Seconds announced in Retry-After on injected 429s.
     #[arg(long, default_value_t = 1, value_name = "SECS")]
     pub retry_after_secs: u64,
-    /// Answer 503 to every Nth request.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Answer 503 to every Nth request (`--status-503-every`).
+    #[arg(long, visible_alias = "status-503-every", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub unavailable_every: Option<u64>,
-    /// Process every Nth POST, then drop its response (a lost response).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Process every Nth POST, then drop its response (a lost response;
+    /// `--lost-answer-every`).
+    #[arg(long, visible_alias = "lost-answer-every", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub drop_every: Option<u64>,
     /// Behave as production: claimDate is refused.
     #[arg(long)]

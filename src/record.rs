@@ -14,6 +14,7 @@ pub(crate) use flags::{Delivery, Expectation};
 pub(crate) use flow::{CapturedValue, FlowResult, FlowState, FlowStatus, QuoteRef, TermsLink};
 pub(crate) use phase::Phase;
 
+pub(crate) mod fault;
 mod flags;
 mod flow;
 pub(crate) mod phase;

@@ -15,6 +15,7 @@ pub(crate) mod guard;
 pub(crate) mod listening;
 pub(crate) mod probe;
 pub(crate) mod proxy;
+mod proxy_faults;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod run_webhooks;

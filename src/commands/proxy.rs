@@ -34,6 +34,8 @@ struct ProxyConfig {
     strict: bool,
     /// `--baseline`'s profile, read before the proxy listens.
     baseline: Option<super::baseline::Baseline>,
+    /// `--faults`: the plan, read before the proxy listens.
+    faults: Option<Vec<crate::record::fault::FaultRule>>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -48,7 +50,9 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
             ..
         }
     );
+    let faults = super::proxy_faults::plan(args.faults.as_deref(), production)?;
     Ok(ProxyConfig {
+        faults,
         target,
         requirements: certification.scenario.requirements,
         flight_seller: crate::config::flight_seller(args.no_flight_cancellations, file),
@@ -114,7 +118,8 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let journal = super::bundle::open_journal(&dir, &run, false)?;
     // Nothing per exchange in memory: a session may forward requests for hours.
     let recording = Recording::spilling(journal);
-    let proxy = Arc::new(proxy_for(&config, &opened.base_url, recording)?);
+    let proxy = proxy_for(&config, &opened.base_url, recording)?;
+    let proxy = Arc::new(super::proxy_faults::armed(proxy, config.faults.as_ref()));
     let limits = super::listening::limits(&args.listen_limits, super::listening::PROXY_MAX_BODY);
     let ending = Ending {
         dir: &dir,
@@ -356,6 +361,8 @@ async fn finish(
     suite: Option<crate::evidence::suite::SuiteCommand>,
     interrupted: bool,
 ) -> Result<Outcome, Failure> {
+    // A lost answer the partner's traffic never settled: read what the staging holds.
+    proxy.settle_lost().await;
     // A claim counts once its status is known: read what the partner's traffic never showed.
     proxy.confirm_claims().await;
     let recorded = proxy.recording.take();
@@ -372,6 +379,7 @@ async fn finish(
         &flows,
         unnamed.into_iter().collect(),
     );
+    super::proxy_faults::grade(ending.dir, &mut evidence);
     let suite_failed = suite
         .as_ref()
         .filter(|s| s.failed())

@@ -21,6 +21,9 @@ pub(crate) enum ConfigError {
     Scenario(FileError),
     #[error("dialect: {0}")]
     Dialect(FileError),
+    /// `proxy --faults`: the plan is unreadable or malformed (file, line and field named).
+    #[error("--faults: {0}")]
+    Faults(FileError),
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
     /// A template reads a `captured.NAME` its flow captures only later, or never.

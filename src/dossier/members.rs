@@ -125,6 +125,20 @@ fn normal(url: &str) -> &str {
     url.trim_end_matches('/')
 }
 
+/// Each member that may not sit beside the others (another partner, target or environment,
+/// or a sandbox bundle among staging ones), named, whatever `dossier.json` says: the same
+/// rule as when a bundle is added, applied to what the members' own records say.
+pub(crate) fn mismatched(members: &[Read]) -> Vec<String> {
+    let runs: Vec<&RunInfo> = members.iter().map(|m| &m.derived.run).collect();
+    let Some(reference) = reference(&runs) else {
+        return Vec::new();
+    };
+    (members.iter())
+        .filter_map(|m| compatible(runs[reference], &m.derived.run, Path::new(&m.file)).err())
+        .map(|why| format!("member {why}: it cannot count in this dossier"))
+        .collect()
+}
+
 /// The first staging member of `offered` (else the first): what the rest are held to.
 pub(crate) fn reference(offered: &[&RunInfo]) -> Option<usize> {
     (offered.iter().position(|run| !run.target.sandbox)).or((!offered.is_empty()).then_some(0))

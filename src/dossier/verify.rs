@@ -72,6 +72,8 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
         }
     };
     read_members(source, &recorded, &mut checked);
+    // Members of another partner or target never count together, however dossier.json reads.
+    (checked.problems).extend(members::mismatched(&checked.members));
     let tool = recorded.tool.clone();
     // A changed report does not stop the ledger being computed again: `report` rewrites it.
     if checked.problems.len() == checked.rerenderable && !checked.members.is_empty() {

@@ -85,6 +85,26 @@ fn status_read(exchange: &Exchange) -> Option<ClaimStatus> {
         .rev()
         .filter(|read| read.name == "claim_status")
         .find_map(|read| read.value.clone())
-        .filter(|value| !value.trim().is_empty())
+        .filter(|value| !blank(value))
         .map(ClaimStatus::from)
+}
+
+/// A status read as nothing: empty, spaces, or an empty JSON string as the engine records a
+/// read that was not text (`""`). Such a claim is not confirmed, in a run or a dossier.
+fn blank(value: &str) -> bool {
+    let value = value.trim();
+    value.is_empty() || value.trim_matches('"').trim().is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::blank;
+
+    #[test]
+    fn a_blank_status_confirms_nothing() {
+        for value in ["", "  ", "\"\"", " \" \" "] {
+            assert!(blank(value), "{value:?}");
+        }
+        assert!(!blank("ACCEPTED"));
+    }
 }

@@ -34,6 +34,8 @@ struct Read {
     end: Option<End>,
     sandbox_marked: bool,
     unrecognised: super::unrecognised::Unrecognised,
+    /// `ppcert proxy --faults`: the faults graded again from the lines.
+    faults: super::resilience::Grader,
 }
 
 /// The journal's end line: when and how the run ended, and what the verdict needs besides
@@ -174,6 +176,8 @@ fn read(
                 status,
                 ..
             } => read.unrecognised.add(&method, &path, status),
+            Line::FaultPlan { rules } => read.faults.plan(rules),
+            Line::Fault(fault) => read.faults.fault(fault),
             Line::End {
                 at,
                 complete,
@@ -209,6 +213,9 @@ impl Read {
                 &exchange,
             ),
             Some(_) => {}
+        }
+        if self.faults.active() {
+            self.faults.exchange(&exchange);
         }
         exchange.slim_marked_once(&mut self.sandbox_marked);
         self.exchanges.push(exchange);
@@ -264,6 +271,7 @@ pub(crate) fn rederive(
         Vec::new(),
     );
     evidence.unrecognised = read.unrecognised.section();
+    resilience(&mut evidence, read.faults, recorded, &mut diff);
     diff.compare_as_json("verdict", &recorded.verdict, &evidence.verdict);
     diff.compare_as_json(
         "requirements",
@@ -282,6 +290,18 @@ pub(crate) fn rederive(
         evidence,
         differences: diff.finish(),
     })
+}
+
+/// The faults graded again from the journal, the verdict with them, and where the record's
+/// grading differs (an edited verdict).
+fn resilience(
+    evidence: &mut Evidence,
+    faults: super::resilience::Grader,
+    recorded: &Evidence,
+    diff: &mut Differences,
+) {
+    super::graded::apply(evidence, faults.finish());
+    diff.compare_as_json("resilience", &recorded.resilience, &evidence.resilience);
 }
 
 #[cfg(test)]

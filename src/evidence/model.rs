@@ -49,6 +49,9 @@ pub(crate) struct Evidence {
     /// The requests a proxy session forwarded that no configured endpoint recognised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unrecognised: Option<super::unrecognised::Unrecognised>,
+    /// `ppcert proxy --faults`: each fault injected and how the partner's client handled it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resilience: Option<super::resilience::Resilience>,
     /// Where the whole exchanges are when `exchanges` holds them slim (a run's own record);
     /// `None` for evidence read back from a file, which holds them whole.
     #[serde(skip)]
@@ -271,6 +274,7 @@ pub(super) fn assemble(
         baseline: None,
         command: None,
         unrecognised,
+        resilience: None,
         archive: None,
         in_journal: None,
     }

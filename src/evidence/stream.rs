@@ -27,7 +27,8 @@ impl Serialize for Streamed<'_> {
             + usize::from(!e.token_requests.is_empty())
             + usize::from(e.baseline.is_some())
             + usize::from(e.command.is_some())
-            + usize::from(e.unrecognised.is_some());
+            + usize::from(e.unrecognised.is_some())
+            + usize::from(e.resilience.is_some());
         let mut out = serializer.serialize_struct("Evidence", fields)?;
         out.serialize_field("schema_version", &e.schema_version)?;
         out.serialize_field("tool", &e.tool)?;
@@ -65,6 +66,9 @@ impl Serialize for Streamed<'_> {
         }
         if let Some(unrecognised) = &e.unrecognised {
             out.serialize_field("unrecognised", unrecognised)?;
+        }
+        if let Some(resilience) = &e.resilience {
+            out.serialize_field("resilience", resilience)?;
         }
         out.end()
     }

@@ -54,6 +54,12 @@ pub(crate) enum Line {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
     },
+    /// `ppcert proxy --faults`: the plan in force, written when the session starts.
+    FaultPlan {
+        rules: Vec<crate::record::fault::FaultRule>,
+    },
+    /// A fault `ppcert proxy --faults` injected into the partner's traffic.
+    Fault(crate::record::fault::InjectedFault),
     /// The run's end. `requirements` and `flows` are how the run concluded, recorded so that
     /// `ppcert verify` re-derives the ledger and the verdict from the journal alone.
     End {
@@ -85,6 +91,8 @@ pub(crate) struct Journal {
 pub(crate) const EXCHANGE_TAG: &str = "exchange";
 pub(crate) const STEP_TAG: &str = "step";
 pub(crate) const UNRECOGNISED_TAG: &str = "unrecognised";
+pub(crate) const FAULT_TAG: &str = "fault";
+pub(crate) const FAULT_PLAN_TAG: &str = "fault_plan";
 
 impl Journal {
     /// Creates `dir/journal.jsonl`, or appends to it when resuming, after cutting off a torn

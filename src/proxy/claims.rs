@@ -101,6 +101,18 @@ impl ClaimWatch {
         }
     }
 
+    /// A claim whose answer was lost, shown taken by a read: watched like an answered one.
+    pub(crate) fn watch(&self, booking: &str, contract: &str, token: &Secret) {
+        let mut claims = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        claims
+            .entry(booking.to_string())
+            .or_insert_with(|| Watched {
+                contract: contract.to_string(),
+                token: token.clone(),
+                status: None,
+            });
+    }
+
     /// The claims whose status nothing showed: booking, contract and the partner's token.
     pub(crate) fn unread(&self) -> Vec<(String, Secret)> {
         let claims = self.claims.lock().unwrap_or_else(|e| e.into_inner());

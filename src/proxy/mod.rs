@@ -6,7 +6,9 @@
 mod claims;
 pub(crate) mod command;
 pub(crate) mod exchange;
+pub(crate) mod faults;
 mod json;
+pub(crate) mod recovery;
 pub(crate) mod routes;
 pub(crate) mod rules;
 mod sequencing;
@@ -71,6 +73,10 @@ pub(crate) struct Proxy {
     /// The claims as the evidence's ledger counts them (accepted, then their status read and
     /// not flagged), so `--until-met` stops on what the verdict will say.
     confirmations: Mutex<crate::evidence::confirmed::ClaimConfirmations>,
+    /// Writes whose answer was lost, held until the partner's recovery settles them.
+    recoveries: recovery::Recoveries,
+    /// `--faults`: the plan, and the calls counted so far.
+    faults: Option<faults::inject::Faults>,
 }
 
 impl Proxy {
@@ -104,7 +110,18 @@ impl Proxy {
             tokens: Mutex::new(HashMap::new()),
             claims: claims::ClaimWatch::default(),
             confirmations: Mutex::default(),
+            recoveries: recovery::Recoveries::default(),
+            faults: None,
         }
+    }
+
+    /// The proxy injecting `plan`'s faults, the plan written to the journal first.
+    pub(crate) fn with_faults(mut self, plan: Vec<crate::record::fault::FaultRule>) -> Proxy {
+        (self.recording).write_line(&crate::journal::Line::FaultPlan {
+            rules: plan.clone(),
+        });
+        self.faults = Some(faults::inject::Faults::new(plan));
+        self
     }
 
     /// The path relative to the API root: the upstream's prefix is optional in requests.
@@ -159,7 +176,10 @@ impl Proxy {
     }
 
     fn record(&self, forwarded: Forwarded, token: &Secret) {
-        let exchange = forwarded.into_exchange(token);
+        self.record_exchange(forwarded.into_exchange(token));
+    }
+
+    fn record_exchange(&self, exchange: crate::record::Exchange) {
         let counted = exchange.counts_as_success();
         // A read of the contracts may confirm a claim: the ledger may be met by it.
         let reads = exchange.operation == Operation::ReadContracts;
@@ -180,7 +200,8 @@ impl Proxy {
             flow: exchange.flow.clone(),
             step_index,
             step: exchange.step.clone(),
-            status: if exchange.outcome == crate::record::Outcome::Passed {
+            // A retried attempt is not the step's result: its retry is.
+            status: if exchange.outcome == crate::record::Outcome::Passed || exchange.retried {
                 StepStatus::Passed
             } else {
                 StepStatus::Failed
@@ -229,6 +250,79 @@ impl Proxy {
                 "every operation has its successes, but not every claim is confirmed (its status unread or flagged for manual verification): going on"
             );
         }
+    }
+
+    /// A contracts read: first the lost writes it shows taken, recorded before it.
+    fn settle_by_read(&self, recognised: &routes::Recognised, forwarded: &Forwarded) {
+        if recognised.operation == Operation::ReadContracts {
+            for exchange in self.recoveries.read(forwarded, &self.claims) {
+                self.record_exchange(exchange);
+            }
+        }
+    }
+
+    /// A partner's exchange: recorded, or held while a lost answer's recovery is unsettled.
+    fn record_or_hold(
+        &self,
+        recognised: &routes::Recognised,
+        forwarded: Forwarded,
+        token: &Secret,
+    ) {
+        let exchange = forwarded.into_exchange(token);
+        let line = exchange_line(&exchange, &[]);
+        match self.recoveries.write(recognised, exchange, token) {
+            recovery::Settled::Record(exchanges) => {
+                exchanges.into_iter().for_each(|x| self.record_exchange(x));
+            }
+            recovery::Settled::Held => crate::console::tell!(
+                "{line} (a write whose answer was lost: the staging may have taken it; counted when the partner's retry or read shows what happened)"
+            ),
+        }
+    }
+
+    /// At the session's end: the lost writes the partner's traffic never settled, settled by
+    /// one read of their booking's contracts (a GET, with the partner's token); what it does
+    /// not show is recorded as it stands, unconfirmed.
+    pub(crate) async fn settle_lost(&self) {
+        let success = self.routes.success(Operation::ReadContracts);
+        let environment = self.rules.environment();
+        let mut read = std::collections::BTreeSet::new();
+        for (booking, _, token) in self.recoveries.unsettled() {
+            if !read.insert(booking.clone()) {
+                continue;
+            }
+            let Some(url) = (self.claims).contracts_url(&booking, &self.upstream, &self.routes)
+            else {
+                continue;
+            };
+            let mut confirming = (self.claims)
+                .confirming_read(
+                    &self.client,
+                    &booking,
+                    url,
+                    &token,
+                    success.clone(),
+                    environment,
+                )
+                .await;
+            for check in confirming.checks.iter_mut() {
+                if check.name == "confirming read" {
+                    check.detail = "ppcert's own read at the end of the session: the partner's \
+                        traffic never showed what became of a write whose answer was lost"
+                        .into();
+                }
+            }
+            let recognised = routes::Recognised {
+                operation: Operation::ReadContracts,
+                values: Default::default(),
+            };
+            self.settle_by_read(&recognised, &confirming);
+            self.record(confirming, &token);
+        }
+        self.recoveries
+            .drain()
+            .into_iter()
+            .for_each(|x| self.record_exchange(x));
     }
 
     /// At the session's end: one read of the contracts of each booking whose claim's status
@@ -347,17 +441,28 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         reads: Vec::new(),
     };
     let violated = forwarded.checks.iter().any(|c| !c.passed && !c.warning);
+    let armed = (proxy.faults.as_ref()).and_then(|f| f.arm(recognised.operation));
     let response = if proxy.strict && violated {
         forwarded.error = Some("refused locally by --strict: not forwarded".into());
         refusal(&forwarded.checks)
+    } else if let Some(armed) = armed {
+        let call = Call {
+            parts: &parts,
+            url: &url,
+            recognised: &recognised,
+            token: &token,
+            started,
+        };
+        return proxy.inject(armed, call, body, forwarded).await;
     } else {
         let sent = send(&proxy, &parts, &url, body).await;
         relay(&proxy, &recognised, &mut forwarded, sent, &token)
     };
     forwarded.duration_ms = started.elapsed().as_millis() as u64;
     let environment = proxy.rules.environment();
+    proxy.settle_by_read(&recognised, &forwarded);
     (proxy.claims).observe(&recognised, &mut forwarded, &token, environment);
-    proxy.record(forwarded, &token);
+    proxy.record_or_hold(&recognised, forwarded, &token);
     response
 }
 
@@ -455,7 +560,7 @@ async fn send(
             format!(
                 "ppcert proxy: the API did not answer: {}{}",
                 if e.is_connect() {
-                    "could not connect"
+                    recovery::NOT_SENT
                 } else if e.is_timeout() {
                     "timed out"
                 } else {
@@ -495,4 +600,104 @@ async fn send(
 
 pub(crate) fn router(proxy: Arc<Proxy>) -> axum::Router {
     axum::Router::new().fallback(handle).with_state(proxy)
+}
+
+/// The partner's call a fault is injected into.
+struct Call<'a> {
+    parts: &'a axum::http::request::Parts,
+    url: &'a str,
+    recognised: &'a routes::Recognised,
+    token: &'a Secret,
+    started: Instant,
+}
+
+impl Proxy {
+    /// `armed`'s fault instead of the plain relay: a 429 or 503 of the proxy's own (nothing
+    /// forwarded, nothing recorded as an exchange: the staging saw nothing), or the call
+    /// forwarded and recorded, then its answer dropped or held. The fault's journal line comes
+    /// before its exchange, so the grading reads them in order.
+    async fn inject(
+        &self,
+        armed: faults::inject::Armed,
+        call: Call<'_>,
+        body: Bytes,
+        mut forwarded: Forwarded,
+    ) -> Response {
+        use crate::record::fault::{FaultKind, InjectedFault};
+        let mut fault = InjectedFault {
+            rule: armed.rule,
+            call: armed.call,
+            operation: call.recognised.operation,
+            kind: armed.kind.clone(),
+            at: forwarded.started_at,
+            method: call.parts.method.to_string(),
+            path: call.token.scrub(call.parts.uri.path()),
+            booking_number: forwarded.booking.clone(),
+            idempotency_key: faults::inject::idempotency_key(&call.parts.headers),
+            upstream_status: None,
+        };
+        if let FaultKind::Status {
+            status,
+            retry_after_ms,
+        } = armed.kind
+        {
+            crate::console::tell!(
+                "{}",
+                faults::inject::said(&fault, "answered by ppcert proxy, not forwarded")
+            );
+            (self.recording).write_line(&crate::journal::Line::Fault(fault));
+            return faults::inject::status_answer(status, retry_after_ms);
+        }
+        let sent = send(self, call.parts, call.url, body).await;
+        let response = relay(self, call.recognised, &mut forwarded, sent, call.token);
+        forwarded.duration_ms = call.started.elapsed().as_millis() as u64;
+        fault.upstream_status = forwarded.response.as_ref().map(|r| r.status);
+        (self.recording).write_line(&crate::journal::Line::Fault(fault.clone()));
+        let environment = self.rules.environment();
+        if let FaultKind::Delay { for_ms } = armed.kind {
+            (self.claims).observe(call.recognised, &mut forwarded, call.token, environment);
+            self.record_or_hold(call.recognised, forwarded, call.token);
+            crate::console::tell!(
+                "{}",
+                faults::inject::said(&fault, "forwarded; the answer is held")
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(for_ms)).await;
+            return response;
+        }
+        self.lose(&fault, &call, forwarded)
+    }
+
+    /// A lost answer: a write the recovery can settle is recorded as the partner saw it,
+    /// without an answer; any other keeps the staging's answer, which counts as the staging
+    /// counted it. The connection then drops.
+    fn lose(
+        &self,
+        fault: &crate::record::fault::InjectedFault,
+        call: &Call<'_>,
+        mut forwarded: Forwarded,
+    ) -> Response {
+        let environment = self.rules.environment();
+        let staging = fault
+            .upstream_status
+            .map_or("no answer".into(), |s| format!("HTTP {s}"));
+        if recovery::holds(call.recognised.operation, forwarded.booking.as_deref()) {
+            forwarded.response = None;
+            forwarded.error = Some(format!(
+                "the answer was dropped by ppcert proxy --faults (lost_answer) before the client read it; the staging answered {staging}"
+            ));
+        } else {
+            (self.claims).observe(call.recognised, &mut forwarded, call.token, environment);
+        }
+        self.record_or_hold(call.recognised, forwarded, call.token);
+        crate::console::tell!(
+            "{}",
+            faults::inject::said(
+                fault,
+                &format!(
+                    "forwarded (the staging answered {staging}), then the connection dropped before the answer"
+                )
+            )
+        );
+        faults::inject::dropped()
+    }
 }

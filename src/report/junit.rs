@@ -78,7 +78,8 @@ fn write_with(
     // The suites listed, then what regressed since `--baseline`'s bundle, if one was named.
     let mut suites = |each: &mut dyn FnMut(TestSuite) -> std::io::Result<()>| {
         listed(each)?;
-        super::junit_baseline::suite(evidence).map_or(Ok(()), each)
+        super::junit_baseline::suite(evidence).map_or(Ok(()), &mut *each)?;
+        super::junit_resilience::suite(evidence).map_or(Ok(()), each)
     };
     // A large run has a testcase per step: each suite is built and written in turn, never the
     // whole report at once. The totals in the opening tag need one counting pass first.

@@ -7,6 +7,7 @@ mod files;
 mod junit;
 mod junit_baseline;
 mod junit_listed;
+mod junit_resilience;
 pub(crate) mod manifest;
 mod pass;
 mod render;

@@ -39,6 +39,8 @@ pub(crate) struct Headline<'a> {
     pub webhooks: Option<&'a crate::evidence::webhooks::WebhooksSection>,
     /// What changed since `--baseline`'s bundle, when one was named.
     pub baseline: Option<&'a crate::evidence::baseline::Drift>,
+    /// `proxy --faults`: each fault and how the client handled it.
+    pub resilience: Option<&'a crate::evidence::resilience::Resilience>,
 }
 
 #[derive(Serialize)]
@@ -313,6 +315,7 @@ pub(crate) fn build<'a>(evidence: &'a Evidence, pass: &'a Pass, exchanges: bool)
             flow_count: evidence.flows.len(),
             webhooks: evidence.webhooks.as_ref(),
             baseline: evidence.baseline.as_ref(),
+            resilience: evidence.resilience.as_ref(),
         },
         verdict,
         banners: banners(evidence),

@@ -79,6 +79,11 @@ async fn every_toml_example_in_the_guide_passes_validate() {
                 block.line
             ));
             std::fs::write(&file, &block.text).unwrap();
+            if block.text.contains("[[faults]]") {
+                fault_plan_reads(dir.path(), &file, &block).await;
+                checked += 1;
+                continue;
+            }
             let finished = ppcert(dir.path(), &["validate", file.to_str().unwrap()], None).await;
             assert_eq!(
                 finished.code, 0,
@@ -89,6 +94,37 @@ async fn every_toml_example_in_the_guide_passes_validate() {
         }
     }
     assert!(checked >= 5, "only {checked} TOML examples found");
+}
+
+/// A fault plan (`proxy --faults FILE`) is no `ppcert.toml`: it must read as a plan, which a
+/// proxy session around `true` shows (a plan that does not read is exit 2 before it listens).
+async fn fault_plan_reads(dir: &Path, file: &Path, block: &Block) {
+    let out = dir.join(format!("{}-bundle", block.line));
+    let args = [
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--faults",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "true",
+    ];
+    let finished = ppcert(dir, &args, None).await;
+    assert!(
+        finished.code != 2 && !finished.stderr.contains("--faults:"),
+        "{}:{}: this fault plan does not read:\n{}\n{}",
+        block.page,
+        block.line,
+        block.text,
+        finished.stderr
+    );
+    assert!(
+        finished.stderr.contains("fault plan:"),
+        "{}",
+        finished.stderr
+    );
 }
 
 /// Splits a command line as a POSIX shell would for the simple lines the guide shows:

@@ -346,3 +346,131 @@ async fn bundles_of_another_target_or_of_the_sandbox_are_refused_by_name() {
     assert_eq!(run.code, 2, "refused before sending: {}", run.stderr);
     assert!(!dir.path().join("x").exists());
 }
+
+/// Every claim the staging shows, with `status: ""` (a staging that writes the field before it
+/// decides): the run's claims are all `unconfirmed`.
+fn blank_claim_statuses(_: &str, mut body: Value) -> (crate::hostile::Headers, Value) {
+    fn blank(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                let claim = map
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| id.starts_with("cl_"));
+                if claim && map.contains_key("status") {
+                    map.insert("status".into(), Value::String(String::new()));
+                }
+                map.values_mut().for_each(blank);
+            }
+            Value::Array(items) => items.iter_mut().for_each(blank),
+            _ => {}
+        }
+    }
+    blank(&mut body);
+    (Vec::new(), body)
+}
+
+/// The dossier of a FAILED bundle is FAILED: its ledger, claim confirmations included, is
+/// computed again from the member's exchanges, never taken from a count that was not earned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dossier_of_a_failed_bundle_is_failed() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let rule: crate::hostile::Rule = Arc::new(|method, path, _| {
+        if (method == "POST" && path.ends_with("/claims")) || path.ends_with("/contracts") {
+            crate::hostile::Action::Rewrite(blank_claim_statuses)
+        } else {
+            crate::hostile::Action::Forward
+        }
+    });
+    let staging = crate::hostile::front(&sandbox, rule).await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = Run::at(&staging, sandbox.token()).out("r");
+    let finished = run.finish_in(dir.path()).await;
+    let evidence = read_json(&dir.path().join("r/evidence.json"));
+    assert_eq!(evidence["verdict"], "failed", "{}", finished.stderr);
+    let claims = (evidence["requirements"].as_array().unwrap().iter())
+        .find(|r| r["operation"] == "claim")
+        .unwrap();
+    assert_eq!(claims["succeeded"], 0, "no claim was confirmed: {claims}");
+    let dossier = ppcert(dir.path(), &["dossier", "r", "--out", "d"], None).await;
+    assert_eq!(dossier.code, 1, "{}", dossier.stderr);
+    let record = read_json(&dir.path().join("d/dossier.json"));
+    assert_eq!(record["verdict"], "failed");
+    let verified = ppcert(dir.path(), &["verify", "d"], None).await;
+    assert_eq!(
+        verified.code, 0,
+        "the dossier says what its member proves: {}",
+        verified.stderr
+    );
+}
+
+/// A forger puts a bundle of another server into a dossier in place of a member, and rewrites
+/// `dossier.json` and the manifest to match: `verify` and `sign` refuse it, naming the member.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_of_another_target_fails_verify_and_sign_whatever_dossier_json_says() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let (staging, other) = (
+        staging_in_front(&sandbox).await,
+        staging_in_front(&sandbox).await,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (base, out) in [(&staging, "st"), (&staging, "st2"), (&other, "ot")] {
+        let run = Run::at(base, sandbox.token()).scenario("smoke").out(out);
+        assert_eq!(run.finish_in(dir.path()).await.code, 0);
+    }
+    let made = ppcert(dir.path(), &["dossier", "st", "st2", "--out", "d"], None).await;
+    assert_eq!(made.code, 1, "smoke meets little: {}", made.stderr);
+    let alone = ppcert(dir.path(), &["dossier", "ot", "--out", "o"], None).await;
+    assert_eq!(alone.code, 1, "{}", alone.stderr);
+    // The forgery: st2's package replaced by ot's, every field naming st2 rewritten.
+    copy_dir(&dir.path().join("d"), &dir.path().join("f"));
+    let (genuine, foreign) = (
+        read_json(&dir.path().join("d/dossier.json"))["members"][1].clone(),
+        read_json(&dir.path().join("o/dossier.json"))["members"][0].clone(),
+    );
+    let replace = |mut text: String| {
+        for field in ["run_id", "journal_sha256", "started_at", "finished_at"] {
+            text = text.replace(
+                genuine[field].as_str().unwrap(),
+                foreign[field].as_str().unwrap(),
+            );
+        }
+        text
+    };
+    let forged = dir.path().join("f");
+    let old_file = genuine["file"].as_str().unwrap();
+    let file = replace(old_file.to_string());
+    std::fs::remove_file(forged.join(old_file)).unwrap();
+    let package = dir.path().join("o").join(foreign["file"].as_str().unwrap());
+    std::fs::copy(package, forged.join(&file)).unwrap();
+    for name in ["dossier.json", "MANIFEST.sha256"] {
+        let text = std::fs::read_to_string(forged.join(name)).unwrap();
+        std::fs::write(forged.join(name), replace(text).replace(old_file, &file)).unwrap();
+    }
+    rehash(&forged, "dossier.json");
+    rehash(&forged, &file);
+    let verified = ppcert(dir.path(), &["verify", "f"], None).await;
+    assert_eq!(verified.code, 1, "{}", verified.stdout);
+    assert!(
+        verified
+            .stderr
+            .contains(&format!("member {file}: target {other}")),
+        "{}",
+        verified.stderr
+    );
+    assert!(
+        !verified.stderr.contains(": says "),
+        "dossier.json matches its members: only the member's target gives it away: {}",
+        verified.stderr
+    );
+    assert_eq!(
+        ppcert(dir.path(), &["keygen", "--out", "k"], None)
+            .await
+            .code,
+        0
+    );
+    let signed = ppcert(dir.path(), &["sign", "f", "--key", "k"], None).await;
+    assert_ne!(signed.code, 0, "{}", signed.stderr);
+    assert!(!dir.path().join("f/attestation.intoto.json").exists());
+    assert!(signed.stderr.contains("target"), "{}", signed.stderr);
+}

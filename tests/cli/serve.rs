@@ -80,3 +80,31 @@ async fn serve_refuses_an_address_beyond_loopback_without_public() {
         finished.stderr
     );
 }
+
+/// `serve`'s faults answer to the names of `proxy --faults`'s kinds: a client rehearses
+/// against the sandbox what the proxy injects on staging.
+#[tokio::test]
+async fn serve_s_faults_take_the_names_of_the_proxy_s_fault_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["serve", "--addr", "127.0.0.1:0", "--status-429-every", "2"];
+    let (mut child, base, token, document_url) = serving(dir.path(), &args).await;
+    let document: Value = http_client().get(&document_url).json_answer().await;
+    let example = openapi_example_quote(&document).clone();
+    let mut statuses = Vec::new();
+    for _ in 0..2 {
+        let reply = http_client()
+            .post(format!("{base}/quotes"))
+            .bearer_auth(&token)
+            .json(&example)
+            .send()
+            .await
+            .unwrap();
+        statuses.push(reply.status().as_u16());
+    }
+    assert_eq!(statuses, [201, 429]);
+    child.kill().await.unwrap();
+    for alias in ["--status-503-every", "--lost-answer-every"] {
+        let help = ppcert(dir.path(), &["serve", "--help"], None).await;
+        assert!(help.stdout.contains(alias), "{alias}");
+    }
+}

@@ -1,0 +1,35 @@
+//! A record's resilience section put in place: the faults graded (at a session's end, from
+//! its journal) and the verdict failed when the plan was not met.
+
+use super::model::{Evidence, Verdict};
+use super::resilience::{Grader, Resilience};
+
+/// The record's verdict with its resilience: a plan not every fault of which was handled
+/// fails a session that passed otherwise.
+pub(crate) fn apply(evidence: &mut Evidence, resilience: Option<Resilience>) {
+    if resilience.as_ref().is_some_and(|r| !r.met) && evidence.verdict == Verdict::Passed {
+        evidence.verdict = Verdict::Failed;
+    }
+    evidence.resilience = resilience;
+}
+
+/// Grades the faults of the journal at `path` (a proxy session's, when it ends).
+pub(crate) fn grade_journal(path: &std::path::Path) -> std::io::Result<Option<Resilience>> {
+    use crate::journal::{EXCHANGE_TAG, FAULT_PLAN_TAG, FAULT_TAG, Line, each_line};
+    let mut grader = Grader::default();
+    each_line(
+        path,
+        &[FAULT_PLAN_TAG, FAULT_TAG, EXCHANGE_TAG],
+        true,
+        |line| {
+            match line {
+                Line::FaultPlan { rules } => grader.plan(rules),
+                Line::Fault(fault) => grader.fault(fault),
+                Line::Exchange(exchange) if grader.active() => grader.exchange(&exchange),
+                _ => {}
+            }
+            Ok(true)
+        },
+    )?;
+    Ok(grader.finish())
+}

@@ -1,0 +1,4 @@
+//! `ppcert proxy --faults`: the plan, and the faults injected into the partner's traffic.
+
+pub(crate) mod inject;
+pub(crate) mod plan;
