@@ -577,6 +577,10 @@ pub struct ServeArgs {
     /// `--lost-answer-every`).
     #[arg(long, visible_alias = "lost-answer-every", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub drop_every: Option<u64>,
+    /// Process every Nth POST, then answer 500 instead of its success (the write took
+    /// effect; the answer says it failed).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub error_after_write_every: Option<u64>,
     /// Behave as production: claimDate is refused.
     #[arg(long)]
     pub production: bool,

@@ -54,6 +54,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         retry_after_secs: args.retry_after_secs,
         unavailable_every: args.unavailable_every,
         drop_every: args.drop_every,
+        error_after_write_every: args.error_after_write_every,
         production: args.production,
         layout: layout(args),
         claim_step: Duration::from_millis(args.claim_step_ms),

@@ -27,9 +27,11 @@ impl StepContext<'_> {
             return Pending::replayed(&done, spec);
         }
         let (mut pending, lost_before) = self.caller.send(spec, self.booking_number()).await;
+        // An update whose lost attempt took effect changed the booking: its retry's
+        // `If-Match` is then stale (412), which is that attempt's trace, as a 409 is.
         let conflict = matches!(
             (pending.spec.operation, pending.attempt.status()),
-            (Operation::QuoteDeletion, Some(404)) | (_, Some(409))
+            (Operation::QuoteDeletion, Some(404)) | (Operation::Update, Some(412)) | (_, Some(409))
         );
         if conflict
             && matches!(pending.spec.expect, Expect::Success(_))

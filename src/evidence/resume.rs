@@ -62,8 +62,12 @@ impl Unsettled {
 struct InFlight(Vec<Line>);
 
 impl InFlight {
-    /// An exchange line settles the oldest send of the same call.
+    /// An exchange line settles the oldest send of the same call, unless another attempt of
+    /// the call followed it (`retried`): that attempt may be the one in flight.
     fn retain_first_not(&mut self, exchange: &Exchange) {
+        if exchange.retried {
+            return;
+        }
         let same_call = |line: &Line| {
             matches!(line, Line::Sending { flow, step, operation, .. }
                 if *flow == exchange.flow && *step == exchange.step && *operation == exchange.operation)

@@ -30,6 +30,7 @@ mod hostile;
 mod input_bounds;
 mod inputs;
 mod last_mile;
+mod ledger_property;
 mod listener_floods;
 mod listener_stops;
 mod listeners;

@@ -1,5 +1,5 @@
 //! Request gates of the sandbox: bearer-token check, latency, and injected faults
-//! (429, 503, lost responses) for testing clients.
+//! (429, 503, lost responses, 500 after a processed write) for testing clients.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -134,13 +134,21 @@ pub async fn inject(State(shared): State<Arc<Shared>>, request: Request, next: N
     }
     let is_post = request.method() == Method::POST;
     let response = next.run(request).await;
-    if is_post
-        && every(
-            options.drop_every,
-            shared.posts.fetch_add(1, Ordering::Relaxed) + 1,
-        )
-    {
+    if !is_post {
+        return response;
+    }
+    let nth = shared.posts.fetch_add(1, Ordering::Relaxed) + 1;
+    if every(options.drop_every, nth) {
         return lost_response();
+    }
+    // The write took effect; the answer says it failed, as a crashing gateway's does.
+    if response.status().is_success() && every(options.error_after_write_every, nth) {
+        let failure = ApiFailure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "internal error after processing",
+        );
+        return failure.into_response();
     }
     response
 }

@@ -49,6 +49,9 @@ pub struct SandboxOptions {
     pub unavailable_every: Option<u64>,
     /// Process every Nth POST, then cut the connection instead of answering.
     pub drop_every: Option<u64>,
+    /// Process every Nth POST (counted with `drop_every`'s), then answer 500 instead of its
+    /// success: the write took effect although the answer says it failed.
+    pub error_after_write_every: Option<u64>,
     /// Production mode: `claimDate` is refused.
     pub production: bool,
     pub layout: Layout,
@@ -131,6 +134,7 @@ impl Default for SandboxOptions {
             retry_after_secs: 1,
             unavailable_every: None,
             drop_every: None,
+            error_after_write_every: None,
             production: false,
             layout: Layout::default(),
             claim_step: Duration::from_secs(2),
