@@ -60,17 +60,7 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
         claim_step: Duration::from_millis(args.claim_step_ms),
         claims_decided_after: args.claims_decided_after_ms.map(Duration::from_millis),
         subscription_operations: operations(args),
-        booking_number_pattern: match &args.booking_number_pattern {
-            Some(pattern) => Some(
-                regex::Regex::new(pattern)
-                    .map(|_| pattern.clone())
-                    .map_err(|e| Failure::Pattern {
-                        key: "--booking-number-pattern",
-                        why: e.to_string(),
-                    })?,
-            ),
-            None => None,
-        },
+        booking_number_pattern: booking_number_pattern(args)?,
         path_prefix: args.path_prefix.clone(),
         dialect: args.dialect,
         max_open_quotes: args.max_quotes,
@@ -92,6 +82,19 @@ pub(crate) fn options(args: &ServeArgs) -> Result<SandboxOptions, Failure> {
             multipart_claims: args.wire.multipart_claims,
         },
     })
+}
+
+/// `--booking-number-pattern`, checked to be a regex before the sandbox starts.
+fn booking_number_pattern(args: &ServeArgs) -> Result<Option<String>, Failure> {
+    let Some(pattern) = &args.booking_number_pattern else {
+        return Ok(None);
+    };
+    regex::Regex::new(pattern)
+        .map(|_| Some(pattern.clone()))
+        .map_err(|e| Failure::Pattern {
+            key: "--booking-number-pattern",
+            why: e.to_string(),
+        })
 }
 
 /// The answers' shapes the flags ask for.

@@ -62,6 +62,7 @@ fn exchange(operation: Operation, ms: i64, status: u16) -> Exchange {
         reads: Vec::new(),
         token_fingerprint: None,
         poll: false,
+        phase: Default::default(),
     }
 }
 

@@ -402,6 +402,14 @@ fn refusal(checks: &[crate::record::Check]) -> Response {
     failure.into_response()
 }
 
+/// The staging's URL for a request's path below the proxy's prefix, its query kept.
+fn upstream_url(upstream: &str, relative: &str, query: Option<&str>) -> String {
+    match query {
+        Some(query) => format!("{upstream}{relative}?{query}"),
+        None => format!("{upstream}{relative}"),
+    }
+}
+
 async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request) -> Response {
     let (mut parts, body) = request.into_parts();
     // The partner's own `traceparent` is forwarded as it came; a request without gets one.
@@ -413,10 +421,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     let started = Instant::now();
     let started_at = Timestamp::now();
     let relative = proxy.relative(parts.uri.path()).to_string();
-    let url = match parts.uri.query() {
-        Some(query) => format!("{}{relative}?{query}", proxy.upstream),
-        None => format!("{}{relative}", proxy.upstream),
-    };
+    let url = upstream_url(&proxy.upstream, &relative, parts.uri.query());
     let recognised = proxy.routes.recognise(parts.method.as_str(), &relative);
     let token = proxy.token(&parts.headers);
     let Some(recognised) = recognised else {
