@@ -12,6 +12,7 @@ use minijinja::Environment;
 use serde::{Deserialize, Serialize};
 
 use super::capture::{self, CaptureSpec};
+pub(crate) use super::error::ConfirmError;
 use super::wait::{Wait, WaitSpec, duration};
 use crate::bounds;
 use crate::models::Operation;
@@ -66,14 +67,6 @@ impl Confirm {
     pub(crate) fn reads(&self) -> bool {
         self.read.is_some() || self.until.is_some()
     }
-}
-
-/// What is wrong with a confirmation: the key and why.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("confirm.{key}: {reason}")]
-pub(crate) struct ConfirmError {
-    pub key: String,
-    pub reason: String,
 }
 
 /// The key of a confirmation's read template in the confirm environment.

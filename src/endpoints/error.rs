@@ -87,7 +87,7 @@ pub(crate) enum EndpointProblem {
     )]
     WaitOnWrite { op: Operation },
     #[error(transparent)]
-    Confirm(#[from] super::confirm::ConfirmError),
+    Confirm(#[from] ConfirmError),
     /// A template that compiled but does not render with the sample context of its call.
     #[error("{key} does not render with a sample booking: {error}")]
     Unrendered { key: String, error: RenderError },
@@ -357,4 +357,13 @@ mod tests {
             })
         ));
     }
+}
+
+/// What is wrong with a `[endpoints.WRITE.confirm]` table: the key and why. Here, not in
+/// `confirm.rs`, because that file reads captures, whose errors are this file's.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("confirm.{key}: {reason}")]
+pub(crate) struct ConfirmError {
+    pub key: String,
+    pub reason: String,
 }
