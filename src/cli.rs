@@ -275,10 +275,16 @@ pub struct ProxyArgs {
     pub json: bool,
     /// Inject faults into your client's calls and grade how it handles them: `standard` (a
     /// 429 on a quote, a 503 on a subscription, a lost answer on a subscription, a 503 on a
-    /// claim) or a TOML file of [[faults]] (operation, kind = status|lost_answer|delay, nth or
-    /// every). Refused against production (exit 5).
+    /// claim) or a TOML file of [[faults]] (operation, kind =
+    /// status|lost_answer|delay|duplicate_webhook, nth or every). Refused against production
+    /// (exit 5).
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,
+    /// Stand in the webhook path: the staging delivers to the proxy's `/_ppcert/webhooks`, and
+    /// each delivery is passed on as it came (body and signature headers) to your receiver at
+    /// URL, and recorded. Needed by a plan's duplicate_webhook faults.
+    #[arg(long, value_name = "URL", value_parser = webhook_url)]
+    pub webhook_forward: Option<url::Url>,
     #[command(flatten)]
     pub listen_limits: ListenArgs,
 }

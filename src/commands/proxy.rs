@@ -36,6 +36,8 @@ struct ProxyConfig {
     baseline: Option<super::baseline::Baseline>,
     /// `--faults`: the plan, read before the proxy listens.
     faults: Option<Vec<crate::record::fault::FaultRule>>,
+    /// `--webhook-forward`: the partner's webhook receiver.
+    webhook_forward: Option<String>,
 }
 
 fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
@@ -50,9 +52,14 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig, Failure> {
             ..
         }
     );
-    let faults = super::proxy_faults::plan(args.faults.as_deref(), production)?;
+    let faults = super::proxy_faults::plan(
+        args.faults.as_deref(),
+        production,
+        args.webhook_forward.is_some(),
+    )?;
     Ok(ProxyConfig {
         faults,
+        webhook_forward: args.webhook_forward.as_ref().map(|u| u.to_string()),
         target,
         requirements: certification.scenario.requirements,
         flight_seller: crate::config::flight_seller(args.no_flight_cancellations, file),
@@ -271,7 +278,7 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
     .with_definitions(&config.staging.endpoints);
     // The upstream is reached with the staging's timeout, CA and client certificate.
     let client = config.staging.forwarding_http()?;
-    Ok(Proxy::new(
+    let mut proxy = Proxy::new(
         base_url,
         Routes::new(&config.staging.endpoints),
         rules,
@@ -279,7 +286,9 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         client,
         recording,
         required,
-    ))
+    );
+    proxy.webhook_forward = config.webhook_forward.clone();
+    Ok(proxy)
 }
 
 /// Where the partner points its client (stdout, for scripts), and how the session ends.

@@ -13,6 +13,7 @@ use crate::record::fault::{FaultRule, Which};
 pub(super) fn plan(
     given: Option<&str>,
     production: bool,
+    forwarding: bool,
 ) -> Result<Option<Vec<FaultRule>>, Failure> {
     let Some(given) = given else {
         return Ok(None);
@@ -22,9 +23,18 @@ pub(super) fn plan(
             "refusing --faults against production: faults are injected into staging traffic only (a lost answer or a 503 would reach real travellers); point the proxy at the staging".into(),
         ));
     }
-    plan::load(given)
-        .map(Some)
-        .map_err(|e| ConfigError::Faults(e).into())
+    let rules = plan::load(given).map_err(ConfigError::Faults)?;
+    let duplicates =
+        (rules.iter()).any(|r| r.kind == crate::record::fault::FaultKind::DuplicateWebhook);
+    if duplicates && !forwarding {
+        return Err(ConfigError::Faults(crate::scenario::FileError {
+            file: given.to_string(),
+            line: None,
+            message: "kind = \"duplicate_webhook\" needs --webhook-forward URL (your receiver): the staging then delivers to the proxy's /_ppcert/webhooks".into(),
+        })
+        .into());
+    }
+    Ok(Some(rules))
 }
 
 /// `proxy` injecting `faults`, and the console told which.

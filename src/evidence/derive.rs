@@ -178,6 +178,7 @@ fn read(
             } => read.unrecognised.add(&method, &path, status),
             Line::FaultPlan { rules } => read.faults.plan(rules),
             Line::Fault(fault) => read.faults.fault(fault),
+            Line::Webhook(relayed) => read.faults.webhook(&relayed),
             Line::End {
                 at,
                 complete,

@@ -15,16 +15,17 @@ pub(crate) fn apply(evidence: &mut Evidence, resilience: Option<Resilience>) {
 
 /// Grades the faults of the journal at `path` (a proxy session's, when it ends).
 pub(crate) fn grade_journal(path: &std::path::Path) -> std::io::Result<Option<Resilience>> {
-    use crate::journal::{EXCHANGE_TAG, FAULT_PLAN_TAG, FAULT_TAG, Line, each_line};
+    use crate::journal::{EXCHANGE_TAG, FAULT_PLAN_TAG, FAULT_TAG, Line, WEBHOOK_TAG, each_line};
     let mut grader = Grader::default();
     each_line(
         path,
-        &[FAULT_PLAN_TAG, FAULT_TAG, EXCHANGE_TAG],
+        &[FAULT_PLAN_TAG, FAULT_TAG, EXCHANGE_TAG, WEBHOOK_TAG],
         true,
         |line| {
             match line {
                 Line::FaultPlan { rules } => grader.plan(rules),
                 Line::Fault(fault) => grader.fault(fault),
+                Line::Webhook(relayed) => grader.webhook(&relayed),
                 Line::Exchange(exchange) if grader.active() => grader.exchange(&exchange),
                 _ => {}
             }

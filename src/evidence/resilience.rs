@@ -4,12 +4,13 @@
 //! 429 or 503 the operation's next call came no earlier than `Retry-After`, and a refused
 //! write was sent again (with the same `Idempotency-Key` if it carried one); after a lost or
 //! held answer the staging holds the write once (the client read it back, retried with the
-//! same key, or met a conflict it then resolved by reading).
+//! same key, or met a conflict it then resolved by reading); a duplicated webhook delivery was
+//! acknowledged (2xx) both times.
 
 use serde::{Deserialize, Serialize};
 
 use crate::models::Operation;
-use crate::record::fault::{FaultKind, FaultRule, InjectedFault, Which, seconds};
+use crate::record::fault::{FaultKind, FaultRule, InjectedFault, RelayedWebhook, Which, seconds};
 use crate::record::{Delivery, Exchange};
 use crate::timestamp::Timestamp;
 
@@ -116,16 +117,51 @@ impl Grader {
     pub(crate) fn fault(&mut self, fault: InjectedFault) {
         let booking = fault.booking_number.clone();
         let key = fault.idempotency_key.clone();
-        self.next_call(
-            fault.operation,
-            booking.as_deref(),
-            fault.at,
-            key.as_deref(),
-        );
+        if fault.kind != FaultKind::DuplicateWebhook {
+            self.next_call(
+                fault.operation,
+                booking.as_deref(),
+                fault.at,
+                key.as_deref(),
+            );
+        }
         self.open.push(Open {
             fault,
             state: State::Waiting,
         });
+    }
+
+    /// A webhook delivery passed on to the partner's receiver: the second of a duplicate
+    /// decides its fault (the receiver's first answer is in the fault's `upstream_status`).
+    pub(crate) fn webhook(&mut self, relayed: &RelayedWebhook) {
+        let waiting = (self.open.iter_mut().rev()).find(|open| {
+            open.fault.kind == FaultKind::DuplicateWebhook && matches!(open.state, State::Waiting)
+        });
+        let Some(open) = waiting.filter(|_| relayed.duplicate) else {
+            return;
+        };
+        let said = |status: Option<u16>| status.map_or("no answer".into(), |s| s.to_string());
+        let (first, second) = (open.fault.upstream_status, relayed.status);
+        let acknowledged = |s: Option<u16>| s.is_some_and(|s| (200..300).contains(&s));
+        open.state = if acknowledged(first) && acknowledged(second) {
+            State::Decided(
+                FaultVerdict::Handled,
+                format!(
+                    "acknowledged the delivery and its duplicate ({} then {})",
+                    said(first),
+                    said(second)
+                ),
+            )
+        } else {
+            State::Decided(
+                FaultVerdict::Mishandled,
+                format!(
+                    "answered the delivery {} and its duplicate {}: a receiver acknowledges a delivery it already processed with a 2xx (else the staging redelivers it)",
+                    said(first),
+                    said(second)
+                ),
+            )
+        };
     }
 
     /// An exchange recorded after the faults so far.
@@ -364,6 +400,10 @@ fn unanswered(fault: &InjectedFault) -> (FaultVerdict, String) {
             format!(
                 "did nothing after the lost answer: neither retried the {op} nor read the booking's contracts, so it cannot know the staging took it"
             ),
+        ),
+        FaultKind::DuplicateWebhook => (
+            FaultVerdict::Mishandled,
+            "the duplicate delivery was not passed on: the session ended first".into(),
         ),
         FaultKind::Delay { .. } => (
             FaultVerdict::Handled,

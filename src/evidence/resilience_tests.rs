@@ -137,3 +137,36 @@ fn a_fault_whose_call_never_came_is_not_reached_and_not_met() {
     assert!(!graded.met);
     assert!(Grader::default().finish().is_none(), "no plan, no section");
 }
+
+fn relayed(status: Option<u16>, duplicate: bool) -> crate::record::fault::RelayedWebhook {
+    crate::record::fault::RelayedWebhook {
+        at: at(5),
+        event: Some("contract.created".into()),
+        booking_number: Some("B1".into()),
+        status,
+        error: None,
+        duplicate,
+    }
+}
+
+#[test]
+fn a_duplicate_webhook_is_handled_only_when_both_deliveries_are_acknowledged() {
+    let graded = |first: Option<u16>, second: Option<u16>| {
+        let mut grader = Grader::default();
+        grader.plan(vec![rule(
+            Operation::Subscription,
+            FaultKind::DuplicateWebhook,
+            1,
+        )]);
+        grader.webhook(&relayed(first, false));
+        let mut injected = fault(0, Operation::Subscription, FaultKind::DuplicateWebhook, 0);
+        injected.upstream_status = first;
+        grader.fault(injected);
+        grader.webhook(&relayed(second, true));
+        verdicts(grader)
+    };
+    assert_eq!(graded(Some(200), Some(204)), vec![FaultVerdict::Handled]);
+    assert_eq!(graded(Some(200), Some(500)), vec![FaultVerdict::Mishandled]);
+    assert_eq!(graded(Some(200), None), vec![FaultVerdict::Mishandled]);
+    assert_eq!(graded(Some(503), Some(200)), vec![FaultVerdict::Mishandled]);
+}

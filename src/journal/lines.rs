@@ -60,6 +60,8 @@ pub(crate) enum Line {
     },
     /// A fault `ppcert proxy --faults` injected into the partner's traffic.
     Fault(crate::record::fault::InjectedFault),
+    /// A webhook delivery `ppcert proxy --webhook-forward` passed on to the partner's receiver.
+    Webhook(crate::record::fault::RelayedWebhook),
     /// The run's end. `requirements` and `flows` are how the run concluded, recorded so that
     /// `ppcert verify` re-derives the ledger and the verdict from the journal alone.
     End {
@@ -93,6 +95,7 @@ pub(crate) const STEP_TAG: &str = "step";
 pub(crate) const UNRECOGNISED_TAG: &str = "unrecognised";
 pub(crate) const FAULT_TAG: &str = "fault";
 pub(crate) const FAULT_PLAN_TAG: &str = "fault_plan";
+pub(crate) const WEBHOOK_TAG: &str = "webhook";
 
 impl Journal {
     /// Creates `dir/journal.jsonl`, or appends to it when resuming, after cutting off a torn

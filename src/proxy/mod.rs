@@ -12,6 +12,7 @@ pub(crate) mod recovery;
 pub(crate) mod routes;
 pub(crate) mod rules;
 mod sequencing;
+pub(crate) mod webhooks;
 mod wire;
 
 use std::collections::{BTreeMap, HashMap};
@@ -77,6 +78,8 @@ pub(crate) struct Proxy {
     recoveries: recovery::Recoveries,
     /// `--faults`: the plan, and the calls counted so far.
     faults: Option<faults::inject::Faults>,
+    /// `--webhook-forward`: the partner's receiver the staging's deliveries are passed on to.
+    pub webhook_forward: Option<String>,
 }
 
 impl Proxy {
@@ -112,6 +115,7 @@ impl Proxy {
             confirmations: Mutex::default(),
             recoveries: recovery::Recoveries::default(),
             faults: None,
+            webhook_forward: None,
         }
     }
 
@@ -604,7 +608,13 @@ async fn send(
 }
 
 pub(crate) fn router(proxy: Arc<Proxy>) -> axum::Router {
-    axum::Router::new().fallback(handle).with_state(proxy)
+    let router = axum::Router::new();
+    let router = if proxy.webhook_forward.is_some() {
+        router.route(webhooks::PATH, axum::routing::post(deliver_webhook))
+    } else {
+        router
+    };
+    router.fallback(handle).with_state(proxy)
 }
 
 /// The partner's call a fault is injected into.
@@ -704,5 +714,92 @@ impl Proxy {
             )
         );
         faults::inject::dropped()
+    }
+}
+
+// `--webhook-forward`: the staging's deliveries relayed to the partner's receiver.
+impl Proxy {
+    /// Passes a delivery on and records it; its line in the journal, said on the console.
+    async fn relay_webhook(
+        &self,
+        headers: &HeaderMap,
+        body: &Bytes,
+        duplicate: bool,
+    ) -> Result<(u16, Bytes), String> {
+        let to = self.webhook_forward.as_deref().unwrap_or_default();
+        let at = Timestamp::now();
+        let forwarded = headers.iter().filter(|(name, _)| forwardable(name));
+        let answer = webhooks::pass_on(&self.client, to, forwarded, body).await;
+        let (event, _, booking_number) = webhooks::event_of(body);
+        let relayed = crate::record::fault::RelayedWebhook {
+            at,
+            event,
+            booking_number,
+            status: answer.as_ref().ok().map(|(s, _)| *s),
+            error: answer.as_ref().err().cloned(),
+            duplicate,
+        };
+        crate::console::tell!(
+            "webhook {}{} → {}{}",
+            crate::console::printable(relayed.event.as_deref().unwrap_or("(no event)")),
+            relayed
+                .booking_number
+                .as_deref()
+                .map(|b| format!(" booking {}", crate::console::printable(b)))
+                .unwrap_or_default(),
+            relayed.status.map_or_else(
+                || relayed.error.clone().unwrap_or_default(),
+                |s| s.to_string()
+            ),
+            if duplicate { " (the duplicate)" } else { "" }
+        );
+        (self.recording).write_line(&crate::journal::Line::Webhook(relayed));
+        answer
+    }
+}
+
+/// `POST /_ppcert/webhooks`: the staging's delivery passed on; the receiver's answer to the
+/// first delivery is the staging's.
+pub(crate) async fn deliver_webhook(
+    State(proxy): State<Arc<Proxy>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let started_at = Timestamp::now();
+    let first = proxy.relay_webhook(&headers, &body, false).await;
+    let (event, operation, booking_number) = webhooks::event_of(&body);
+    let armed = operation.and_then(|op| proxy.faults.as_ref()?.arm_delivery(op));
+    if let (Some(armed), Some(operation)) = (armed, operation) {
+        let fault = crate::record::fault::InjectedFault {
+            rule: armed.rule,
+            call: armed.call,
+            operation,
+            kind: crate::record::fault::FaultKind::DuplicateWebhook,
+            at: started_at,
+            method: "POST".into(),
+            path: webhooks::PATH.into(),
+            booking_number,
+            idempotency_key: None,
+            upstream_status: first.as_ref().ok().map(|(s, _)| *s),
+        };
+        crate::console::tell!(
+            "{}",
+            faults::inject::said(
+                &fault,
+                &format!(
+                    "{} delivered again, same body and signature",
+                    event.unwrap_or_default()
+                )
+            )
+        );
+        (proxy.recording).write_line(&crate::journal::Line::Fault(fault));
+        let _ = proxy.relay_webhook(&headers, &body, true).await;
+    }
+    match first {
+        Ok((status, bytes)) => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+            (status, bytes).into_response()
+        }
+        Err(why) => (StatusCode::BAD_GATEWAY, format!("ppcert proxy: {why}")).into_response(),
     }
 }

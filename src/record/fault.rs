@@ -21,6 +21,10 @@ pub(crate) enum FaultKind {
     LostAnswer,
     /// Forwarded, and the answer held this long before it is given.
     Delay { for_ms: u64 },
+    /// A staging webhook delivery (the operation's event: `contract.created` for
+    /// `subscription`, `claim.updated` for `claim`) passed on to the partner's receiver twice,
+    /// same body, same signature headers.
+    DuplicateWebhook,
 }
 
 impl FaultKind {
@@ -34,6 +38,7 @@ impl FaultKind {
             FaultKind::Status { status, .. } => format!("status {status}"),
             FaultKind::LostAnswer => "lost answer".into(),
             FaultKind::Delay { for_ms } => format!("delay {}", seconds(*for_ms)),
+            FaultKind::DuplicateWebhook => "duplicate webhook".into(),
         }
     }
 }
@@ -99,4 +104,24 @@ pub(crate) struct InjectedFault {
     /// What the staging answered, for a fault on a forwarded call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream_status: Option<u16>,
+}
+
+/// A staging webhook delivery `ppcert proxy --webhook-forward` passed on to the partner's
+/// receiver, and its answer: a journal line of its own, so `verify` grades a duplicate again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RelayedWebhook {
+    pub at: Timestamp,
+    /// The envelope's `event` (`contract.created`, `claim.updated`), as the staging sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub booking_number: Option<String>,
+    /// The receiver's status; absent when it did not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The second delivery of a `duplicate_webhook` fault.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub duplicate: bool,
 }

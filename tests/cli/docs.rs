@@ -106,6 +106,9 @@ async fn fault_plan_reads(dir: &Path, file: &Path, block: &Block) {
         "127.0.0.1:0",
         "--faults",
         file.to_str().unwrap(),
+        // A plan with duplicate_webhook needs a receiver; `true` makes no delivery reach it.
+        "--webhook-forward",
+        "http://127.0.0.1:9/hooks",
         "--out",
         out.to_str().unwrap(),
         "--",

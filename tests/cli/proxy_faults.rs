@@ -409,3 +409,122 @@ async fn a_held_answer_read_back_after_the_client_timed_out_is_handled() {
     let verified = ppcert(dir.path(), &["verify", "b"], None).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
 }
+
+/// A partner's webhook receiver: keeps what each delivery carried (its `webhook-id` and body);
+/// with `refuse_duplicates`, answers a delivery id it already processed with 500.
+async fn receiver(
+    refuse_duplicates: bool,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+) {
+    use axum::http::{HeaderMap, StatusCode};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let kept = seen.clone();
+    let handler = move |headers: HeaderMap, body: String| {
+        let kept = kept.clone();
+        async move {
+            let id = (headers.get("webhook-id"))
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            let mut seen = kept.lock().unwrap();
+            let again = seen.iter().any(|(seen_id, _)| *seen_id == id);
+            seen.push((id, body));
+            if again && refuse_duplicates {
+                StatusCode::INTERNAL_SERVER_ERROR
+            } else {
+                StatusCode::NO_CONTENT
+            }
+        }
+    };
+    let base = serve(axum::Router::new().route("/hooks", axum::routing::post(handler))).await;
+    (format!("{base}/hooks"), seen)
+}
+
+/// The staging's delivery of `contract.created` through a proxy with one `duplicate_webhook`
+/// fault, to a receiver that does (or does not) acknowledge the duplicate: the rows, the
+/// staging's answer, the deliveries the receiver saw, and the bundle's directory.
+async fn duplicated(
+    refuse_duplicates: bool,
+) -> (
+    Vec<(String, String, String, String)>,
+    u16,
+    Vec<(String, String)>,
+    tempfile::TempDir,
+) {
+    let sandbox = sandbox_with(fast_options()).await;
+    let (hooks, seen) = receiver(refuse_duplicates).await;
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "[[faults]]\noperation = \"subscription\"\nkind = \"duplicate_webhook\"\nnth = 1\n";
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let extra = ["--faults", "plan.toml", "--webhook-forward", hooks.as_str()];
+    let (mut proxy, url) = start_proxy(dir.path(), &sandbox.base_url(), &extra).await;
+    let delivery = json!({"event": "contract.created", "data": {"contract": {"id": "ct_1",
+        "subscription": {"bookingNumber": "HOOK-1"}}}});
+    let staging = http_client()
+        .post(format!("{url}/_ppcert/webhooks"))
+        .header("webhook-id", "msg_1")
+        .header("webhook-signature", "v1,c2lnbmVk")
+        .json(&delivery)
+        .send()
+        .await
+        .unwrap();
+    let status = staging.status().as_u16();
+    stop(&mut proxy).await;
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let seen = seen.lock().unwrap().clone();
+    (rows(&evidence), status, seen, dir)
+}
+
+/// A duplicate delivery (same body, same signature headers) the receiver acknowledges is
+/// handled, and the verdict survives `verify`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_acknowledges_a_duplicate_webhook_handles_it() {
+    let (rows, status, seen, dir) = duplicated(false).await;
+    assert_eq!(status, 204, "the staging gets the receiver's first answer");
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0], seen[1], "the duplicate is the same delivery");
+    assert_eq!(seen[0].0, "msg_1");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0].0.as_str(), rows[0].1.as_str(), rows[0].2.as_str()),
+        ("subscription", "duplicate_webhook", "handled"),
+        "{rows:?}"
+    );
+    assert!(rows[0].3.contains("204 then 204"), "{rows:?}");
+    let verified = ppcert(dir.path(), &["verify", "b"], None).await;
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
+}
+
+/// A receiver that answers the duplicate with a 5xx mishandles it: the staging would deliver
+/// again what it already processed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_fails_a_duplicate_webhook_mishandles_it() {
+    let (rows, status, seen, _dir) = duplicated(true).await;
+    assert_eq!(status, 204);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(
+        (rows[0].1.as_str(), rows[0].2.as_str()),
+        ("duplicate_webhook", "mishandled"),
+        "{rows:?}"
+    );
+    assert!(rows[0].3.contains("its duplicate 500"), "{rows:?}");
+}
+
+/// A plan naming duplicate_webhook without `--webhook-forward` is refused before the proxy
+/// listens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_webhook_fault_needs_webhook_forward() {
+    let dir = dir_with_config("");
+    let plan = "[[faults]]\noperation = \"subscription\"\nkind = \"duplicate_webhook\"\nnth = 1\n";
+    std::fs::write(dir.path().join("f.toml"), plan).unwrap();
+    let args = ["proxy", "--listen", "127.0.0.1:0", "--faults", "f.toml"];
+    let refused = ppcert(dir.path(), &args, None).await;
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("--webhook-forward"),
+        "{}",
+        refused.stderr
+    );
+}

@@ -16,6 +16,8 @@ use crate::sandbox::validate::ApiFailure;
 pub(crate) struct Faults {
     rules: Vec<FaultRule>,
     calls: Mutex<HashMap<Operation, u32>>,
+    /// Webhook deliveries, by the operation whose event they carry: counted apart from calls.
+    deliveries: Mutex<HashMap<Operation, u32>>,
 }
 
 /// A fault the plan takes for this call: its rule, the call's number and what to do.
@@ -30,20 +32,39 @@ impl Faults {
         Faults {
             rules,
             calls: Mutex::new(HashMap::new()),
+            deliveries: Mutex::new(HashMap::new()),
         }
     }
 
     /// Counts a call of `op`: the first rule that takes it, if any. A call no rule names is
     /// never touched.
     pub(crate) fn arm(&self, op: Operation) -> Option<Armed> {
+        self.take(op, &self.calls, false)
+    }
+
+    /// Counts a webhook delivery carrying `op`'s event: the `duplicate_webhook` rule that
+    /// takes it, if any.
+    pub(crate) fn arm_delivery(&self, op: Operation) -> Option<Armed> {
+        self.take(op, &self.deliveries, true)
+    }
+
+    fn take(
+        &self,
+        op: Operation,
+        counts: &Mutex<HashMap<Operation, u32>>,
+        webhook: bool,
+    ) -> Option<Armed> {
         let call = {
-            let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-            let n = calls.entry(op).or_default();
+            let mut counts = counts.lock().unwrap_or_else(|e| e.into_inner());
+            let n = counts.entry(op).or_default();
             *n = n.saturating_add(1);
             *n
         };
-        let (rule, found) = (self.rules.iter().enumerate())
-            .find(|(_, rule)| rule.operation == op && rule.which.takes(call))?;
+        let (rule, found) = (self.rules.iter().enumerate()).find(|(_, rule)| {
+            rule.operation == op
+                && (rule.kind == FaultKind::DuplicateWebhook) == webhook
+                && rule.which.takes(call)
+        })?;
         Some(Armed {
             rule,
             call,

@@ -196,13 +196,20 @@ fn kind(raw: &RawFault, error: &ErrorAt<'_>) -> Result<FaultKind, FileError> {
                 for_ms: duration(hold, "for", error)?.as_millis() as u64,
             })
         }
-        "duplicate_webhook" => Err(error(
-            raw.kind.span(),
-            "kind: duplicate_webhook needs the proxy in the webhook path, which this version of ppcert proxy does not stand in: use status, lost_answer or delay".into(),
-        )),
+        "duplicate_webhook" => {
+            if !matches!(raw.operation.get_ref().as_str(), "subscription" | "claim") {
+                return Err(error(
+                    raw.operation.span(),
+                    "operation: kind = \"duplicate_webhook\" duplicates the webhook of \"subscription\" (contract.created) or \"claim\" (claim.updated)".into(),
+                ));
+            }
+            Ok(FaultKind::DuplicateWebhook)
+        }
         other => Err(error(
             raw.kind.span(),
-            format!("kind: `{other}` is not a fault kind (status, lost_answer, delay, duplicate_webhook)"),
+            format!(
+                "kind: `{other}` is not a fault kind (status, lost_answer, delay, duplicate_webhook)"
+            ),
         )),
     }
 }
