@@ -256,6 +256,13 @@ async fn ctrl_c_in_a_runs_first_milliseconds_leaves_a_resumable_journal_or_nothi
             continue; // stopped before anything was sent
         }
         let said = String::from_utf8_lossy(&output.stderr).into_owned();
+        if output.status.code() == Some(0) {
+            // The whole batch ended before the signal came (a fast machine): nothing to
+            // resume, and its own record must equal the staging's.
+            let evidence = read_json(&dir.path().join("b/evidence.json"));
+            ledger_equals_since(&evidence, &sandbox, &Default::default(), true);
+            continue;
+        }
         assert_eq!(output.status.code(), Some(130), "{delay_ms} ms: {said}");
         let (finished, evidence) = resume(&sandbox, dir.path()).await;
         assert_eq!(
