@@ -352,6 +352,21 @@ pub fn ledger_equals_since(
 }
 
 /// [`ledger_equals_since`] a fresh sandbox, by a run that lost no answer.
+/// Runs `config` against `sandbox` as every "certified from the docs" test does, and asserts
+/// what each of them needs first: exit 0, PASSED, and the ledger equal to the sandbox's counts.
+/// The evidence and the bundle's folder come back for the test's own checks.
+pub async fn certified(sandbox: &Sandbox, config: &str) -> (Value, tempfile::TempDir) {
+    let (finished, evidence, dir) = Run::against(sandbox)
+        .config(config)
+        .args(&["--backoff-ms", "1"])
+        .evidence()
+        .await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    assert_eq!(evidence["verdict"], "passed");
+    ledger_equals(&evidence, sandbox);
+    (evidence, dir)
+}
+
 pub fn ledger_equals(evidence: &Value, sandbox: &Sandbox) {
     ledger_equals_since(evidence, sandbox, &Default::default(), false);
 }
