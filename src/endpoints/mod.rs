@@ -34,7 +34,7 @@ pub(crate) use error::{CaptureError, EndpointError, EndpointProblem, RenderError
 pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
 pub(crate) use payload::{PartContent, Payload, is_json};
 pub(crate) use success::SuccessRule;
-pub(crate) use wait::{Wait, WaitError};
+pub(crate) use wait::{Wait, WaitError, duration};
 
 /// The compiled endpoints of a run.
 #[derive(Clone)]

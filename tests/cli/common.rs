@@ -367,6 +367,27 @@ pub async fn certified(sandbox: &Sandbox, config: &str) -> (Value, tempfile::Tem
     (evidence, dir)
 }
 
+/// `ppcert run --resume b` in `dir` against `sandbox`, as a user resumes an interrupted run.
+pub async fn resume_run(sandbox: &Sandbox, dir: &std::path::Path) -> Finished {
+    let base = sandbox.base_url();
+    let args = [
+        "run",
+        "--resume",
+        "b",
+        "--base-url",
+        &base,
+        "--backoff-ms",
+        "1",
+    ];
+    ppcert(dir, &args, Some(sandbox.token())).await
+}
+
+/// [`resume_run`], and the evidence it leaves in `b`.
+pub async fn resume(sandbox: &Sandbox, dir: &std::path::Path) -> (Finished, Value) {
+    let finished = resume_run(sandbox, dir).await;
+    (finished, read_json(&dir.join("b/evidence.json")))
+}
+
 pub fn ledger_equals(evidence: &Value, sandbox: &Sandbox) {
     ledger_equals_since(evidence, sandbox, &Default::default(), false);
 }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use ppcert::models::Operation;
-use ppcert::sandbox::{Sandbox, SandboxOptions, SubscriptionOperations};
+use ppcert::sandbox::{SandboxOptions, SubscriptionOperations};
 use serde_json::Value;
 
 use crate::common::*;
@@ -175,21 +175,6 @@ async fn until_claims_pending(dir: &std::path::Path, n: usize) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("no claim came under confirmation");
-}
-
-async fn resume(sandbox: &Sandbox, dir: &std::path::Path) -> (Finished, Value) {
-    let base = sandbox.base_url();
-    let args = [
-        "run",
-        "--resume",
-        "b",
-        "--base-url",
-        &base,
-        "--backoff-ms",
-        "1",
-    ];
-    let finished = ppcert(dir, &args, Some(sandbox.token())).await;
-    (finished, read_json(&dir.join("b/evidence.json")))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

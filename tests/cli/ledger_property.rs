@@ -176,24 +176,14 @@ async fn trial(seed: u64) -> Result<bool, String> {
                 )),
             };
         }
-        let base = sandbox.base_url();
-        let args = [
-            "run",
-            "--resume",
-            "b",
-            "--base-url",
-            &base,
-            "--backoff-ms",
-            "1",
-        ];
         // A resume whose first call meets a fault stops with exit 4 (the target did not
         // serve): resumed again, as a user would.
-        let mut again = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+        let mut again = resume_run(&sandbox, dir.path()).await;
         for _ in 0..3 {
             if again.code != 4 {
                 break;
             }
-            again = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+            again = resume_run(&sandbox, dir.path()).await;
         }
         if !matches!(again.code, 0 | 1) {
             return Err(format!("resume exit {}: {}", again.code, again.stderr));

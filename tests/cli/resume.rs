@@ -45,22 +45,6 @@ async fn stop_midway(
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-async fn resume(sandbox: &Sandbox, dir: &std::path::Path) -> (Finished, Value) {
-    let base = sandbox.base_url();
-    let args = [
-        "run",
-        "--resume",
-        "b",
-        "--base-url",
-        &base,
-        "--backoff-ms",
-        "1",
-    ];
-    let finished = ppcert(dir, &args, Some(sandbox.token())).await;
-    let evidence = read_json(&dir.join("b/evidence.json"));
-    (finished, evidence)
-}
-
 fn assert_ledger_is_the_servers(evidence: &Value, sandbox: &Sandbox, trial: &str) {
     let counts = sandbox_counts(sandbox);
     for requirement in evidence["requirements"].as_array().unwrap() {

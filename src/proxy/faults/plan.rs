@@ -238,34 +238,14 @@ fn status(raw: &RawFault, error: &ErrorAt<'_>) -> Result<FaultKind, FileError> {
     })
 }
 
-/// "500ms", "2s", "1m", up to 10 minutes.
+/// "500ms", "2s", "1m", up to 10 minutes: read as a wait's durations are.
 fn duration(
     value: &Spanned<String>,
-    key: &str,
+    key: &'static str,
     error: &ErrorAt<'_>,
 ) -> Result<Duration, FileError> {
-    let text = value.get_ref().trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let unit_ms = match unit.trim() {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        _ => 0,
-    };
-    match number.parse::<u64>() {
-        Ok(n) if unit_ms > 0 && n.saturating_mul(unit_ms) <= 600_000 => {
-            Ok(Duration::from_millis(n * unit_ms))
-        }
-        _ => Err(error(
-            value.span(),
-            format!(
-                "{key}: `{text}` is not a duration up to 10m: a whole number and ms, s or m (\"2s\")"
-            ),
-        )),
-    }
+    crate::endpoints::duration(key, value.get_ref(), &(0..=600_000))
+        .map_err(|e| error(value.span(), format!("{key}: {}", e.reason)))
 }
 
 #[cfg(test)]
@@ -304,7 +284,7 @@ mod tests {
         );
         assert_eq!(
             error("[[faults]]\noperation = \"quote\"\nkind = \"delay\"\nfor = \"soon\"\nnth = 1\n"),
-            "faults.toml:4: for: `soon` is not a duration up to 10m: a whole number and ms, s or m (\"2s\")"
+            "faults.toml:4: for: `soon` is not a duration: write a whole number and ms, s or m (\"500ms\", \"20s\")"
         );
         assert_eq!(
             error(
