@@ -40,7 +40,7 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
             key: "data.booking_number_pattern",
             why,
         })?;
-    let mut prober = Prober::new(client, &config.staging, config.flight_seller);
+    let mut prober = Prober::new(client, &generator, &config.staging, config.flight_seller);
     crate::console::say!(
         "ppcert probe against {} (dialect {chosen})\n",
         opened.base_url

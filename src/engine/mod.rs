@@ -21,6 +21,7 @@ pub(crate) mod reading;
 mod response;
 mod resume;
 mod shared;
+pub(crate) mod single_call;
 pub(crate) mod state;
 mod step_context;
 mod step_error;

@@ -3,16 +3,15 @@
 use super::candidates;
 use super::stop::Broken;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
 
 use crate::config::Staging;
+use crate::datagen::Generator;
 use crate::dialect::{self, Definitions};
-use crate::endpoints::context::idempotency_key;
 use crate::endpoints::{AnswerView, CaptureSpec, EndpointError, Endpoints, SuccessRule};
-use crate::engine::client::{Attempt, Request};
 use crate::engine::reading::{self, Reading};
+use crate::engine::single_call::{Settled, SingleCalls};
 use crate::engine::{ApiClient, Cancel};
 use crate::models::Operation;
 
@@ -62,13 +61,20 @@ impl Answer {
         }
     }
 
-    fn of(attempt: &Attempt, rule: &SuccessRule) -> Answer {
+    /// The answer a call settled on, judged as `run` judges it: its status by the rule, a
+    /// body stating an error, and the run's own checks on the way (a wait that timed out, a
+    /// write whose confirmation failed or never came).
+    fn of(settled: &Settled, rule: &SuccessRule) -> Answer {
+        let attempt = &settled.attempt;
         let response = attempt.response.as_ref();
         let error_words = response.and_then(|r| r.error_words());
-        let ok = response.is_some_and(|r| rule.accepts(r.status)) && error_words.is_none();
+        let ok = settled.status_ok && error_words.is_none() && settled.failed.is_empty();
         let words = match (&error_words, response) {
             (Some(words), Some(r)) if rule.accepts(r.status) => {
                 format!("a success status whose body states an error: {words}")
+            }
+            (_, Some(_)) if settled.status_ok && !settled.failed.is_empty() => {
+                settled.failed.join("; ")
             }
             (_, Some(r)) => r.describe(),
             (_, None) => String::new(),
@@ -87,7 +93,8 @@ impl Answer {
 
 /// Everything a probe learns.
 pub(crate) struct Prober {
-    client: ApiClient,
+    /// Sends each call as a run's step does, keeping `captured` from answer to answer.
+    pub(super) single: SingleCalls,
     pub(super) cancel: Cancel,
     /// The dialect in force, and its definitions with the user's tables and learned captures.
     pub dialect: String,
@@ -105,9 +112,6 @@ pub(crate) struct Prober {
     pub flight_seller: bool,
     /// Where each unread value's candidates were found: the call and the answer's shape.
     found_in: BTreeMap<(Operation, String), String>,
-    /// Names this probe's writes' idempotency keys: one key per write sent.
-    probe_id: String,
-    writes: AtomicU32,
     /// Paths learned by trying another spelling (deletion by reference).
     pub proven_paths: BTreeMap<Operation, Proven>,
     /// Why every path is sent with a trailing slash, once a redirect said so.
@@ -119,10 +123,16 @@ pub(crate) struct Prober {
 impl Prober {
     /// A prober of the staging as `staging` resolves it: the same dialect, definitions and
     /// rehearsed endpoints a run of that configuration uses.
-    pub(crate) fn new(client: ApiClient, staging: &Staging, flight_seller: bool) -> Prober {
+    pub(crate) fn new(
+        client: ApiClient,
+        generator: &Generator,
+        staging: &Staging,
+        flight_seller: bool,
+    ) -> Prober {
+        let cancel = Cancel::default();
         Prober {
-            client,
-            cancel: Cancel::default(),
+            single: SingleCalls::new(client, generator.clone(), cancel.clone()),
+            cancel,
             dialect: staging.dialect_name().to_string(),
             user: staging.file.endpoints.clone(),
             common_headers: staging.common_headers.clone(),
@@ -134,44 +144,34 @@ impl Prober {
             left: Vec::new(),
             flight_seller,
             found_in: BTreeMap::new(),
-            probe_id: format!("probe-{}", rand::random::<u64>()),
-            writes: AtomicU32::new(0),
             proven_paths: BTreeMap::new(),
             bundles_offered: None,
             slashed: None,
         }
     }
 
-    /// Sends `op` as the endpoints in force (or `endpoints`) define it.
+    /// Sends `op` as the endpoints in force (or `endpoints`) define it, as a run's step does.
     async fn send_with(
-        &self,
+        &mut self,
         endpoints: &Endpoints,
         op: Operation,
         context: &Value,
         default_body: Option<Value>,
     ) -> Result<(String, Answer), Broken> {
-        let mut context = context.clone();
-        if op != Operation::ReadContracts {
-            let nth = self.writes.fetch_add(1, Ordering::Relaxed);
-            context["idempotency_key"] =
-                json!(idempotency_key(&self.probe_id, "probe", "probe", op, nth));
-        }
-        if let Some(body) = &default_body {
-            context["request"] = body.clone();
-        }
-        let request = Request {
-            method: endpoints.method(op),
-            path: endpoints.path(op, &context)?,
-            headers: endpoints.headers(op, &context)?,
-            body: endpoints.body(op, &context, default_body)?,
-            wrong_token: None,
-            retry_without_answer: true,
-            renew_on_rejection: true,
+        let settled = self
+            .single
+            .call(endpoints, op, context, default_body)
+            .await
+            .map_err(|e| Broken::Step(e.to_string()))?;
+        let answer = Answer::of(&settled, &endpoints.success(op));
+        let sent = settled.sent;
+        // A write confirmed by reading elsewhere is shown with the read that settled it.
+        let (method, read) = (endpoints.method(op), &settled.attempt.url);
+        let request = match sent.strip_prefix(&format!("{method} ")) {
+            Some(url) if url != read => format!("{sent} (confirmed by GET {read})"),
+            _ => sent,
         };
-        let attempts = self.client.execute(&request, &self.cancel).await;
-        let last = attempts.last().ok_or(Broken::NoAttempt)?;
-        let answer = Answer::of(last, &endpoints.success(op));
-        Ok((format!("{} {}", request.method, last.url), answer))
+        Ok((request, answer))
     }
 
     /// Sends `op`; when the request shape is refused and another dialect spells the call
@@ -183,8 +183,9 @@ impl Prober {
         context: &Value,
         default_body: Option<Value>,
     ) -> Result<Answer, Broken> {
+        let endpoints = self.endpoints.clone();
         let (mut request, mut answer) = self
-            .send_with(&self.endpoints, op, context, default_body.clone())
+            .send_with(&endpoints, op, context, default_body.clone())
             .await?;
         if self.slashed.is_none()
             && let Some(why) = slash_redirect(&request, &answer)
@@ -197,8 +198,9 @@ impl Prober {
             self.slashed = Some(format!("{op} {why}"));
             self.definitions = self.with_learned(self.definitions.clone());
             self.endpoints = compile(&self.definitions)?;
+            let endpoints = self.endpoints.clone();
             (request, answer) = self
-                .send_with(&self.endpoints, op, context, default_body.clone())
+                .send_with(&endpoints, op, context, default_body.clone())
                 .await?;
         }
         report.request = request;
@@ -299,6 +301,7 @@ impl Prober {
                 report
                     .lines
                     .push(format!("read {name} = {value} from {from}"));
+                self.single.keep(name, value.clone(), &from);
                 Ok(value)
             }
             // A refusal or a redirect holds no value: its `Location` is never an id.

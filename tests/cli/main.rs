@@ -42,6 +42,7 @@ mod package_shape;
 mod probe;
 mod probe_keeps;
 mod probe_learns;
+mod probe_run;
 mod proxy;
 mod proxy_checks;
 mod proxy_command;
