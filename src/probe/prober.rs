@@ -26,6 +26,9 @@ pub(crate) struct CallReport {
     pub ok: bool,
     /// The operation last sent for this call: what a refusal's proposals name.
     pub op: Option<Operation>,
+    /// Its template context (with `request`, the spec's body): where a refused field's value
+    /// comes from.
+    pub context: Value,
 }
 
 /// A capture the probe proved, with what it was inferred from.
@@ -206,6 +209,10 @@ impl Prober {
         report.request = request;
         report.status = answer.status;
         report.op = Some(op);
+        report.context = context.clone();
+        if let Some(body) = &default_body {
+            report.context["request"] = body.clone();
+        }
         let refused_shape = matches!(answer.status, Some(400 | 404 | 405 | 422))
             && (op != Operation::QuoteDeletion);
         if !refused_shape || self.dialect_reason.is_some() {
@@ -375,8 +382,8 @@ impl Prober {
             ));
             // The staging's words say what it wants: the setting that gives it, not a stop.
             if let (Some(op), Some(400..=499)) = (report.op, answer.status) {
-                for proposal in super::refusal::proposals(op, &answer.body) {
-                    self.left.push(format!("→ {proposal}"));
+                for proposal in super::refusal::proposals(op, &answer.body, &report.context) {
+                    self.left.push(format!("→ {}", proposal.line()));
                 }
             }
         }

@@ -108,3 +108,84 @@ async fn probe_follows_a_202_subscription_to_its_operation_as_run_does() {
     assert!(subscribe.starts_with("ok"), "{}", probed.stdout);
     assert!(subscribe.contains("/operations/"), "{}", probed.stdout);
 }
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/fixtures/mtls")
+        .join(name)
+}
+
+/// `--cacert`, `--cert`/`--key` and `--header` given to probe are written into the config,
+/// so `run` with that file alone reaches the same staging; a credential header is read from
+/// the environment there, never written in clear.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_flags_given_to_probe_are_written_so_run_needs_only_the_file() {
+    let key = "gw+key/0123456789=abc";
+    let sandbox = sandbox_with(SandboxOptions {
+        transport: ppcert::sandbox::Transport {
+            required_headers: vec![
+                ("X-Api-Version".into(), "2".into()),
+                ("X-Gateway-Key".into(), key.into()),
+            ],
+            tls: Some(ppcert::sandbox::TlsIdentity {
+                cert_chain_pem: std::fs::read(fixture("server.pem")).unwrap(),
+                key_pem: std::fs::read(fixture("server.key")).unwrap(),
+                client_ca_pem: Some(std::fs::read(fixture("ca.pem")).unwrap()),
+            }),
+            ..Default::default()
+        },
+        ..fast_options()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let certs = dir.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    for name in ["ca.pem", "client.pem", "client.key"] {
+        std::fs::copy(fixture(name), certs.join(name)).unwrap();
+    }
+    let base = sandbox.base_url();
+    let gateway = format!("X-Gateway-Key: {key}");
+    let args = [
+        "probe",
+        "--base-url",
+        &base,
+        "--cacert",
+        "certs/ca.pem",
+        "--cert",
+        "certs/client.pem",
+        "--key",
+        "certs/client.key",
+        "--header",
+        "X-Api-Version: 2",
+        "--header",
+        &gateway,
+        "--write-config",
+        "probed.toml",
+    ];
+    let probed = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+    assert_eq!(probed.code, 0, "{}\n{}", probed.stdout, probed.stderr);
+    let written = std::fs::read_to_string(dir.path().join("probed.toml")).unwrap();
+    assert!(!written.contains(key), "{written}");
+    assert!(
+        probed.stdout.contains("PPCERT_HEADER_X_GATEWAY_KEY"),
+        "{}",
+        probed.stdout
+    );
+    // The run from another folder: the written paths do not depend on where probe ran.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("ppcert.toml"), &written).unwrap();
+    let before = sandbox_counts(&sandbox);
+    let ran = ppcert_command(
+        elsewhere.path(),
+        &["run", "--out", "b", "--backoff-ms", "1"],
+        Some(sandbox.token()),
+    )
+    .env("PPCERT_HEADER_X_GATEWAY_KEY", key)
+    .output()
+    .await
+    .unwrap();
+    let ran = finished(ran);
+    assert_eq!(ran.code, 0, "{}\n{}\n{written}", ran.stdout, ran.stderr);
+    let evidence = read_json(&elsewhere.path().join("b/evidence.json"));
+    ledger_equals_since(&evidence, &sandbox, &before, false);
+}
