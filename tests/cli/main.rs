@@ -67,6 +67,7 @@ mod staging_model;
 mod suite_record;
 mod template_typos;
 mod tls;
+mod tls_refusals;
 mod token_hostile;
 mod tokens;
 mod transport;
