@@ -6,6 +6,7 @@ mod attest_interop;
 mod bundle;
 mod captures;
 mod ci;
+mod claim_hint;
 mod common;
 mod config_errors;
 mod confirmations;
