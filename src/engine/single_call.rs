@@ -9,13 +9,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::caller::Caller;
-use super::client::Attempt;
 use super::events::EventStream;
 use super::gate::{Gate, GateState};
+use super::http::Attempt;
 use super::shared::Shared;
 use super::state::FlowInstance;
-use super::step_context::StepContext;
-use super::step_error::StepError;
+use super::step::{StepContext, StepError};
 use super::{ApiClient, Cancel};
 use crate::datagen::{Booking, Generator};
 use crate::endpoints::Endpoints;

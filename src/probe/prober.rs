@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::answer::reading::{self, Reading};
 use crate::config::Staging;
 use crate::datagen::Generator;
 use crate::dialect::{self, Definitions};
 use crate::endpoints::{AnswerView, CaptureSpec, EndpointError, Endpoints, SuccessRule};
-use crate::engine::reading::{self, Reading};
 use crate::engine::single_call::{Settled, SingleCalls};
 use crate::engine::{ApiClient, Cancel};
 use crate::models::Operation;
