@@ -250,9 +250,9 @@ impl Prober {
 
     /// The other built-in dialect, when it defines `op` differently from the one in force.
     fn other_dialect(&self, op: Operation) -> Option<(String, Definitions)> {
-        let (name, _) = dialect::BUILTIN
-            .iter()
-            .find(|(name, _)| *name != self.dialect)?;
+        let name = (dialect::Builtin::ALL.map(dialect::Builtin::name))
+            .into_iter()
+            .find(|name| *name != self.dialect)?;
         let other = dialect::resolve(name).ok()?;
         let mut definitions = dialect::definitions(&other, &self.user);
         crate::config::headers::merge(&mut definitions, &self.common_headers);
