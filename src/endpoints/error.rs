@@ -58,11 +58,11 @@ pub(crate) enum EndpointProblem {
     BodyAndParts,
     /// A `[[endpoints.NAME.parts]]` table refused: which one (from 1, as the file reads),
     /// the field at fault and why.
-    #[error("parts[{}].{field}: {reason}", index + 1)]
+    #[error("parts[{}].{}: {error}", index + 1, error.field())]
     Part {
         index: usize,
-        field: &'static str,
-        reason: String,
+        #[source]
+        error: super::part_error::PartError,
     },
     #[error("headers.{name}: not a valid header name")]
     BadHeaderName { name: String },
@@ -115,7 +115,7 @@ impl EndpointProblem {
             | EndpointProblem::RelativePath { .. }
             | EndpointProblem::PathTemplate(_) => Some("path"),
             EndpointProblem::BodyTemplate(_) | EndpointProblem::BodyAndParts => Some("body"),
-            EndpointProblem::Part { field, .. } => Some(field),
+            EndpointProblem::Part { error, .. } => Some(error.field()),
             EndpointProblem::ReservedHeader { name }
             | EndpointProblem::BadHeaderName { name }
             | EndpointProblem::HeaderTemplate { name, .. } => Some(name),
