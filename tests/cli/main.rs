@@ -76,4 +76,5 @@ mod value_bounds;
 mod webhook_interop;
 mod webhook_send;
 mod webhooks;
+mod wire_and_operations;
 mod wire_formats;
