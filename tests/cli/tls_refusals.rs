@@ -37,15 +37,24 @@ async fn a_missing_client_certificate_is_named_in_run_probe_and_check_token() {
     ] {
         let mut args = command.clone();
         args.extend(target);
-        let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
-        let said = format!("{}{}", finished.stdout, finished.stderr);
-        assert_ne!(finished.code, 0, "{command:?}: {said}");
-        assert!(
-            said.contains(
-                "the staging asks for a client certificate: pass it with --cert FILE --key FILE"
-            ),
-            "{command:?}: {said}"
-        );
-        assert!(!said.contains("--cacert FILE"), "{command:?}: {said}");
+        // TLS 1.3 ends the client's handshake before the server's alert comes: a loaded
+        // machine may see the connection close first, with no words to read. The alert's
+        // words, whenever they come, are read as a missing certificate.
+        let mut named = false;
+        for _ in 0..3 {
+            let finished = ppcert(dir.path(), &args, Some(sandbox.token())).await;
+            let said = format!("{}{}", finished.stdout, finished.stderr);
+            assert_ne!(finished.code, 0, "{command:?}: {said}");
+            assert!(!said.contains("--cacert FILE"), "{command:?}: {said}");
+            if said.contains("CertificateRequired") {
+                assert!(
+                    said.contains("the staging asks for a client certificate: pass it with --cert FILE --key FILE"),
+                    "{command:?}: {said}"
+                );
+                named = true;
+                break;
+            }
+        }
+        assert!(named, "{command:?}: the alert never came in three tries");
     }
 }
