@@ -694,7 +694,7 @@ pub struct ServeArgs {
     pub max_bookings: usize,
     /// Which document's request shapes to enforce: `spec` or `provider-docs` (customer,
     /// birthday, the documented flight-status call).
-    #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| crate::dialect::enforced(&s)))]
+    #[arg(long, default_value = "spec", value_parser = clap::builder::PossibleValuesParser::new(["spec", "provider-docs"]).map(|s| crate::dialect::Builtin::named(&s).map_or(crate::sandbox::ApiDialect::Spec, crate::dialect::Builtin::enforced)))]
     pub dialect: ApiDialect,
     /// Answer quotes one entry per bundle, as the provider documents: `{"data": [...]}`,
     /// each entry with its own id, reference, price and T&C `documents` (e.g. Silver,Gold).

@@ -14,7 +14,45 @@ use crate::scenario::{self, FileError};
 
 pub(crate) type Definitions = BTreeMap<String, EndpointOverride>;
 
-/// The dialects built into the binary, by name.
+/// A dialect built into the binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Builtin {
+    Spec,
+    ProviderDocs,
+}
+
+impl Builtin {
+    pub(crate) const ALL: [Builtin; 2] = [Builtin::Spec, Builtin::ProviderDocs];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Builtin::Spec => "spec",
+            Builtin::ProviderDocs => "provider-docs",
+        }
+    }
+
+    /// Its file under `dialects/`, compiled in.
+    fn text(self) -> &'static str {
+        match self {
+            Builtin::Spec => include_str!("../dialects/spec.toml"),
+            Builtin::ProviderDocs => include_str!("../dialects/provider-docs.toml"),
+        }
+    }
+
+    pub(crate) fn named(name: &str) -> Option<Builtin> {
+        Builtin::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The request shapes the embedded sandbox enforces for this dialect.
+    pub(crate) fn enforced(self) -> crate::sandbox::ApiDialect {
+        match self {
+            Builtin::Spec => crate::sandbox::ApiDialect::Spec,
+            Builtin::ProviderDocs => crate::sandbox::ApiDialect::ProviderDocs,
+        }
+    }
+}
+
+/// The dialects built into the binary, by name: [`Builtin`]'s, for callers outside the crate.
 pub const BUILTIN: [(&str, &str); 2] = [
     ("spec", include_str!("../dialects/spec.toml")),
     (
@@ -25,14 +63,12 @@ pub const BUILTIN: [(&str, &str); 2] = [
 
 pub(crate) const DEFAULT: &str = "spec";
 
-/// The request shapes the embedded sandbox enforces for a dialect, where it knows them
-/// (`provider-docs`); the spec's for any other.
-pub(crate) fn enforced(name: &str) -> crate::sandbox::ApiDialect {
-    if name == BUILTIN[1].0 {
-        crate::sandbox::ApiDialect::ProviderDocs
-    } else {
-        crate::sandbox::ApiDialect::Spec
-    }
+/// The request shapes the embedded sandbox enforces for a dialect: a built-in one's own
+/// (a `match` in [`Builtin::enforced`]), the spec's for a dialect file of the user's.
+pub(crate) fn enforced(dialect: &Dialect) -> crate::sandbox::ApiDialect {
+    dialect
+        .builtin
+        .map_or(crate::sandbox::ApiDialect::Spec, Builtin::enforced)
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -43,10 +79,17 @@ pub(crate) struct Dialect {
     pub description: String,
     #[serde(default)]
     pub endpoints: Definitions,
+    /// Which built-in dialect this is; `None` for a dialect file of the user's.
+    #[serde(skip)]
+    pub builtin: Option<Builtin>,
 }
 
-static SPEC: LazyLock<Dialect> =
-    LazyLock::new(|| toml::from_str(BUILTIN[0].1).expect("dialects/spec.toml is a valid dialect"));
+static SPEC: LazyLock<Dialect> = LazyLock::new(|| {
+    let mut spec: Dialect =
+        toml::from_str(Builtin::Spec.text()).expect("dialects/spec.toml is a valid dialect");
+    spec.builtin = Some(Builtin::Spec);
+    spec
+});
 
 /// The complete base every dialect and config overrides.
 pub(crate) fn spec() -> &'static Dialect {
@@ -106,12 +149,15 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Dialect, FileError> {
 
 /// A built-in dialect by name, or a dialect file by path (anything with a `/` or `.toml`).
 pub(crate) fn resolve(name_or_path: &str) -> Result<Dialect, FileError> {
-    if let Some((_, text)) = BUILTIN.iter().find(|(name, _)| *name == name_or_path) {
-        return parse(&format!("<built-in dialect {name_or_path}>"), text);
+    if let Some(builtin) = Builtin::named(name_or_path) {
+        let file = format!("<built-in dialect {name_or_path}>");
+        let mut dialect = parse(&file, builtin.text())?;
+        dialect.builtin = Some(builtin);
+        return Ok(dialect);
     }
     let looks_like_path = name_or_path.contains('/') || name_or_path.ends_with(".toml");
     if !looks_like_path {
-        let known: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        let known: Vec<&str> = Builtin::ALL.map(Builtin::name).to_vec();
         return Err(FileError {
             file: name_or_path.to_string(),
             line: None,
@@ -224,9 +270,11 @@ mod tests {
 
     #[test]
     fn every_built_in_dialect_parses_and_compiles() {
-        for (name, _) in BUILTIN {
+        for (builtin, (name, text)) in Builtin::ALL.into_iter().zip(BUILTIN) {
+            assert_eq!((builtin.name(), builtin.text()), (name, text));
             let dialect = resolve(name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(dialect.name, name);
+            assert_eq!(dialect.builtin, Some(builtin));
             crate::endpoints::Endpoints::compile(&definitions(&dialect, &Definitions::new()))
                 .unwrap_or_else(|e| panic!("{name}: {e:?}"));
         }

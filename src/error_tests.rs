@@ -119,7 +119,7 @@ fn samples() -> Vec<(Failure, u8)> {
             .into(),
             2,
         ),
-        (Failure::ProbeBroken(Broken::NoAttempt), 1),
+        (Failure::ProbeBroken(Broken::Step("no attempt".into())), 1),
         (
             Failure::NoToken(TokenError::CommandTimedOut {
                 name: "vault".into(),

@@ -5,7 +5,7 @@ use crate::error::Failure;
 use crate::exit_codes;
 
 pub(crate) fn dialects() -> Result<u8, Failure> {
-    for (name, _) in dialect::BUILTIN {
+    for name in dialect::Builtin::ALL.map(dialect::Builtin::name) {
         let loaded = dialect::resolve(name)?;
         crate::console::say!("{name}");
         crate::console::say!("  {}", loaded.description);

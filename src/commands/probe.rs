@@ -40,7 +40,7 @@ pub(crate) async fn probe(args: ProbeArgs) -> Result<u8, Failure> {
             key: "data.booking_number_pattern",
             why,
         })?;
-    let mut prober = Prober::new(client, &config.staging, config.flight_seller);
+    let mut prober = Prober::new(client, &generator, &config.staging, config.flight_seller);
     crate::console::say!(
         "ppcert probe against {} (dialect {chosen})\n",
         opened.base_url
@@ -63,12 +63,19 @@ async fn probe_and_report(
     print_calls(prober);
     if let Some(path) = &args.write_config {
         let original = original_text(args);
-        let text = write::config_text(original.as_deref(), &prober.learned(), remote, when)
+        let flags = write::Flags {
+            cacert: args.target.cacert.clone(),
+            cert: args.target.cert.clone(),
+            key: args.target.key.clone(),
+            headers: args.target.headers.clone(),
+        };
+        let learned = prober.learned();
+        let text = write::config_text(original.as_deref(), &learned, &flags, remote, when)
             .map_err(|why| Failure::ConfigNotWritten {
                 path: path.clone(),
                 why,
             })?;
-        write_config(path, &text, prober, args.force)?;
+        write_config(path, &text, prober, &flags, args.force)?;
     }
     Ok(verdict(prober))
 }
@@ -135,7 +142,13 @@ fn check_write_target(path: &Path, force: bool) -> Result<(), Failure> {
 /// Writes what the probe proved, and says how to use it. The text is loaded back first: a
 /// file `run` could not read is never written. Requests were sent by now, so a failure here
 /// is exit 6, never the usage error's 2.
-fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result<(), Failure> {
+fn write_config(
+    path: &Path,
+    text: &str,
+    prober: &Prober,
+    flags: &write::Flags,
+    force: bool,
+) -> Result<(), Failure> {
     let shown = path.display();
     let not_written = |why: String| Failure::ConfigNotWritten {
         path: path.to_path_buf(),
@@ -160,6 +173,17 @@ fn write_config(path: &Path, text: &str, prober: &Prober, force: bool) -> Result
         path.display(),
         prober.dialect
     );
+    for given in &flags.headers {
+        let name = given.split_once(':').map_or("", |(n, _)| n.trim());
+        let value = given.split_once(':').map_or("", |(_, v)| v.trim());
+        if crate::secret::names_a_credential(name) && !value.contains("{{") {
+            crate::console::say!(
+                "the --header {name} you gave is a credential: {} reads it from {} (set it before `ppcert run`)",
+                path.display(),
+                write::header_env(name)
+            );
+        }
+    }
     match prober.bundle_left_to_choose() {
         // The next step is the partner's choice, then the run: said in that order.
         Some(offered) => crate::console::say!(

@@ -272,7 +272,7 @@ fn proxy_for(config: &ProxyConfig, base_url: &str, recording: Recording) -> Resu
         .collect();
     let environment = config.target.environment();
     let rules = Rules::new(
-        crate::dialect::enforced(config.staging.dialect_name()),
+        crate::dialect::enforced(&config.staging.dialect),
         environment,
     )
     .with_definitions(&config.staging.endpoints);

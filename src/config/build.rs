@@ -96,7 +96,7 @@ impl Staging {
     pub(crate) fn embedded_sandbox(&self) -> SandboxOptions {
         SandboxOptions {
             claim_step: EMBEDDED_CLAIM_STEP,
-            dialect: crate::dialect::enforced(&self.dialect.name),
+            dialect: crate::dialect::enforced(&self.dialect),
             ..SandboxOptions::default()
         }
     }

@@ -34,7 +34,10 @@ impl std::fmt::Display for FileErrors {
             [one] => write!(f, "{one}"),
             all => {
                 write!(f, "{}: {} mistakes", all[0].file, all.len())?;
-                all.iter().try_for_each(|error| write!(f, "\n  {error}"))
+                // One message per line: a message of several lines keeps them under its own.
+                all.iter().try_for_each(|error| {
+                    write!(f, "\n  {}", error.to_string().replace('\n', "\n    "))
+                })
             }
         }
     }

@@ -19,6 +19,24 @@ pub(crate) fn compile(pattern: &str) -> Result<rand_regex::Regex, String> {
     parse(pattern).map(|(regex, _)| regex)
 }
 
+/// A regex syntax error in one line (its own text draws the pattern and a caret on three):
+/// what is wrong and at which character of the pattern as given to the parser.
+fn syntax_error(error: &regex_syntax::Error) -> String {
+    let text = error.to_string();
+    let what = (text.lines().last().unwrap_or_default())
+        .trim_start_matches("error: ")
+        .to_string();
+    let column = match error {
+        regex_syntax::Error::Parse(e) => Some(e.span().start.column),
+        regex_syntax::Error::Translate(e) => Some(e.span().start.column),
+        _ => None,
+    };
+    match column {
+        Some(column) => format!("{what} (at character {column})"),
+        None => what,
+    }
+}
+
 /// [`compile`], with how many distinct numbers the pattern has at most.
 fn parse(pattern: &str) -> Result<(rand_regex::Regex, u128), String> {
     let bare = pattern.strip_prefix('^').unwrap_or(pattern);
@@ -27,7 +45,8 @@ fn parse(pattern: &str) -> Result<(rand_regex::Regex, u128), String> {
         return Err("the pattern is empty".into());
     }
     let shown = crate::console::printable(pattern);
-    let hir = (regex_syntax::Parser::new().parse(bare)).map_err(|e| format!("`{shown}`: {e}"))?;
+    let hir = (regex_syntax::Parser::new().parse(bare))
+        .map_err(|e| format!("`{shown}`: {}", syntax_error(&e)))?;
     let reach = super::pattern::reach(&hir, MAX_REPEAT);
     let bound = crate::bounds::BOOKING_NUMBER_CHARS;
     if reach.longest > bound {
@@ -84,6 +103,13 @@ pub(crate) fn draw(pattern: &str, seed: u64, count: u64) -> Result<Vec<String>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_that_does_not_parse_is_said_in_one_line() {
+        let why = draw("[A-Z]{2", 0, 1).unwrap_err();
+        assert!(!why.contains('\n'), "{why}");
+        assert!(why.contains("unclosed counted repetition"), "{why}");
+    }
 
     #[test]
     fn numbers_match_the_pattern_are_unique_and_follow_the_seed() {

@@ -58,11 +58,11 @@ pub(crate) enum EndpointProblem {
     BodyAndParts,
     /// A `[[endpoints.NAME.parts]]` table refused: which one (from 1, as the file reads),
     /// the field at fault and why.
-    #[error("parts[{}].{field}: {reason}", index + 1)]
+    #[error("parts[{}].{}: {error}", index + 1, error.field())]
     Part {
         index: usize,
-        field: &'static str,
-        reason: String,
+        #[source]
+        error: super::part_error::PartError,
     },
     #[error("headers.{name}: not a valid header name")]
     BadHeaderName { name: String },
@@ -115,7 +115,7 @@ impl EndpointProblem {
             | EndpointProblem::RelativePath { .. }
             | EndpointProblem::PathTemplate(_) => Some("path"),
             EndpointProblem::BodyTemplate(_) | EndpointProblem::BodyAndParts => Some("body"),
-            EndpointProblem::Part { field, .. } => Some(field),
+            EndpointProblem::Part { error, .. } => Some(error.field()),
             EndpointProblem::ReservedHeader { name }
             | EndpointProblem::BadHeaderName { name }
             | EndpointProblem::HeaderTemplate { name, .. } => Some(name),
@@ -233,8 +233,9 @@ pub(crate) enum RenderError {
 }
 
 impl RenderError {
-    /// The expression a strict `tojson` refused as undefined (`flight.airline_iata`), read
-    /// from the template's source where the error points: the filter cannot know the name.
+    /// The expression a render refused as undefined (`flight.airline_iata`), read from the
+    /// template's source where the error points: a strict `tojson` cannot know the name, and
+    /// a plain lookup's error names only its last step.
     pub(crate) fn undefined_attribute(&self) -> Option<String> {
         let error = match self {
             RenderError::Path { error, .. }
@@ -246,10 +247,21 @@ impl RenderError {
         if error.kind() != minijinja::ErrorKind::UndefinedError {
             return None;
         }
-        let before = error.template_source()?.get(..error.range()?.start)?;
+        let source = error.template_source()?;
+        let range = error.range()?;
+        let before = source.get(..range.start)?;
         let open = before.rfind("{{").or_else(|| before.rfind("{%"))? + 2;
-        let (expression, _) = before[open..].rsplit_once('|')?;
-        let name = expression.split_whitespace().next_back()?;
+        // Piped to a filter, the error points at the filter; else at the lookup that failed,
+        // whose expression runs from the tag's start to the error's end.
+        let expression = match before[open..].rsplit_once('|') {
+            Some((expression, _)) => expression,
+            None => source.get(open..range.end)?,
+        };
+        let mut name = expression.split_whitespace().next_back()?;
+        // `flights[0]` failed on `flights`: the index is not the name.
+        while let Some((head, _)) = name.strip_suffix(']').and_then(|n| n.rsplit_once('[')) {
+            name = head;
+        }
         let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']');
         (!name.is_empty() && name.chars().all(plain)).then(|| name.to_string())
     }
@@ -328,6 +340,36 @@ mod tests {
         let unknown = refused("quotes", EndpointOverride::default());
         assert!(matches!(unknown.problem, EndpointProblem::UnknownOperation));
         assert_eq!(unknown.key(), None);
+    }
+
+    #[test]
+    fn a_typo_deep_in_the_request_is_named_plain_indexed_or_piped() {
+        for (body, name) in [
+            ("{{ request.data.x }}", "request.data.x"),
+            (
+                "{\"v\": {{ request.data.flights[0].airlineIata | tojson }}}",
+                "request.data.flights",
+            ),
+            (
+                "{\"v\": {{ request.data.currencyy | tojson }}}",
+                "request.data.currencyy",
+            ),
+        ] {
+            let table = EndpointOverride {
+                body: Some(body.into()),
+                ..Default::default()
+            };
+            let typo = refused("quote", table);
+            assert!(
+                matches!(&typo.problem, EndpointProblem::UnknownAttribute { attribute, .. } if attribute == name),
+                "{body}: {typo}"
+            );
+            assert!(
+                typo.to_string()
+                    .contains("request.data has currency, trips"),
+                "{typo}"
+            );
+        }
     }
 
     #[test]

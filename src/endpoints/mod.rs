@@ -12,6 +12,7 @@ mod dates;
 mod error;
 mod flow_reads;
 mod letter;
+mod part_error;
 mod parts;
 mod payload;
 mod success;

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::error::{EndpointProblem, RenderError};
 use super::letter::{DOCUMENTS, withdrawal_letter};
+use super::part_error::PartError;
 use super::payload::{Multipart, Part, PartContent, is_json};
 use crate::models::Operation;
 
@@ -70,20 +71,14 @@ pub(super) fn compile(
 ) -> Result<Vec<CompiledPart>, EndpointProblem> {
     let mut out = Vec::new();
     for (index, spec) in specs.iter().enumerate() {
-        let fail = |field: &'static str, reason: String| EndpointProblem::Part {
-            index,
-            field,
-            reason,
-        };
+        let fail = |error: PartError| EndpointProblem::Part { index, error };
         let name = (spec.name.clone())
             .filter(|n| !n.trim().is_empty())
-            .ok_or_else(|| fail("name", "missing: every part has a name".into()))?;
-        let (source, default_type) =
-            source(op, index, spec, bodies).map_err(|(f, r)| fail(f, r))?;
+            .ok_or_else(|| fail(PartError::NoName))?;
+        let (source, default_type) = source(op, index, spec, bodies).map_err(fail)?;
         let content_type = (spec.content_type.clone()).unwrap_or_else(|| default_type.into());
         if reqwest::header::HeaderValue::from_str(&content_type).is_err() {
-            let reason = format!("`{content_type}` is not a media type");
-            return Err(fail("content_type", reason));
+            return Err(fail(PartError::NotAMediaType { content_type }));
         }
         out.push(CompiledPart {
             name,
@@ -95,64 +90,58 @@ pub(super) fn compile(
     Ok(out)
 }
 
-/// A part's one source of content, and the media type it has unless told another; else the
-/// field at fault and why.
+/// A part's one source of content, and the media type it has unless told another.
 fn source(
     op: Operation,
     index: usize,
     spec: &PartSpec,
     bodies: &mut Environment<'static>,
-) -> Result<(Source, &'static str), (&'static str, String)> {
+) -> Result<(Source, &'static str), PartError> {
     let given = [
         ("body", spec.body.is_some()),
         ("file", spec.file.is_some()),
         ("document", spec.document.is_some()),
     ];
     let named: Vec<&str> = given.iter().filter(|(_, s)| *s).map(|(f, _)| *f).collect();
-    if named.len() != 1 {
-        let field = named.get(1).copied().unwrap_or("body");
-        let reason = match named.len() {
-            0 => "missing: a part takes one of body, file or document".to_string(),
-            _ => format!(
-                "a part takes one of body, file or document, not {}",
-                named.join(" and ")
-            ),
-        };
-        return Err((field, reason));
+    match named.len() {
+        0 => return Err(PartError::NoSource),
+        1 => {}
+        _ => return Err(PartError::SeveralSources { given: named }),
     }
     if let Some(body) = &spec.body {
         let key = part_key(op, index);
-        (bodies.add_template_owned(key.clone(), body.clone()))
-            .map_err(|e| ("body", format!("template: {e}")))?;
+        (bodies.add_template_owned(key.clone(), body.clone())).map_err(PartError::Template)?;
         return Ok((Source::Template(key), "application/json"));
     }
     if let Some(path) = &spec.file {
-        let bytes = read_bounded(path).map_err(|r| ("file", r))?;
+        let bytes = read_bounded(path)?;
         return Ok((Source::File(bytes), "application/octet-stream"));
     }
     let document = spec.document.as_deref().unwrap_or_default();
     if !DOCUMENTS.contains(&document) {
-        let known = DOCUMENTS.join(", ");
-        let reason = format!("`{document}` is no document ppcert generates (known: {known})");
-        return Err(("document", reason));
+        return Err(PartError::UnknownDocument {
+            document: document.to_string(),
+            known: &DOCUMENTS,
+        });
     }
     Ok((Source::Letter, "application/pdf"))
 }
 
 /// A file's bytes, refused when it cannot be read or is larger than a part may carry.
-fn read_bounded(path: &std::path::Path) -> Result<Arc<[u8]>, String> {
-    let shown = path.display();
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?
-        .len();
+fn read_bounded(path: &std::path::Path) -> Result<Arc<[u8]>, PartError> {
+    let unreadable = |error| PartError::Unreadable {
+        path: path.to_path_buf(),
+        error,
+    };
+    let size = std::fs::metadata(path).map_err(unreadable)?.len();
     if size > MAX_PART_FILE_BYTES {
-        return Err(format!(
-            "{shown} is {size} bytes; a part carries at most {MAX_PART_FILE_BYTES}"
-        ));
+        return Err(PartError::TooLarge {
+            path: path.to_path_buf(),
+            size,
+            max: MAX_PART_FILE_BYTES,
+        });
     }
-    std::fs::read(path)
-        .map(Arc::from)
-        .map_err(|e| format!("cannot read {shown}: {e}"))
+    std::fs::read(path).map(Arc::from).map_err(unreadable)
 }
 
 /// The parts rendered for one call.

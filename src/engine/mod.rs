@@ -11,6 +11,7 @@ pub mod http;
 mod negative;
 mod resume;
 mod shared;
+pub(crate) mod single_call;
 pub(crate) mod state;
 mod step;
 mod steps;

@@ -3,16 +3,15 @@
 use super::candidates;
 use super::stop::Broken;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
 
 use crate::answer::reading::{self, Reading};
 use crate::config::Staging;
+use crate::datagen::Generator;
 use crate::dialect::{self, Definitions};
-use crate::endpoints::context::idempotency_key;
 use crate::endpoints::{AnswerView, CaptureSpec, EndpointError, Endpoints, SuccessRule};
-use crate::engine::http::{Attempt, Request};
+use crate::engine::single_call::{Settled, SingleCalls};
 use crate::engine::{ApiClient, Cancel};
 use crate::models::Operation;
 
@@ -27,6 +26,9 @@ pub(crate) struct CallReport {
     pub ok: bool,
     /// The operation last sent for this call: what a refusal's proposals name.
     pub op: Option<Operation>,
+    /// Its template context (with `request`, the spec's body): where a refused field's value
+    /// comes from.
+    pub context: Value,
 }
 
 /// A capture the probe proved, with what it was inferred from.
@@ -62,13 +64,20 @@ impl Answer {
         }
     }
 
-    fn of(attempt: &Attempt, rule: &SuccessRule) -> Answer {
+    /// The answer a call settled on, judged as `run` judges it: its status by the rule, a
+    /// body stating an error, and the run's own checks on the way (a wait that timed out, a
+    /// write whose confirmation failed or never came).
+    fn of(settled: &Settled, rule: &SuccessRule) -> Answer {
+        let attempt = &settled.attempt;
         let response = attempt.response.as_ref();
         let error_words = response.and_then(|r| r.error_words());
-        let ok = response.is_some_and(|r| rule.accepts(r.status)) && error_words.is_none();
+        let ok = settled.status_ok && error_words.is_none() && settled.failed.is_empty();
         let words = match (&error_words, response) {
             (Some(words), Some(r)) if rule.accepts(r.status) => {
                 format!("a success status whose body states an error: {words}")
+            }
+            (_, Some(_)) if settled.status_ok && !settled.failed.is_empty() => {
+                settled.failed.join("; ")
             }
             (_, Some(r)) => r.describe(),
             (_, None) => String::new(),
@@ -87,7 +96,8 @@ impl Answer {
 
 /// Everything a probe learns.
 pub(crate) struct Prober {
-    client: ApiClient,
+    /// Sends each call as a run's step does, keeping `captured` from answer to answer.
+    pub(super) single: SingleCalls,
     pub(super) cancel: Cancel,
     /// The dialect in force, and its definitions with the user's tables and learned captures.
     pub dialect: String,
@@ -105,9 +115,6 @@ pub(crate) struct Prober {
     pub flight_seller: bool,
     /// Where each unread value's candidates were found: the call and the answer's shape.
     found_in: BTreeMap<(Operation, String), String>,
-    /// Names this probe's writes' idempotency keys: one key per write sent.
-    probe_id: String,
-    writes: AtomicU32,
     /// Paths learned by trying another spelling (deletion by reference).
     pub proven_paths: BTreeMap<Operation, Proven>,
     /// Why every path is sent with a trailing slash, once a redirect said so.
@@ -119,10 +126,16 @@ pub(crate) struct Prober {
 impl Prober {
     /// A prober of the staging as `staging` resolves it: the same dialect, definitions and
     /// rehearsed endpoints a run of that configuration uses.
-    pub(crate) fn new(client: ApiClient, staging: &Staging, flight_seller: bool) -> Prober {
+    pub(crate) fn new(
+        client: ApiClient,
+        generator: &Generator,
+        staging: &Staging,
+        flight_seller: bool,
+    ) -> Prober {
+        let cancel = Cancel::default();
         Prober {
-            client,
-            cancel: Cancel::default(),
+            single: SingleCalls::new(client, generator.clone(), cancel.clone()),
+            cancel,
             dialect: staging.dialect_name().to_string(),
             user: staging.file.endpoints.clone(),
             common_headers: staging.common_headers.clone(),
@@ -134,44 +147,34 @@ impl Prober {
             left: Vec::new(),
             flight_seller,
             found_in: BTreeMap::new(),
-            probe_id: format!("probe-{}", rand::random::<u64>()),
-            writes: AtomicU32::new(0),
             proven_paths: BTreeMap::new(),
             bundles_offered: None,
             slashed: None,
         }
     }
 
-    /// Sends `op` as the endpoints in force (or `endpoints`) define it.
+    /// Sends `op` as the endpoints in force (or `endpoints`) define it, as a run's step does.
     async fn send_with(
-        &self,
+        &mut self,
         endpoints: &Endpoints,
         op: Operation,
         context: &Value,
         default_body: Option<Value>,
     ) -> Result<(String, Answer), Broken> {
-        let mut context = context.clone();
-        if op != Operation::ReadContracts {
-            let nth = self.writes.fetch_add(1, Ordering::Relaxed);
-            context["idempotency_key"] =
-                json!(idempotency_key(&self.probe_id, "probe", "probe", op, nth));
-        }
-        if let Some(body) = &default_body {
-            context["request"] = body.clone();
-        }
-        let request = Request {
-            method: endpoints.method(op),
-            path: endpoints.path(op, &context)?,
-            headers: endpoints.headers(op, &context)?,
-            body: endpoints.body(op, &context, default_body)?,
-            wrong_token: None,
-            retry_without_answer: true,
-            renew_on_rejection: true,
+        let settled = self
+            .single
+            .call(endpoints, op, context, default_body)
+            .await
+            .map_err(|e| Broken::Step(e.to_string()))?;
+        let answer = Answer::of(&settled, &endpoints.success(op));
+        let sent = settled.sent;
+        // A write confirmed by reading elsewhere is shown with the read that settled it.
+        let (method, read) = (endpoints.method(op), &settled.attempt.url);
+        let request = match sent.strip_prefix(&format!("{method} ")) {
+            Some(url) if url != read => format!("{sent} (confirmed by GET {read})"),
+            _ => sent,
         };
-        let attempts = self.client.execute(&request, &self.cancel).await;
-        let last = attempts.last().ok_or(Broken::NoAttempt)?;
-        let answer = Answer::of(last, &endpoints.success(op));
-        Ok((format!("{} {}", request.method, last.url), answer))
+        Ok((request, answer))
     }
 
     /// Sends `op`; when the request shape is refused and another dialect spells the call
@@ -183,8 +186,9 @@ impl Prober {
         context: &Value,
         default_body: Option<Value>,
     ) -> Result<Answer, Broken> {
+        let endpoints = self.endpoints.clone();
         let (mut request, mut answer) = self
-            .send_with(&self.endpoints, op, context, default_body.clone())
+            .send_with(&endpoints, op, context, default_body.clone())
             .await?;
         if self.slashed.is_none()
             && let Some(why) = slash_redirect(&request, &answer)
@@ -197,13 +201,18 @@ impl Prober {
             self.slashed = Some(format!("{op} {why}"));
             self.definitions = self.with_learned(self.definitions.clone());
             self.endpoints = compile(&self.definitions)?;
+            let endpoints = self.endpoints.clone();
             (request, answer) = self
-                .send_with(&self.endpoints, op, context, default_body.clone())
+                .send_with(&endpoints, op, context, default_body.clone())
                 .await?;
         }
         report.request = request;
         report.status = answer.status;
         report.op = Some(op);
+        report.context = context.clone();
+        if let Some(body) = &default_body {
+            report.context["request"] = body.clone();
+        }
         let refused_shape = matches!(answer.status, Some(400 | 404 | 405 | 422))
             && (op != Operation::QuoteDeletion);
         if !refused_shape || self.dialect_reason.is_some() {
@@ -241,9 +250,9 @@ impl Prober {
 
     /// The other built-in dialect, when it defines `op` differently from the one in force.
     fn other_dialect(&self, op: Operation) -> Option<(String, Definitions)> {
-        let (name, _) = dialect::BUILTIN
-            .iter()
-            .find(|(name, _)| *name != self.dialect)?;
+        let name = (dialect::Builtin::ALL.map(dialect::Builtin::name))
+            .into_iter()
+            .find(|name| *name != self.dialect)?;
         let other = dialect::resolve(name).ok()?;
         let mut definitions = dialect::definitions(&other, &self.user);
         crate::config::headers::merge(&mut definitions, &self.common_headers);
@@ -299,6 +308,7 @@ impl Prober {
                 report
                     .lines
                     .push(format!("read {name} = {value} from {from}"));
+                self.single.keep(name, value.clone(), &from);
                 Ok(value)
             }
             // A refusal or a redirect holds no value: its `Location` is never an id.
@@ -372,8 +382,8 @@ impl Prober {
             ));
             // The staging's words say what it wants: the setting that gives it, not a stop.
             if let (Some(op), Some(400..=499)) = (report.op, answer.status) {
-                for proposal in super::refusal::proposals(op, &answer.body) {
-                    self.left.push(format!("→ {proposal}"));
+                for proposal in super::refusal::proposals(op, &answer.body, &report.context) {
+                    self.left.push(format!("→ {}", proposal.line()));
                 }
             }
         }

@@ -57,6 +57,7 @@ impl Prober {
         label: &str,
         first: bool,
     ) -> Result<(Tries, Tries), Stop> {
+        self.single.for_booking(booking);
         let context = call_context(booking, &Known::default());
         let body = json!(Envelope {
             data: booking.quote_request(0, false)
@@ -84,6 +85,7 @@ impl Prober {
         ids: Tries,
         references: Tries,
     ) -> Result<(), Stop> {
+        self.single.for_booking(booking);
         let mut call = report("delete the quote");
         let reference = references.first().map(|(_, v)| text(v)).unwrap_or_default();
         let context_for = |id: &str, reference: &str| {
@@ -139,6 +141,7 @@ impl Prober {
         id: &str,
         references: Tries,
     ) -> Result<bool, Stop> {
+        self.single.for_booking(booking);
         let mut call = report("subscribe");
         let outcome = self
             .first_accepted(
@@ -166,6 +169,7 @@ impl Prober {
         booking: &Booking,
         label: &str,
     ) -> Result<(Tries, Option<String>), Stop> {
+        self.single.for_booking(booking);
         let context = with_product_type(call_context(booking, &Known::default()), WITHDRAWAL);
         let mut call = report(label);
         let answer = self
@@ -206,6 +210,7 @@ impl Prober {
 
     async fn update(&mut self, generator: &Generator, booking: &Booking) -> Result<(), Stop> {
         let update = generator.update(booking, Mutation::PriceUp, 1);
+        self.single.for_booking(&update.booking);
         let context = call_context(&update.booking, &Known::default());
         let body = json!(Envelope {
             data: update.booking.quote_request(0, true)
@@ -281,6 +286,7 @@ impl Prober {
         booking: &Booking,
         contracts: Tries,
     ) -> Result<Option<Option<String>>, Stop> {
+        self.single.for_booking(booking);
         let mut call = report("claim");
         let at = chrono::Utc::now() + chrono::Duration::hours(25);
         let date = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -325,6 +331,7 @@ impl Prober {
         booking: &Booking,
         contract: Option<String>,
     ) -> Result<(), Stop> {
+        self.single.for_booking(booking);
         let known = Known {
             quote: Some(("qt_probe", "QR-PROBE")),
             contract: contract.as_deref(),

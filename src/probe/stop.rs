@@ -17,8 +17,9 @@ pub(crate) enum Broken {
     Render(#[from] RenderError),
     #[error(transparent)]
     Definitions(#[from] EndpointError),
-    #[error("no attempt was made")]
-    NoAttempt,
+    /// The call could not be built as a run builds it (a template, a captured value).
+    #[error("{0}")]
+    Step(String),
 }
 
 impl From<Broken> for Stop {

@@ -23,6 +23,18 @@ pub(crate) struct Learned<'a> {
     pub bundles_offered: Option<&'a [String]>,
 }
 
+/// The target flags given to probe, written into the config so that `run` with the file
+/// alone reaches the same staging: paths made absolute (the config's own relative paths are
+/// read from its folder, the flags' from where probe ran), `--header` over `[target.headers]`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Flags {
+    pub cacert: Option<std::path::PathBuf>,
+    pub cert: Option<std::path::PathBuf>,
+    pub key: Option<std::path::PathBuf>,
+    /// `--header "NAME: VALUE"` as given.
+    pub headers: Vec<String>,
+}
+
 /// The lines this writer puts on top; dropped from an input it wrote, so they never pile up.
 const HEADER_MARKS: [&str; 3] = [
     "# Written by `ppcert probe`",
@@ -48,6 +60,7 @@ impl super::Prober {
 pub(crate) fn config_text(
     original: Option<&str>,
     learned: &Learned<'_>,
+    flags: &Flags,
     remote: Option<&str>,
     when: &str,
 ) -> Result<String, String> {
@@ -62,6 +75,7 @@ pub(crate) fn config_text(
         .parse()
         .map_err(|e| format!("the input config does not parse: {e}"))?;
     set_target(&mut doc, learned, remote);
+    set_flags(&mut doc, flags)?;
     set_bundle_hint(&mut doc, learned);
     set_endpoints(&mut doc, learned);
     let against = remote.unwrap_or("the embedded sandbox");
@@ -113,6 +127,70 @@ fn set_target(doc: &mut DocumentMut, learned: &Learned<'_>, remote: Option<&str>
             learned.dialect_reason,
         );
     }
+}
+
+fn set_flags(doc: &mut DocumentMut, flags: &Flags) -> Result<(), String> {
+    let target = table(doc.as_table_mut(), "target");
+    for (key, path, flag) in [
+        ("cacert", &flags.cacert, "--cacert"),
+        ("client_cert", &flags.cert, "--cert"),
+        ("client_key", &flags.key, "--key"),
+    ] {
+        let Some(path) = path else { continue };
+        let absolute =
+            std::path::absolute(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+        let why = format!("given to probe as {flag}");
+        set_inferred(
+            target,
+            key,
+            absolute.display().to_string().into(),
+            Some(&why),
+        );
+    }
+    if flags.headers.is_empty() {
+        return Ok(());
+    }
+    let headers = table(target, "headers");
+    headers.set_implicit(false);
+    for given in &flags.headers {
+        let Some((name, value)) = given.split_once(':') else {
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        let same: Vec<String> = (headers.iter())
+            .map(|(k, _)| k.to_string())
+            .filter(|k| k.eq_ignore_ascii_case(name))
+            .collect();
+        for key in same {
+            headers.remove(&key);
+        }
+        // A credential given on the command line is never written in clear: the file reads
+        // it from the environment, named after the header.
+        let written = if crate::secret::names_a_credential(name) && !value.contains("{{") {
+            format!("{{{{ env.{} }}}}", header_env(name))
+        } else {
+            value.to_string()
+        };
+        set_inferred(
+            headers,
+            name,
+            written.into(),
+            Some("given to probe as --header"),
+        );
+    }
+    Ok(())
+}
+
+/// The environment variable a credential header given to probe is read from in the written
+/// config: `PPCERT_HEADER_X_GATEWAY_KEY` for `X-Gateway-Key`.
+pub(crate) fn header_env(name: &str) -> String {
+    let upper: String = (name.chars())
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' => c.to_ascii_uppercase(),
+            _ => '_',
+        })
+        .collect();
+    format!("PPCERT_HEADER_{upper}")
 }
 
 /// One bundle offered: it is written, so the run keeps using it should the staging offer more.
@@ -232,6 +310,55 @@ price_delta = "$.data.delta"   # keep me
 answer = 42
 "#;
 
+    fn remote_text(original: Option<&str>, learned: &Learned<'_>, when: &str) -> String {
+        let remote = Some("https://new.example");
+        config_text(original, learned, &Flags::default(), remote, when).unwrap()
+    }
+
+    #[test]
+    fn flags_are_written_absolute_over_the_files_headers_and_a_credential_from_the_environment() {
+        let none = BTreeMap::new();
+        let learned = Learned {
+            dialect: "spec",
+            dialect_reason: None,
+            proven: &none,
+            proven_paths: BTreeMap::new(),
+            bundles_offered: None,
+        };
+        let flags = Flags {
+            cacert: Some("certs/ca.pem".into()),
+            cert: Some("certs/client.pem".into()),
+            key: Some("certs/client.key".into()),
+            headers: vec![
+                "x-api-version: 3".into(),
+                "X-Gateway-Key: s3cr3t-value".into(),
+            ],
+        };
+        let original = "[target.headers]\nX-Api-Version = \"2\"\n";
+        let text = config_text(Some(original), &learned, &flags, None, "now").unwrap();
+        assert!(!text.contains("s3cr3t-value"), "{text}");
+        let parsed: toml::Table = text.parse().unwrap();
+        let target = &parsed["target"];
+        let cacert = std::path::Path::new(target["cacert"].as_str().unwrap());
+        assert!(
+            cacert.is_absolute() && cacert.ends_with("certs/ca.pem"),
+            "{text}"
+        );
+        assert!(
+            target["client_key"]
+                .as_str()
+                .unwrap()
+                .ends_with("client.key")
+        );
+        let headers = target["headers"].as_table().unwrap();
+        assert_eq!(headers.len(), 2, "{text}");
+        assert_eq!(headers["x-api-version"].as_str(), Some("3"), "{text}");
+        assert_eq!(
+            headers["X-Gateway-Key"].as_str(),
+            Some("{{ env.PPCERT_HEADER_X_GATEWAY_KEY }}")
+        );
+    }
+
     fn proven(path: CaptureSpec) -> Proven {
         Proven {
             path,
@@ -267,7 +394,7 @@ answer = 42
             proven_paths: paths,
             bundles_offered: Some(&offered),
         };
-        let text = config_text(Some(INPUT), &learned, Some("https://new.example"), "now").unwrap();
+        let text = remote_text(Some(INPUT), &learned, "now");
         for kept in INPUT
             .lines()
             .filter(|l| !l.starts_with("base_url") && !l.starts_with("dialect"))
@@ -286,8 +413,7 @@ answer = 42
             assert!(text.contains(written), "no {written:?} in:\n{text}");
         }
         // Written again over itself, the header is not repeated and nothing is lost.
-        let again =
-            config_text(Some(&text), &learned, Some("https://new.example"), "later").unwrap();
+        let again = remote_text(Some(&text), &learned, "later");
         assert_eq!(
             again.matches("Written by `ppcert probe`").count(),
             1,
@@ -310,7 +436,7 @@ answer = 42
             bundles_offered: Some(&offered),
         };
         let bundle = |original: Option<&str>| {
-            let text = config_text(original, &learned, None, "now").unwrap();
+            let text = config_text(original, &learned, &Flags::default(), None, "now").unwrap();
             let parsed: toml::Table = text.parse().unwrap();
             parsed["partner"]["bundle"].as_str().map(str::to_string)
         };

@@ -99,3 +99,32 @@ async fn validate_checks_the_headers_for_every_call_but_not_the_environment() {
     let unset = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
     assert_eq!(unset.code, 0, "{}", unset.stderr);
 }
+
+/// Each of `validate`'s messages is on a line of its own, however many lines the words of
+/// one would take (a regex's syntax error draws the pattern and a caret).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_validate_message_is_one_line() {
+    let config = "[data]\nbooking_number_pattern = \"[A-Z]{2\"\n\n[endpoints.quote]\npath = \"/q/{{ quote.idd }}\"\n\n[endpoints.read_contracts.wait]\nuntil = \"captured.contract_id is defined\"\n";
+    let dir = dir_with_config(config);
+    let checked = ppcert(dir.path(), &["validate"], None).await;
+    assert_eq!(checked.code, 2, "{}", checked.stderr);
+    let lines: Vec<&str> = checked.stderr.lines().collect();
+    assert_eq!(lines.len(), 5, "{}", checked.stderr);
+    assert!(lines[0].ends_with("3 mistakes"), "{}", checked.stderr);
+    for (line, said) in lines[1..4].iter().zip([
+        "ppcert.toml:2: data.booking_number_pattern: `[A-Z]{2`: unclosed counted repetition",
+        "ppcert.toml:5: endpoints.quote: path: `quote.idd`: no such attribute",
+        "ppcert.toml:7",
+    ]) {
+        assert!(
+            line.trim_start().starts_with(said),
+            "{line}\n{}",
+            checked.stderr
+        );
+    }
+    assert!(
+        lines[4].starts_with("error: 1 of 1 file"),
+        "{}",
+        checked.stderr
+    );
+}

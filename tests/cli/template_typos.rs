@@ -1,11 +1,11 @@
 //! A misspelt name in a template is named, with what its mapping holds, by `validate`, `run`
 //! and `probe` alike, before anything is sent: in a path, a body, a header, a
-//! `captured.NAME` read, and a multipart part's body.
+//! `captured.NAME` read, and a multipart part's body; piped to a filter or not.
 
 use crate::common::*;
 
 /// (the config, the misspelt name, what its mapping holds, the line it is on).
-const TYPOS: [(&str, &str, &str, &str); 5] = [
+const TYPOS: [(&str, &str, &str, &str); 6] = [
     (
         "[endpoints.update]\npath = \"/subscriptions/{{ booking.numbr }}\"\n",
         "`booking.numbr`: no such attribute",
@@ -29,6 +29,12 @@ const TYPOS: [(&str, &str, &str, &str); 5] = [
         "`captured.etgg`: no such attribute",
         "captured has ",
         "ppcert.toml:5",
+    ),
+    (
+        "[endpoints.quote]\nbody = '{\"data\": {\"currency\": \"{{ request.data.currencyy }}\"}}'\n",
+        "`request.data.currencyy`: no such attribute",
+        "request.data has currency, trips",
+        "ppcert.toml:2",
     ),
     (
         "[[endpoints.claim.parts]]\nname = \"claim\"\nbody = '{{ request.data | tojson }}'\n\n[[endpoints.claim.parts]]\nname = \"note\"\ncontent_type = \"text/plain\"\nbody = \"{{ contract.idd }}\"\n",

@@ -415,6 +415,12 @@ mod tests {
         // rustls's words for a certificate signed by an unknown CA, as reqwest chains them.
         let untrusted = "connection failed: error sending request: client error (Connect): invalid peer certificate: UnknownIssuer";
         assert!(tls_hint(untrusted).contains("--cacert FILE"));
+        // TLS 1.3's alert when the staging wants a client certificate and got none.
+        let required = "request failed: received fatal alert: CertificateRequired";
+        assert!(tls_hint(required).contains("--cert FILE --key FILE"));
+        assert!(!tls_hint(required).contains("--cacert"));
+        let refused = "request failed: received fatal alert: UnknownCA";
+        assert!(tls_hint(refused).contains("refused the client certificate"));
         assert_eq!(
             tls_hint("connection failed: Connection refused (os error 111)"),
             ""

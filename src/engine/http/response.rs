@@ -41,11 +41,31 @@ pub(super) fn describe(e: &reqwest::Error) -> String {
     format!("{kind}: {innermost}{hint}")
 }
 
-/// What to do about a certificate the client does not trust: usually a TLS-inspecting
-/// corporate proxy or a staging signed by a private CA.
+/// What to do about a TLS refusal: a client certificate the staging asks for (its alert
+/// `certificate_required`) or refuses (an alert it sent about ours), else a certificate the
+/// client does not trust: usually a TLS-inspecting corporate proxy or a private CA.
 pub(crate) fn tls_hint(error: &str) -> &'static str {
-    let lower = error.to_ascii_lowercase();
-    if lower.contains("certificate") || lower.contains("unknownissuer") || lower.contains("tls") {
+    let lower = error.to_ascii_lowercase().replace(['_', ' '], "");
+    let alert = lower.contains("receivedfatalalert") || lower.contains("peersentfatalalert");
+    if lower.contains("certificaterequired") {
+        " (the staging asks for a client certificate: pass it with --cert FILE --key FILE, or set [target] client_cert and client_key)"
+    } else if alert
+        && [
+            "badcertificate",
+            "unknownca",
+            "certificateunknown",
+            "unsupportedcertificate",
+            "certificaterevoked",
+            "certificateexpired",
+        ]
+        .iter()
+        .any(|a| lower.contains(a))
+    {
+        " (the staging refused the client certificate: is it one its CA signed, unexpired, with --key its own key?)"
+    } else if lower.contains("certificate")
+        || lower.contains("unknownissuer")
+        || lower.contains("tls")
+    {
         " (a TLS-inspecting proxy or a private CA? pass its root certificate with --cacert FILE)"
     } else {
         ""

@@ -93,7 +93,8 @@ impl StepContext<'_> {
             }
         };
         write.phase = Phase::Pending;
-        let spec = match self.confirm_read(op, &target, &context) {
+        let sent = read_headers(&write.spec.headers);
+        let spec = match self.confirm_read(op, &target, &context, sent) {
             Ok(spec) => spec,
             Err(why) => {
                 write.checks.push(Check::fail(UNCONFIRMED, why));
@@ -216,12 +217,14 @@ impl StepContext<'_> {
         Ok(Target::At(url.to_string()))
     }
 
-    /// One confirmation read's call, recorded under the write's step.
+    /// One confirmation read's call, recorded under the write's step; a read of a URL carries
+    /// `headers`, the write's own that a read of the same API needs too.
     fn confirm_read(
         &mut self,
         op: Operation,
         target: &Target,
         context: &Value,
+        headers: Vec<(String, String)>,
     ) -> Result<CallSpec, String> {
         let step = self.step_name.clone();
         match target {
@@ -236,7 +239,7 @@ impl StepContext<'_> {
                 method: reqwest::Method::GET,
                 path: url.clone(),
                 body: None,
-                headers: Vec::new(),
+                headers,
                 expect: Expect::Success(SuccessRule::any_2xx(Operation::ReadContracts)),
                 wrong_token: None,
                 context: context.clone(),
@@ -324,6 +327,21 @@ impl StepContext<'_> {
         }
         context
     }
+}
+
+/// The write's headers a read of its outcome sends too (`[target.headers]`, `Accept`, a
+/// version or gateway key): all but those about the write's own body and its preconditions.
+fn read_headers(write: &[(String, String)]) -> Vec<(String, String)> {
+    const WRITE_ONLY: [&str; 4] = [
+        "content-type",
+        "idempotency-key",
+        "if-match",
+        "if-none-match",
+    ];
+    (write.iter())
+        .filter(|(name, _)| !WRITE_ONLY.contains(&name.to_ascii_lowercase().as_str()))
+        .cloned()
+        .collect()
 }
 
 /// The status word of an answer (`status` or `state`, bare, under `data` or one wrapper

@@ -84,13 +84,42 @@ pub(crate) async fn confirm_by_reading(
             return Err(StepError::ClaimStatus(format!(
                 "claim status unconfirmed: the claim's answer carried no status and {reads} \
                  reads of the contracts over {} s showed none for {product_type} contract \
-                 {contract}; an unconfirmed claim does not count (a staging that decides \
-                 later needs a longer `[endpoints.claim.confirm] timeout`)",
-                timeout.as_secs_f32()
+                 {contract}; an unconfirmed claim does not count ({})",
+                timeout.as_secs_f32(),
+                unconfirmed_hint(cx)
             )));
         }
         if !cx.shared.cancel.sleep(every).await {
             return Err(StepError::Interrupted);
         }
     }
+}
+
+/// What settles an unconfirmed claim: where the built-in reading looked for its status found
+/// none, a `claim_status` capture saying where the staging writes it; else more time.
+fn unconfirmed_hint(cx: &StepContext<'_>) -> String {
+    let later = "a staging that decides later needs a longer `[endpoints.claim.confirm] timeout`";
+    let endpoints = &cx.shared.endpoints;
+    let empty = Default::default();
+    let nowhere = crate::endpoints::AnswerView {
+        body: &Value::Null,
+        headers: &empty,
+    };
+    let context = cx.context(None, None, None);
+    let configured = [Operation::Claim, Operation::ReadContracts]
+        .into_iter()
+        .any(|op| {
+            endpoints
+                .capture(op, "claim_status", &context, nowhere)
+                .is_some()
+        });
+    if configured {
+        return format!("the configured `claim_status` capture found none; {later}");
+    }
+    format!(
+        "the built-in reading found no claim status there: if the staging writes it under \
+         another name, say where with `[endpoints.read_contracts.capture] claim_status = \
+         \"$...\"` (or `[endpoints.claim.capture] claim_status` for the claim's answer; \
+         `ppcert probe` finds it); {later}"
+    )
 }
