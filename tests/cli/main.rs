@@ -8,6 +8,7 @@ mod captures;
 mod ci;
 mod common;
 mod config_errors;
+mod config_schema;
 mod confirmations;
 mod confirmed_claims;
 #[cfg(unix)]
