@@ -23,6 +23,7 @@ mod dossier;
 mod drift;
 mod drift_accept;
 mod drift_more;
+mod early_failures;
 mod errors;
 mod faults;
 mod flows;
