@@ -513,7 +513,8 @@ pub struct VerifyArgs {
 /// Options of `ppcert keygen`.
 #[derive(Debug, Args, Clone)]
 pub struct KeygenArgs {
-    /// Where the private key goes; the public key goes to the same path plus `.pub`.
+    /// Where the private key goes (a missing directory is made, readable by you only); the
+    /// public key goes to the same path plus `.pub`.
     #[arg(long, value_name = "KEY")]
     pub out: PathBuf,
 }
