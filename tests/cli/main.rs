@@ -19,6 +19,7 @@ mod datagen;
 mod dialect_hint;
 mod dialects;
 mod docs;
+mod docs_refs;
 mod dossier;
 mod drift;
 mod drift_accept;
