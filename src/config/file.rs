@@ -279,6 +279,7 @@ fn check_values(file: &str, text: &str, config: &FileConfig, errors: &mut Vec<Fi
         Err(e) => errors.push(at("dialect", format!("target.dialect: {e}"))),
         Ok(dialect) => {
             let mut definitions = dialect::definitions(&dialect, &config.endpoints);
+            super::headers::definitions_without_env(&mut definitions);
             // `[target.headers]` joins every endpoint as `run` merges it, so `validate`
             // refuses what `run` would; but the environment it reads is `run`'s to check: a
             // validating CI step does not hold the gateway's key.
