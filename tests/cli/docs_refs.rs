@@ -151,3 +151,18 @@ fn slugs_are_githubs() {
         "checking-the-file-in-your-editor"
     );
 }
+
+/// docs/troubleshooting.md quotes the `error:` line a failed command printed (up to its first
+/// `…`, `(` or `:` after the words the page shows), so a reader finds it by searching the page.
+pub(crate) fn troubleshooting_quotes(printed: &str, words: &str) {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/troubleshooting.md");
+    let page = plain(&read(&page));
+    let line = (printed.lines())
+        .find(|l| l.starts_with("error: ") && l.contains(words))
+        .unwrap_or_else(|| panic!("no `error:` line with {words:?}:\n{printed}"));
+    assert!(line.starts_with(&format!("error: {words}")), "{line}");
+    assert!(
+        page.contains(&plain(&format!("\"error: {words}"))),
+        "troubleshooting.md does not quote `error: {words}` (printed: {line})"
+    );
+}

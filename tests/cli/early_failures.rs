@@ -38,4 +38,5 @@ async fn a_closed_port_is_said_once_not_once_per_flow() {
         done.stderr
     );
     assert!(done.stderr.contains("above"), "{}", done.stderr);
+    crate::docs_refs::troubleshooting_quotes(&done.stderr, "the target could not be reached");
 }
