@@ -224,7 +224,7 @@ fn chains(evidence: &serde_json::Value) -> Chains {
 
 /// The minimal client: every chain in order, `width` chains at a time, answers ignored.
 async fn replay(chains: &Chains, token: &str, width: usize) -> Duration {
-    ppcert::engine::client::install_crypto_provider();
+    ppcert::engine::http::install_crypto_provider();
     let http = reqwest::Client::new();
     let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(width));
     let start = Instant::now();
@@ -399,7 +399,7 @@ fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
 
 fn proxy(runtime: &tokio::runtime::Runtime) {
     use std::io::BufRead;
-    ppcert::engine::client::install_crypto_provider();
+    ppcert::engine::http::install_crypto_provider();
     let sandbox = sandbox(runtime, Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(binary())
@@ -590,7 +590,7 @@ fn main() {
     if all || which == "cost" {
         cost::cost(&runtime);
     }
-    ppcert::engine::client::install_crypto_provider();
+    ppcert::engine::http::install_crypto_provider();
     let secs = std::env::args()
         .nth(2)
         .and_then(|s| s.parse().ok())
