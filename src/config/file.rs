@@ -103,6 +103,7 @@ impl TargetSection {
             &mut self.cacert,
             &mut self.client_cert,
             &mut self.client_key,
+            &mut self.client_pkcs12,
         ]
         .into_iter()
         .flatten()

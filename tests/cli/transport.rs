@@ -362,6 +362,29 @@ async fn a_client_certificate_from_a_pkcs12_archive_is_presented() {
         .finish_in(dir.path())
         .await;
     assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
+    // The archive's path is the file's, as the PEM pair's is: the same config run from
+    // another directory finds it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("ppcert.toml");
+    let args = [
+        "run",
+        "--base-url",
+        &sandbox.base_url(),
+        "--config",
+        config_path.to_str().unwrap(),
+        "--scenario",
+        "smoke",
+        "--out",
+        "b",
+    ];
+    let output = ppcert_command(elsewhere.path(), &args, Some(sandbox.token()))
+        .env("PPCERT_GATEWAY_KEY", key)
+        .env("PARTNER_P12_PASSWORD", "p12-pass-0123456789")
+        .output()
+        .await
+        .unwrap();
+    let from_elsewhere = finished(output);
+    assert_eq!(from_elsewhere.code, 0, "{}", from_elsewhere.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
