@@ -106,3 +106,46 @@ async fn the_schema_refuses_what_validate_refuses() {
         validated.stdout, validated.stderr
     );
 }
+
+/// Every key name in `schema`, at any depth (the operation names of `[endpoints.NAME]` are
+/// values of `propertyNames`, not keys).
+fn keys(schema: &Value, found: &mut std::collections::BTreeSet<String>) {
+    if let Some(object) = schema.as_object() {
+        if let Some(Value::Object(properties)) = object.get("properties") {
+            found.extend(properties.keys().cloned());
+        }
+        object.values().for_each(|v| keys(v, found));
+    } else if let Some(items) = schema.as_array() {
+        items.iter().for_each(|v| keys(v, found));
+    }
+}
+
+/// docs/design.md's `ppcert.toml` contract names every key the schema (and so the parser)
+/// takes: a key added to the types without a word in the contract fails here.
+#[tokio::test]
+async fn the_config_contract_names_every_key_of_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema(dir.path()).await;
+    let mut found = std::collections::BTreeSet::new();
+    keys(&schema, &mut found);
+    assert!(found.len() > 30, "{found:?}");
+    let design =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/design.md"))
+            .unwrap();
+    let contract = design
+        .split("## `ppcert.toml`")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("design.md has a ppcert.toml section");
+    // The words of its code spans: `[endpoints.NAME.wait]`, `{ header = NAME, … }`, `token_url`.
+    let named: std::collections::BTreeSet<&str> = (contract.split('`').skip(1).step_by(2))
+        .flat_map(|span| span.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+        .collect();
+    let unnamed: Vec<&String> = (found.iter())
+        .filter(|key| !named.contains(key.as_str()))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "design.md's ppcert.toml section does not name {unnamed:?}"
+    );
+}
