@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::events::RunEvent;
 use super::gate::GateState;
-use super::http::{Attempt, Request};
+use super::http::{Attempt, Request, Told};
 use super::shared::Shared;
 use crate::answer::tolerant;
 use crate::endpoints::SuccessRule;
@@ -199,8 +199,9 @@ impl Caller<'_> {
         }
     }
 
-    /// Sends the call and records every attempt retried; returns the final one pending, and
-    /// whether an earlier attempt's answer was lost. The first call settles the gate.
+    /// Sends the call, journaling each attempt before it is sent and each retried one before
+    /// its retry; returns the final one pending, and whether an earlier attempt's answer was
+    /// lost. The first call settles the gate.
     pub(super) async fn send(&self, spec: CallSpec, booking: Option<&str>) -> (Pending, bool) {
         let request = Request {
             method: spec.method.clone(),
@@ -214,18 +215,26 @@ impl Caller<'_> {
             retry_without_answer: self.shared.gate.state() != GateState::Pending,
             renew_on_rejection: self.shared.gate.state() != GateState::Pending,
         };
-        self.shared.events.emit(RunEvent::Sending {
-            flow: self.flow.to_string(),
-            step: spec.step.clone(),
-            operation: spec.operation,
-            method: spec.method.to_string(),
-            url: self.shared.client.url(&spec.path),
-            at: Timestamp::now(),
-        });
+        let url = self.shared.client.url(&spec.path);
+        // Write-ahead: each attempt is on the record before it is sent, and a retried one
+        // before its retry, so a run killed at any point leaves a line for every request the
+        // server may have processed (`--resume` accounts for each).
+        let mut tell = |told: Told<'_>| match told {
+            Told::Sending(attempt) => self.shared.events.emit(RunEvent::Sending {
+                flow: self.flow.to_string(),
+                step: spec.step.clone(),
+                operation: spec.operation,
+                method: spec.method.to_string(),
+                url: url.clone(),
+                at: Timestamp::now(),
+                attempt,
+            }),
+            Told::Retried(attempt) => self.record_retried(attempt, &spec, booking),
+        };
         let mut attempts = self
             .shared
             .client
-            .execute(&request, &self.shared.cancel)
+            .execute_told(&request, &self.shared.cancel, &mut tell)
             .await;
         let last = attempts.pop().expect("at least one attempt");
         if self.shared.client.tokens().given_up() {
@@ -234,7 +243,6 @@ impl Caller<'_> {
         let lost_before = attempts
             .iter()
             .any(|a| a.delivery == Delivery::MaybeProcessed);
-        self.record_retried(&attempts, &spec, booking);
         if self.gatekeeper && !matches!(spec.expect, Expect::Refusal(_)) {
             self.shared.gate.settle(first_call(&last));
         }
@@ -256,22 +264,20 @@ impl Caller<'_> {
         )
     }
 
-    /// Records the attempts a call retried, each with the failed `retryable` check saying why.
-    fn record_retried(&self, attempts: &[Attempt], spec: &CallSpec, booking: Option<&str>) {
-        for attempt in attempts {
-            let mut exchange = self.exchange(attempt, spec, booking);
-            exchange.retried = true;
-            exchange.checks.push(Check::fail(
-                "retryable",
-                attempt
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| format!("HTTP {}: retried", attempt.status().unwrap_or(0))),
-            ));
-            self.shared
-                .events
-                .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
-        }
+    /// Records an attempt the call retried, with the failed `retryable` check saying why.
+    fn record_retried(&self, attempt: &Attempt, spec: &CallSpec, booking: Option<&str>) {
+        let mut exchange = self.exchange(attempt, spec, booking);
+        exchange.retried = true;
+        exchange.checks.push(Check::fail(
+            "retryable",
+            attempt
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("HTTP {}: retried", attempt.status().unwrap_or(0))),
+        ));
+        self.shared
+            .events
+            .emit(RunEvent::ExchangeFinished(Box::new(exchange)));
     }
 
     /// Records the final attempt with the step's checks; true when the exchange passed.

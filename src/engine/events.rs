@@ -10,7 +10,7 @@ use crate::timestamp::Timestamp;
 /// What happened, in the order it happened.
 #[derive(Debug)]
 pub(crate) enum RunEvent {
-    /// A call is about to be sent.
+    /// An attempt of a call is about to be sent: the first, or a retry.
     Sending {
         flow: String,
         step: String,
@@ -18,6 +18,8 @@ pub(crate) enum RunEvent {
         method: String,
         url: String,
         at: Timestamp,
+        /// 1 for the call's first attempt; its retries count on.
+        attempt: u32,
     },
     /// A step began: if the run dies before its end, resume knows it may have taken effect.
     StepStarted { flow: String, step_index: usize },

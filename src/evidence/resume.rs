@@ -55,29 +55,40 @@ impl Unsettled {
     }
 }
 
-/// Writes sent (their `sending` lines) whose exchange never reached the journal.
+/// Attempts of writes sent (their `sending` lines) whose exchange never reached the journal.
 #[derive(Default)]
 struct InFlight(Vec<Line>);
 
 impl InFlight {
-    /// An exchange line settles the oldest send of the same call, unless another attempt of
-    /// the call followed it (`retried`): that attempt may be the one in flight.
-    fn retain_first_not(&mut self, exchange: &Exchange) {
-        if exchange.retried {
-            return;
-        }
-        let same_call = |line: &Line| {
-            matches!(line, Line::Sending { flow, step, operation, .. }
-                if *flow == exchange.flow && *step == exchange.step && *operation == exchange.operation)
+    /// An exchange line settles the oldest send of the same attempt of the same call. A line
+    /// of an older journal names no attempt: it stands for the whole call, and only the
+    /// call's final attempt settles it (a `retried` one was followed by another, which may
+    /// be the one in flight).
+    fn settle(&mut self, exchange: &Exchange) {
+        let same_attempt = |line: &Line| match line {
+            Line::Sending {
+                flow,
+                step,
+                operation,
+                attempt,
+                ..
+            } if *flow == exchange.flow
+                && *step == exchange.step
+                && *operation == exchange.operation =>
+            {
+                attempt.map_or(!exchange.retried, |n| n == exchange.attempt)
+            }
+            _ => false,
         };
-        if let Some(i) = self.0.iter().position(same_call) {
+        if let Some(i) = self.0.iter().position(same_attempt) {
             self.0.remove(i);
         }
     }
 
     /// Every other write is redone by its step, which reconciles a conflict; a quote cannot be
-    /// (nothing makes quotes unique), so one that was in flight is recorded as may-have-been-
-    /// made, and the ledger shows it as unconfirmed.
+    /// (nothing makes quotes unique), so each attempt of one that was in flight (a retry
+    /// after a 5xx included) is recorded as may-have-been-made, and the ledger shows it as
+    /// unconfirmed.
     fn lost_quotes(self) -> Vec<Exchange> {
         self.0
             .into_iter()
@@ -89,16 +100,17 @@ impl InFlight {
                     method,
                     url,
                     at,
-                } => Some((flow, step, method, url, at)),
+                    attempt,
+                } => Some((flow, step, method, url, at, attempt.unwrap_or(1))),
                 _ => None,
             })
-            .map(|(flow, step, method, url, at)| Exchange {
+            .map(|(flow, step, method, url, at, attempt)| Exchange {
                 seq: 0,
                 flow,
                 step,
                 operation: Operation::Quote,
                 booking_number: None,
-                attempt: 1,
+                attempt,
                 method,
                 url,
                 started_at: at,
@@ -183,7 +195,7 @@ pub(crate) fn read_previous(dir: &Path) -> Result<Previous, ReadBackError> {
                 });
             }
             (Line::Exchange(exchange), Some(p)) => {
-                in_flight.retain_first_not(&exchange);
+                in_flight.settle(&exchange);
                 unsettled.exchange(&exchange.flow, p.journaled.exchanges.len());
                 p.journaled.exchanges.push(*exchange)
             }
@@ -271,6 +283,49 @@ mod tests {
             "response": null, "outcome": "passed", "checks": [], "error": null,
         }))
         .unwrap()
+    }
+
+    fn quote(attempt: u32, retried: bool) -> Exchange {
+        let mut exchange = exchange("a#1", u64::from(attempt));
+        exchange.step = "quote".into();
+        exchange.operation = Operation::Quote;
+        exchange.attempt = attempt;
+        exchange.retried = retried;
+        exchange
+    }
+
+    fn sending(attempt: &str) -> Line {
+        let line = format!(
+            r#"{{"type": "sending", "flow": "a#1", "step": "quote", "operation": "quote",
+                "method": "POST", "url": "u", "at": "2027-01-01T00:00:00Z"{attempt}}}"#
+        );
+        journal::parse_line(&line).unwrap()
+    }
+
+    /// A quote answered 500 and retried, the retry never answered: the retry is in flight,
+    /// whatever was recorded of the first attempt.
+    #[test]
+    fn each_attempt_of_a_write_is_settled_by_its_own_exchange_only() {
+        let mut in_flight = InFlight(vec![sending(r#", "attempt": 1"#)]);
+        in_flight.settle(&quote(1, true));
+        in_flight.0.push(sending(r#", "attempt": 2"#));
+        let lost: Vec<u32> = in_flight.lost_quotes().iter().map(|x| x.attempt).collect();
+        assert_eq!(lost, [2]);
+    }
+
+    /// A journal written before attempts had lines of their own: its one line per call is
+    /// settled by the call's final attempt, not by a retried one.
+    #[test]
+    fn an_older_journals_sending_line_stands_for_its_whole_call() {
+        let mut in_flight = InFlight(vec![sending("")]);
+        in_flight.settle(&quote(1, true));
+        assert_eq!(
+            in_flight.0.len(),
+            1,
+            "a retried attempt leaves the call in flight"
+        );
+        in_flight.settle(&quote(2, false));
+        assert!(in_flight.0.is_empty());
     }
 
     /// Two steps of one name in a flow (a withdrawal claim, then a CFAR claim): the second,

@@ -29,8 +29,9 @@ pub(crate) enum Line {
         step_index: usize,
     },
     Step(StepEvent),
-    /// A write is about to be sent: if the run dies before its exchange line, resume knows a
-    /// request was in flight and may have been processed.
+    /// An attempt of a write is about to be sent (each retry has its own line): if the run
+    /// dies before that attempt's exchange line, resume knows a request was in flight and may
+    /// have been processed.
     Sending {
         flow: String,
         step: String,
@@ -38,6 +39,11 @@ pub(crate) enum Line {
         method: String,
         url: String,
         at: Timestamp,
+        /// Which attempt of the call (1 the first). Absent from journals written before each
+        /// attempt had a line of its own: such a line stands for the whole call, settled by
+        /// its final attempt's exchange.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
     },
     Resumed {
         at: Timestamp,
@@ -185,6 +191,7 @@ pub(super) mod tests {
             method: "POST".into(),
             url: "http://127.0.0.1:1/quotes".into(),
             at: Timestamp::EPOCH,
+            attempt: Some(1),
         }
     }
 

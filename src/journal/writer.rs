@@ -78,6 +78,7 @@ impl Subscriber for JournalWriter {
                 method,
                 url,
                 at,
+                attempt,
             } => {
                 self.write(&Line::Sending {
                     flow: flow.clone(),
@@ -86,6 +87,7 @@ impl Subscriber for JournalWriter {
                     method: method.clone(),
                     url: url.clone(),
                     at: *at,
+                    attempt: Some(*attempt),
                 });
             }
             RunEvent::StepStarted { flow, step_index } => {

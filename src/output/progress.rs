@@ -105,7 +105,13 @@ impl Progress {
 impl Subscriber for Progress {
     fn on(&self, event: &RunEvent) {
         match event {
-            RunEvent::Sending { operation, .. } => self.tally(*operation, 0, 1),
+            // A call is in flight from its first attempt to its last (`exchange`).
+            RunEvent::Sending {
+                operation,
+                attempt: 1,
+                ..
+            } => self.tally(*operation, 0, 1),
+            RunEvent::Sending { .. } => {}
             RunEvent::ExchangeFinished(exchange) => self.exchange(exchange),
             RunEvent::FlowFinished {
                 label,

@@ -21,6 +21,9 @@ pub enum Action {
     Forward,
     /// Forward it (the sandbox does the work), then answer this status instead.
     ForwardThen(u16),
+    /// Forward it (the sandbox does the work), then never answer: the client waits until it
+    /// gives up or is killed.
+    ForwardThenHang,
     /// Answer this without forwarding.
     Answer(u16, Headers, String),
     /// Forward, then rewrite the answer's body and headers.
@@ -86,6 +89,10 @@ async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
         Action::ForwardThen(status) => {
             forward().await;
             json_answer(status, vec![], b"<html>Bad Gateway</html>".to_vec())
+        }
+        Action::ForwardThenHang => {
+            forward().await;
+            std::future::pending().await
         }
         Action::Answer(status, extra, text) => json_answer(status, extra, text.into_bytes()),
         Action::Rewrite(rewrite) => {

@@ -56,6 +56,7 @@ mod quote_bundles;
 mod reports;
 mod resolved;
 mod resume;
+mod resume_retries;
 mod run;
 mod run_faults;
 mod run_safety;

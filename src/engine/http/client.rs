@@ -96,6 +96,14 @@ impl Attempt {
     }
 }
 
+/// What [`ApiClient::execute_told`] says of a call's attempts as they go.
+pub(crate) enum Told<'a> {
+    /// Attempt `number` (1 the first) is about to be sent.
+    Sending(u32),
+    /// This attempt is tried again: the next one is about to be sent.
+    Retried(&'a Attempt),
+}
+
 /// Whether an attempt is tried again, and after what wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Retry {
@@ -158,15 +166,30 @@ impl ApiClient {
 
     /// Sends `request`, retrying retryable failures; returns every attempt, the last one final.
     pub(crate) async fn execute(&self, request: &Request, cancel: &Cancel) -> Vec<Attempt> {
+        self.execute_told(request, cancel, &mut |_| {}).await
+    }
+
+    /// [`execute`](Self::execute), telling `tell` of each attempt before it is sent, and of
+    /// each retried one before its retry is: a write's record is then ahead of what the
+    /// server may have done, whenever the run dies.
+    pub(crate) async fn execute_told(
+        &self,
+        request: &Request,
+        cancel: &Cancel,
+        tell: &mut (dyn FnMut(Told<'_>) + Send),
+    ) -> Vec<Attempt> {
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut renewed = false;
         // One trace per call, so the provider sees a call's retries together.
         let trace = TraceId::random();
         loop {
             let lease = self.tokens.lease().await;
-            let attempt = self
-                .attempt(request, attempts.len() as u32 + 1, trace, &lease)
-                .await;
+            if let Some(retried) = attempts.last() {
+                tell(Told::Retried(retried));
+            }
+            let number = attempts.len() as u32 + 1;
+            tell(Told::Sending(number));
+            let attempt = self.attempt(request, number, trace, &lease).await;
             let rejected = request.wrong_token.is_none()
                 && attempt
                     .response

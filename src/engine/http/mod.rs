@@ -11,7 +11,7 @@ mod response;
 mod retry_after;
 mod tls;
 
-pub(crate) use client::{ApiClient, Attempt, Request};
+pub(crate) use client::{ApiClient, Attempt, Request, Told};
 pub(crate) use encoding::decode;
 pub use response::MAX_KEPT_BODY;
 pub(crate) use response::{MAX_READ_BODY, certificate_sha256, keep_body, tls_hint};
