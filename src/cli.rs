@@ -61,6 +61,9 @@ pub enum Command {
     },
     /// Print the man page (roff) on stdout: `ppcert man > ppcert.1`.
     Man,
+    /// Print a JSON Schema on stdout, for editors and CI checks.
+    #[command(subcommand)]
+    Schema(SchemaCommand),
     /// Webhooks: receive and verify a staging's deliveries.
     #[command(subcommand)]
     Webhook(WebhookCommand),
@@ -108,6 +111,15 @@ pub enum Command {
     /// Export a bundle's exchanges for other tools: `--har` writes HAR 1.2 (browser devtools,
     /// HAR viewers), redacted as the evidence is.
     Export(ExportArgs),
+}
+
+/// What `ppcert schema` prints.
+#[derive(Debug, Subcommand, Clone, Copy)]
+pub enum SchemaCommand {
+    /// The JSON Schema (draft-07) of `ppcert.toml`: every key with its description. Point your
+    /// editor at it (`#:schema ./ppcert.schema.json` as the file's first line, for Taplo and
+    /// VS Code's Even Better TOML): `ppcert schema config > ppcert.schema.json`.
+    Config,
 }
 
 /// Options of `ppcert dossier`.
@@ -501,7 +513,8 @@ pub struct VerifyArgs {
 /// Options of `ppcert keygen`.
 #[derive(Debug, Args, Clone)]
 pub struct KeygenArgs {
-    /// Where the private key goes; the public key goes to the same path plus `.pub`.
+    /// Where the private key goes (a missing directory is made, readable by you only); the
+    /// public key goes to the same path plus `.pub`.
     #[arg(long, value_name = "KEY")]
     pub out: PathBuf,
 }

@@ -38,6 +38,7 @@ pub(crate) fn generate(private: &Path) -> Result<(PathBuf, String), KeyError> {
             return Err(KeyError::Exists { path });
         }
     }
+    make_key_directory(private)?;
     let mut seed = [0u8; 32];
     rand::TryRng::try_fill_bytes(&mut rand::rngs::SysRng, &mut seed)
         .map_err(|e| KeyError::Random(e.to_string()))?;
@@ -66,6 +67,25 @@ pub(crate) fn generate(private: &Path) -> Result<(PathBuf, String), KeyError> {
         return Err(e);
     }
     Ok((public, fingerprint(&key.verifying_key())))
+}
+
+/// The directory a new key goes to (`~/.ppcert/signing-key`), made when missing and, on Unix,
+/// readable by its owner only, as `ssh-keygen` makes `~/.ssh`.
+fn make_key_directory(private: &Path) -> Result<(), KeyError> {
+    let Some(dir) = private.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|error| KeyError::Write {
+        path: dir.to_path_buf(),
+        error,
+    })
 }
 
 /// Creates `path` (never over an existing file) with `mode` from the start, so the private key

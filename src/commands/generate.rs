@@ -1,5 +1,6 @@
 //! Things printed on stdout for other tools: `ppcert generate` (the bookings a run would send,
-//! as JSON), `ppcert completions` and `ppcert man` (from the clap definition).
+//! as JSON), `ppcert completions` and `ppcert man` (from the clap definition), `ppcert schema
+//! config` (from the config's types).
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -43,6 +44,17 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8, Failure> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, "ppcert", &mut out);
     crate::console::say!("{}", String::from_utf8_lossy(&out));
+    Ok(exit_codes::SUCCESS)
+}
+
+/// `ppcert schema config`: the JSON Schema of `ppcert.toml`.
+pub(crate) fn schema_config() -> Result<u8, Failure> {
+    let schema = crate::config::config_schema();
+    let text = serde_json::to_string_pretty(&schema).map_err(|e| Failure::Encode {
+        what: "cannot write JSON",
+        error: e.into(),
+    })?;
+    crate::console::say!("{text}");
     Ok(exit_codes::SUCCESS)
 }
 

@@ -60,6 +60,7 @@ async fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Probe(args) => probe::probe(args).await,
         Command::Completions { shell } => generate::completions(shell),
         Command::Man => generate::man(),
+        Command::Schema(crate::cli::SchemaCommand::Config) => generate::schema_config(),
         Command::Webhook(WebhookCommand::Listen(args)) => webhook::listen(args).await,
         Command::Webhook(WebhookCommand::Send(args)) => webhook::send(args).await,
         Command::Report(args) => report::report(args),

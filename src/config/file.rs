@@ -14,15 +14,22 @@ use crate::scenario::{self, FileError};
 
 pub const DEFAULT_CONFIG: &str = "ppcert.toml";
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// `ppcert.toml`: the staging, the partner, the run's limits and the staging's own spelling of
+/// its calls. Flags and environment variables override it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
+    /// The staging: where it is, how it is reached, how it spells its calls.
     #[serde(default)]
     pub(crate) target: TargetSection,
+    /// Who is certified.
     #[serde(default)]
     pub(crate) partner: PartnerSection,
+    /// How the run sends its calls.
     #[serde(default)]
     pub(crate) run: RunSection,
+    /// One table per operation (`quote`, `subscription`, `update`, `read_contracts`, `claim`,
+    /// `quote_deletion`, `flight_cancellation`) overriding the dialect's definition field by field.
     #[serde(default)]
     pub(crate) endpoints: BTreeMap<String, EndpointOverride>,
     /// Where the token comes from, when it is not a static one.
@@ -56,17 +63,21 @@ impl super::lenient::Sections for FileConfig {
 }
 
 /// `[data]` in `ppcert.toml`: the shape of data the staging accepts (over the scenario's).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DataSection {
     /// Every generated booking number matches this regex.
     pub booking_number_pattern: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// `[target]` in `ppcert.toml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TargetSection {
+    /// The staging API root, `https://` (plain `http://` only on loopback); may carry a path
+    /// prefix. Left out: the embedded sandbox.
     pub base_url: Option<String>,
+    /// `staging`, or `production` (which arms the production guard).
     pub environment: Option<Environment>,
     /// `spec` (default), `provider-docs`, or a path to a dialect file.
     pub dialect: Option<String>,
@@ -92,6 +103,7 @@ impl TargetSection {
             &mut self.cacert,
             &mut self.client_cert,
             &mut self.client_key,
+            &mut self.client_pkcs12,
         ]
         .into_iter()
         .flatten()
@@ -103,26 +115,35 @@ impl TargetSection {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// `[partner]` in `ppcert.toml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PartnerSection {
+    /// The partner's name, as the evidence and the reports show it.
     pub name: Option<String>,
+    /// The partner sells flights: flight-cancellation reports are required of it.
     pub flight_seller: Option<bool>,
     /// The bundle this partner sells: which entry of a multi-bundle quote answer flows read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// `[run]` in `ppcert.toml`: the same bounds as the flags.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunSection {
+    /// Flows run at once, as `--concurrency`.
     pub concurrency: Option<u32>,
+    /// Seconds a call may take, as `--timeout`.
     pub timeout_secs: Option<u64>,
+    /// Attempts after the first, for retryable failures only, as `--retries`.
     pub retries: Option<u32>,
 }
 
 /// How the client authenticates at the token endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum ClientAuth {
     /// HTTP Basic (RFC 6749 §2.3.1's recommendation).
@@ -133,16 +154,22 @@ pub(crate) enum ClientAuth {
 }
 
 /// `[auth]` in `ppcert.toml`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AuthSection {
+    /// The OAuth 2.0 token endpoint (client credentials grant).
     pub token_url: Option<String>,
+    /// The client id sent to `token_url`.
     pub client_id: Option<String>,
     /// The environment variable holding the client secret (never the secret itself).
     pub client_secret_env: Option<String>,
+    /// A file holding the client secret (instead of `client_secret_env`).
     pub client_secret_file: Option<PathBuf>,
+    /// The `scope` asked of the token endpoint.
     pub scope: Option<String>,
+    /// The `audience` asked of the token endpoint.
     pub audience: Option<String>,
+    /// How the client authenticates at `token_url`: `basic` (default) or `post`.
     pub client_auth: Option<ClientAuth>,
     /// A command printing a token, or JSON `{"access_token", "expires_in"}`.
     pub command: Option<String>,
@@ -253,6 +280,7 @@ fn check_values(file: &str, text: &str, config: &FileConfig, errors: &mut Vec<Fi
         Err(e) => errors.push(at("dialect", format!("target.dialect: {e}"))),
         Ok(dialect) => {
             let mut definitions = dialect::definitions(&dialect, &config.endpoints);
+            super::headers::definitions_without_env(&mut definitions);
             // `[target.headers]` joins every endpoint as `run` merges it, so `validate`
             // refuses what `run` would; but the environment it reads is `run`'s to check: a
             // validating CI step does not hold the gateway's key.

@@ -88,6 +88,51 @@ pub(crate) fn without_env(common: Vec<(String, String)>) -> Vec<(String, String)
         .collect()
 }
 
+/// Every endpoint's templates (path, body, headers) with each `env.NAME` standing for a value:
+/// `validate`, and the file's check before `run`, do not need the environment, which `run`
+/// checks itself ([`env_secrets`]), naming the variable and the key.
+pub(crate) fn definitions_without_env(definitions: &mut Definitions) {
+    let reads = env_reads();
+    let stand = |text: &mut String| {
+        if reads.is_match(text) {
+            *text = reads.replace_all(text, "\"set-at-run\"").into_owned();
+        }
+    };
+    for endpoint in definitions.values_mut() {
+        endpoint.path.iter_mut().for_each(stand);
+        endpoint.body.iter_mut().for_each(stand);
+        endpoint.headers.values_mut().for_each(stand);
+    }
+}
+
+/// Every variable `[target.headers]` and `--header` read is set: checked before they join
+/// the endpoints, so that a missing one is named by the key the user wrote.
+pub(crate) fn common_env_set(
+    file: &BTreeMap<String, String>,
+    flags: &[String],
+) -> Result<(), HeaderError> {
+    let reads = env_reads();
+    let from_file = file
+        .iter()
+        .map(|(n, v)| (format!("target.headers.{n}"), v.as_str()));
+    let from_flags = flags.iter().filter_map(|given| {
+        let (name, value) = given.split_once(':')?;
+        Some((format!("--header {}", name.trim()), value))
+    });
+    for (key, template) in from_file.chain(from_flags) {
+        for found in reads.captures_iter(template) {
+            let Some(name) = found.get(1).or_else(|| found.get(2)) else {
+                continue;
+            };
+            if crate::env::named(name.as_str()).is_none() {
+                let name = name.as_str().to_string();
+                return Err(HeaderError::MissingEnv { key, name });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Every endpoint gains the common headers it does not set itself (its own win).
 pub(crate) fn merge(definitions: &mut Definitions, common: &[(String, String)]) {
     for endpoint in definitions.values_mut() {

@@ -29,6 +29,31 @@ pub(crate) struct Recorded {
     pub seed: u64,
 }
 
+impl Recorded {
+    /// What the merge holds the resumed invocation to: the interrupted run's own record.
+    pub(crate) fn of(
+        previous: &crate::evidence::resume::Previous,
+        dir: &Path,
+    ) -> Result<Recorded, ResumeError> {
+        let run = &previous.run;
+        let scale = NonZeroU32::new(run.scale).ok_or_else(|| ResumeError::ScaleZero {
+            dir: dir.to_path_buf(),
+        })?;
+        Ok(Recorded {
+            scenario_source: ScenarioSource::parse(&run.scenario_source),
+            scenario_sha256: run.scenario_sha256.clone(),
+            base_url: run.target.base_url.clone(),
+            environment: run.target.environment,
+            token_fingerprint: run.token_fingerprint.clone(),
+            token_source: run.token_source.clone(),
+            scale,
+            flight_seller: run.partner.flight_seller,
+            dialect: run.dialect.clone(),
+            seed: run.seed,
+        })
+    }
+}
+
 /// The recorded scenario, loaded again (scenarios are looked up from `dir`) and unchanged.
 /// `--scenario` may only name it again, however spelled: judged by its text, not its name.
 pub(super) fn scenario(

@@ -62,6 +62,7 @@ impl Staging {
             dialect::resolve(&dialect_choice(args, &file)).map_err(ConfigError::Dialect)?;
         let mut definitions = dialect::definitions(&dialect, &file.endpoints);
         let common = headers::common(&file.target.headers, &args.headers)?;
+        headers::common_env_set(&file.target.headers, &args.headers)?;
         headers::merge(&mut definitions, &common);
         // Before compiling: a variable not set is named, not reported as a template error.
         let mut secrets = headers::env_secrets(&definitions)?;

@@ -17,7 +17,7 @@ pub(super) fn capture_key(op: Operation, name: &str) -> String {
 }
 
 /// One `[endpoints.NAME.capture]` value as written in `ppcert.toml`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(untagged)]
 pub(crate) enum CaptureSpec {
     /// A minijinja template that renders to an RFC 9535 JSONPath over the JSON body.
@@ -26,9 +26,11 @@ pub(crate) enum CaptureSpec {
     Header(HeaderCapture),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// A value read from an answer's header.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HeaderCapture {
+    /// The header's name (`Location`, `ETag`).
     pub header: String,
     /// The first capture group is the value (the whole match when the regex has no group);
     /// without a pattern the header's whole value.

@@ -21,11 +21,15 @@ use crate::models::Operation;
 const RESERVED_HEADERS: [&str; 2] = ["authorization", "host"];
 
 /// An `[endpoints.NAME]` table: every field optional, so a table overrides only what it names.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EndpointOverride {
+    /// The HTTP method (`POST`, `PUT`, `DELETE`, …).
     pub method: Option<String>,
+    /// The path under the base URL: a template whose values are percent-encoded.
     pub path: Option<String>,
+    /// The request body: a template rendering JSON for a JSON media type, sent as rendered
+    /// for any other.
     pub body: Option<String>,
     /// `[endpoints.NAME.headers]`: extra request headers, each value a template.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -23,7 +23,7 @@ pub(crate) const DEFAULT_EVERY: Duration = Duration::from_millis(500);
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A confirmation as `ppcert.toml` spells it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConfirmSpec {
     /// An endpoint name (`read_contracts`), or a path or URL template.
@@ -32,8 +32,10 @@ pub(crate) struct ConfirmSpec {
     /// A template expression over the confirming answer's context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
+    /// Between reads (`500ms`, `1s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every: Option<String>,
+    /// How long the outcome may take to show before the step fails (`60s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,
     /// Values read from the confirming answer, kept as `captured.NAME`.

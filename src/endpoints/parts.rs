@@ -19,14 +19,16 @@ use crate::models::Operation;
 pub(crate) const MAX_PART_FILE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// One `[[endpoints.NAME.parts]]` table as written.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PartSpec {
+    /// The part's name in its `Content-Disposition`.
     pub name: Option<String>,
     /// Default: `application/json` for a body, `application/pdf` for a document,
     /// `application/octet-stream` for a file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// The file name the part announces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename: Option<String>,
     /// A template: JSON when the part's type is, else sent as rendered.

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::bounds;
 
 /// A wait as `ppcert.toml` spells it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitSpec {
     /// A template expression, e.g. `captured.contract_id is defined`.

@@ -49,6 +49,7 @@ impl Recorded {
                     steps: tally.steps,
                     warnings_kept: tally.warnings.len(),
                     more_warnings: tally.more_warnings,
+                    failure_reasons: tally.failure_reasons.clone(),
                 };
                 let mut evidence = assemble(run, requirements, tally, results, warnings);
                 evidence.exchanges = self.exchanges;

@@ -1,5 +1,6 @@
-//! What to try after a failed run, read from the evidence alone (so `ppcert report` says it
-//! too): failures that look like a dialect mismatch end with the command that would fix it.
+//! What to try after a failed run or proxy session, read from the evidence alone (so `ppcert
+//! report` says it too): failures that look like a dialect mismatch end with the command that
+//! would fix it.
 
 use super::Evidence;
 use super::model::Verdict;
@@ -20,18 +21,36 @@ const DIALECT_WORDS: [&str; 11] = [
     "additional properties",
 ];
 
-/// The failed flows' reasons that name a refused request field.
+/// The failed flows' reasons that name a refused request field; in a proxy session, whose
+/// flows are the partner's bookings and never fail, the failed requests' reasons.
 fn mismatches(evidence: &Evidence) -> usize {
-    evidence
-        .flows
-        .iter()
-        .filter_map(|f| f.reason.as_deref())
+    let reasons: Vec<&str> = match proxy_session(evidence) {
+        false => (evidence.flows.iter())
+            .filter_map(|f| f.reason.as_deref())
+            .collect(),
+        true => (evidence.steps.iter())
+            .filter(|s| s.status == crate::record::StepStatus::Failed)
+            .filter_map(|s| s.reason.as_deref())
+            .chain(
+                evidence
+                    .in_journal
+                    .iter()
+                    .flat_map(|j| j.failure_reasons.iter().map(String::as_str)),
+            )
+            .collect(),
+    };
+    reasons
+        .into_iter()
         .filter(|reason| {
             let lower = reason.to_ascii_lowercase();
             (lower.contains("http 400") || lower.contains("http 422"))
                 && DIALECT_WORDS.iter().any(|w| contains_word(&lower, w))
         })
         .count()
+}
+
+fn proxy_session(evidence: &Evidence) -> bool {
+    evidence.run.scenario_source == super::PARTNER_TRAFFIC
 }
 
 /// `word` in `text` not as part of a longer name (`client` but not `clientId`).
@@ -59,6 +78,13 @@ pub(crate) fn next_step(evidence: &Evidence) -> Option<String> {
     } else {
         crate::dialect::DEFAULT
     };
+    if proxy_session(evidence) {
+        let requests = if count == 1 { "request" } else { "requests" };
+        return Some(format!(
+            "{count} {requests} of your client failed on request fields the staging does not accept, as when it speaks another dialect than `{dialect}`. \
+             See which one it speaks: `ppcert probe --write-config ppcert.toml`; then check your client against it: `ppcert proxy --dialect {other}`."
+        ));
+    }
     let flows = if count == 1 { "flow" } else { "flows" };
     Some(format!(
         "{count} {flows} failed on request fields the staging does not accept, as when it speaks another dialect than `{dialect}`. \

@@ -12,6 +12,7 @@ mod model;
 mod pending;
 pub(crate) mod resilience;
 pub(crate) mod resume;
+pub(crate) mod resume_error;
 pub(crate) mod stream;
 pub(crate) mod suite;
 mod tally;

@@ -72,6 +72,9 @@ pub(crate) struct InJournal {
     /// exchanges in the journal give.
     pub warnings_kept: usize,
     pub more_warnings: usize,
+    /// The reasons of the first failed steps (at most [`super::tally::REASONS_KEPT`]), for
+    /// the hints of what to try next.
+    pub failure_reasons: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

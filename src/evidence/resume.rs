@@ -2,12 +2,10 @@
 //! continues where it stopped instead of sending again what the server already holds.
 
 use std::collections::HashMap;
-use std::num::NonZeroU32;
 use std::path::Path;
 
 use super::model::{RunInfo, TargetInfo};
-use crate::config::{Recorded, ResumeError};
-use crate::engine::FlowInstance;
+use super::resume_error::ResumeError;
 use crate::journal::{self, Line, ReadError};
 use crate::models::Operation;
 use crate::record::{
@@ -144,14 +142,19 @@ impl InFlight {
 impl Previous {
     /// The run record to continue under: the same run, now reached at `base_url` with tokens
     /// from `tokens` (the first one's fingerprint is kept; each exchange has its own).
-    pub(crate) fn continued_run(&self, base_url: &str, tokens: &crate::engine::Tokens) -> RunInfo {
+    pub(crate) fn continued_run(
+        &self,
+        base_url: &str,
+        token_fingerprint: String,
+        token_source: String,
+    ) -> RunInfo {
         RunInfo {
             target: TargetInfo {
                 base_url: base_url.to_string(),
                 ..self.run.target.clone()
             },
-            token_fingerprint: tokens.fingerprint(),
-            token_source: Some(tokens.describe()),
+            token_fingerprint,
+            token_source: Some(token_source),
             ..self.run.clone()
         }
     }
@@ -243,15 +246,13 @@ impl Previous {
     /// Refuses, naming the line, a journal line about a flow the run does not have or a step
     /// past its flow's last: not written by this run, and the resumed run would carry it into
     /// the evidence (a failed verdict from a step that never ran).
-    pub(crate) fn check_flows(
+    /// `flows`: each flow instance's label and its number of steps.
+    pub(crate) fn check_flows<'a>(
         &self,
         dir: &Path,
-        instances: &[FlowInstance],
+        flows: impl IntoIterator<Item = (&'a str, usize)>,
     ) -> Result<(), ResumeError> {
-        let steps: HashMap<&str, usize> = instances
-            .iter()
-            .map(|i| (i.label.as_str(), i.steps.len()))
-            .collect();
+        let steps: HashMap<&str, usize> = flows.into_iter().collect();
         for (number, flow, step) in &self.named {
             let wrong = match (steps.get(flow.as_str()), step) {
                 (None, _) => format!("flow `{flow}` is not one of this run's flows"),
@@ -267,26 +268,6 @@ impl Previous {
             });
         }
         Ok(())
-    }
-
-    /// What the config merge holds the resumed invocation to.
-    pub(crate) fn recorded(&self, dir: &Path) -> Result<Recorded, ResumeError> {
-        let run = &self.run;
-        let scale = NonZeroU32::new(run.scale).ok_or_else(|| ResumeError::ScaleZero {
-            dir: dir.to_path_buf(),
-        })?;
-        Ok(Recorded {
-            scenario_source: ScenarioSource::parse(&run.scenario_source),
-            scenario_sha256: run.scenario_sha256.clone(),
-            base_url: run.target.base_url.clone(),
-            environment: run.target.environment,
-            token_fingerprint: run.token_fingerprint.clone(),
-            token_source: run.token_source.clone(),
-            scale,
-            flight_seller: run.partner.flight_seller,
-            dialect: run.dialect.clone(),
-            seed: run.seed,
-        })
     }
 }
 

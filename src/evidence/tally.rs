@@ -26,7 +26,13 @@ pub(crate) struct Tally {
     /// How many warnings are kept; `None` keeps every one (a record held in memory anyway).
     keep: Option<usize>,
     unpassed: Unpassed,
+    /// The first failed steps' reasons, for the hints of a record whose steps stay in the
+    /// journal.
+    pub failure_reasons: Vec<String>,
 }
+
+/// How many failed steps' reasons a tally keeps.
+pub(crate) const REASONS_KEPT: usize = 100;
 
 impl Tally {
     /// A tally keeping only the first `keep` warnings.
@@ -56,6 +62,9 @@ impl Tally {
     pub(crate) fn step(&mut self, step: &StepEvent) {
         self.steps += 1;
         self.unpassed.add(step);
+        if step.status == StepStatus::Failed && self.failure_reasons.len() < REASONS_KEPT {
+            self.failure_reasons.extend(step.reason.clone());
+        }
     }
 
     /// Every step's latest record passed.

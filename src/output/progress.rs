@@ -20,7 +20,13 @@ pub(crate) struct Progress {
     tallies: Mutex<BTreeMap<Operation, (u64, i64)>>,
     multi: Option<MultiProgress>,
     flows_done: Mutex<(usize, usize)>,
+    /// The reasons said so far, each with the flow it was said for: a staging that is down
+    /// fails every early flow for one reason, said once (at most [`REASONS_SAID`] kept).
+    said: Mutex<std::collections::HashMap<String, String>>,
 }
+
+/// How many distinct reasons the lines remember.
+const REASONS_SAID: usize = 1000;
 
 impl Progress {
     /// `targets`: each required operation with how many successes the run plans.
@@ -59,6 +65,7 @@ impl Progress {
             tallies: Mutex::new(BTreeMap::new()),
             multi,
             flows_done: Mutex::new((0, flows)),
+            said: Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -127,7 +134,7 @@ impl Subscriber for Progress {
                     // cannot forge console lines or colours.
                     let why = reason
                         .as_deref()
-                        .map(|r| format!(": {}", printable(r)))
+                        .map(|r| self.reason_once(label, r))
                         .unwrap_or_default();
                     crate::console::tell!("[{done}/{total}] {label} {word} ({steps} steps){why}");
                 }
@@ -138,6 +145,18 @@ impl Subscriber for Progress {
 }
 
 impl Progress {
+    /// `: REASON` the first time a reason is said, `: as FLOW above` after.
+    fn reason_once(&self, label: &str, reason: &str) -> String {
+        let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(first) = said.get(reason) {
+            return format!(": as {first} above");
+        }
+        if said.len() < REASONS_SAID {
+            said.insert(reason.to_string(), label.to_string());
+        }
+        format!(": {}", printable(reason))
+    }
+
     /// Counts failures and calls in flight for `operation`, and shows them beside its bar.
     fn tally(&self, operation: Operation, failed: u64, in_flight: i64) {
         let Some(bar) = self.bars.get(&operation) else {
@@ -181,6 +200,30 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_is_said_once_then_named_by_its_first_flow() {
+        let mode = OutputMode {
+            progress: ProgressMode::Lines,
+            color: false,
+            verbose: false,
+            json: false,
+        };
+        let progress = Progress::new(mode, &[], 3);
+        let refused = "POST /quotes got no answer (connection failed)";
+        assert_eq!(
+            progress.reason_once("lifecycle#2", refused),
+            format!(": {refused}")
+        );
+        assert_eq!(
+            progress.reason_once("lifecycle#1", refused),
+            ": as lifecycle#2 above"
+        );
+        assert_eq!(
+            progress.reason_once("lifecycle#3", "HTTP 500"),
+            ": HTTP 500"
+        );
+    }
 
     /// On a terminal: the run's header stays above the bars from the first frame to the last,
     /// and no frame is left behind (one line per bar, each once).

@@ -32,15 +32,18 @@ async fn a_dialect_mismatch_ends_with_the_command_that_fixes_it() {
         next.contains("ppcert probe --write-config ppcert.toml"),
         "{next}"
     );
+    // Under the verdict, before the ledger: not after every exchange.
     let report = std::fs::read_to_string(dir.path().join("b/report.md")).unwrap();
-    let tail: Vec<&str> = report.trim_end().lines().rev().take(3).collect();
+    let next = report.find("### What to try next").expect("a next step");
     assert!(
-        tail[0].contains("ppcert probe --write-config ppcert.toml"),
-        "{tail:?}"
+        next < report.find("### Requirement ledger").unwrap(),
+        "{report}"
     );
-    assert!(tail[2].contains("What to try next"), "{tail:?}");
+    assert!(report[next..].contains("ppcert probe --write-config ppcert.toml"));
     let html = std::fs::read_to_string(dir.path().join("b/report.html")).unwrap();
-    assert!(html.contains("--dialect provider-docs"));
+    let next = html.find("What to try next</h2>").expect("a next step");
+    assert!(next < html.find("id=\"requirements\"").unwrap());
+    assert!(html[next..].contains("--dialect provider-docs"));
 
     // The same dialect on both sides passes and names no next step.
     let (finished, _evidence, dir) = Run::against(&sandbox)
@@ -87,4 +90,50 @@ async fn a_misspelt_attribute_piped_to_tojson_is_named() {
         "{}",
         checked.stderr
     );
+}
+
+/// The proxy says what `run` says when the partner's client speaks another dialect than the
+/// staging: the command that shows the staging's, and the proxy's flag to check against it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_gives_the_same_next_hint_as_run() {
+    let sandbox = sandbox_with(SandboxOptions {
+        dialect: ApiDialect::ProviderDocs,
+        ..fast_options()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = r#""$PPCERT_BIN" run --base-url "$PPCERT_PROXY_URL" --out inner --backoff-ms 1 --no-progress >/dev/null"#;
+    let args = [
+        "proxy",
+        "--base-url",
+        &sandbox.base_url(),
+        "--out",
+        "b",
+        "--",
+        "sh",
+        "-c",
+        client,
+    ];
+    let output = ppcert_command(dir.path(), &args, Some(sandbox.token()))
+        .env("PPCERT_BIN", env!("CARGO_BIN_EXE_ppcert"))
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let finished = finished(output);
+    assert_eq!(finished.code, 1, "{}\n{}", finished.stdout, finished.stderr);
+    let next = (finished.stdout.lines())
+        .find(|l| l.starts_with("next: "))
+        .unwrap_or_else(|| panic!("no next line: {}", finished.stdout));
+    assert!(
+        next.contains("ppcert proxy --dialect provider-docs"),
+        "{next}"
+    );
+    assert!(
+        next.contains("ppcert probe --write-config ppcert.toml"),
+        "{next}"
+    );
+    let report = std::fs::read_to_string(dir.path().join("b/report.md")).unwrap();
+    let hint = report.find("### What to try next").expect("a next step");
+    assert!(hint < report.find("### Requirement ledger").unwrap());
 }

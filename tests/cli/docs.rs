@@ -1,5 +1,5 @@
 //! The guide's examples are promises: every TOML block of README.md and docs/ passes
-//! `ppcert validate`, and every `ppcert ...` command line in a shell block names a command and
+//! `ppcert validate` (and a `ppcert.toml` the schema of `ppcert schema config`), and every `ppcert ...` command line in a shell block names a command and
 //! flags that exist, with values of the right kind.
 
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use ppcert::cli::Cli;
 use crate::common::*;
 
 /// README.md and every Markdown page under docs/.
-fn guide_pages() -> Vec<PathBuf> {
+pub(crate) fn guide_pages() -> Vec<PathBuf> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut pages = vec![repo.join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(repo.join("docs"))
@@ -25,22 +25,30 @@ fn guide_pages() -> Vec<PathBuf> {
 }
 
 /// A fenced block: the page, the line its fence opens on, its language and its text.
-struct Block {
-    page: String,
-    line: usize,
-    language: String,
-    text: String,
+pub(crate) struct Block {
+    pub(crate) page: String,
+    pub(crate) line: usize,
+    pub(crate) language: String,
+    pub(crate) text: String,
+    /// `KIND` of a `<!-- toml: KIND -->` line just above the fence: what file a TOML block
+    /// is when it is not a `ppcert.toml` (`scenario`, `faults`).
+    pub(crate) kind: Option<String>,
 }
 
 /// Fenced blocks at any indentation (list items indent theirs).
-fn blocks(page: &Path) -> Vec<Block> {
+pub(crate) fn blocks(page: &Path) -> Vec<Block> {
     let text = std::fs::read_to_string(page).unwrap();
     let name = page.file_name().unwrap().to_string_lossy().to_string();
     let mut found = Vec::new();
     let mut open: Option<(usize, String, String, usize)> = None;
+    let mut kind = None;
     for (index, line) in text.lines().enumerate() {
         let trimmed = line.trim_start();
         match open.take() {
+            None if trimmed.starts_with("<!-- toml: ") => {
+                let named = trimmed.trim_start_matches("<!-- toml: ");
+                kind = Some(named.trim_end_matches("-->").trim().to_string());
+            }
             None if trimmed.starts_with("```") => {
                 let indent = line.len() - trimmed.len();
                 open = Some((
@@ -50,12 +58,14 @@ fn blocks(page: &Path) -> Vec<Block> {
                     indent,
                 ));
             }
+            None if !trimmed.is_empty() => kind = None,
             None => {}
             Some((start, language, body, _)) if trimmed.starts_with("```") => found.push(Block {
                 page: name.clone(),
                 line: start,
                 language,
                 text: body,
+                kind: kind.take(),
             }),
             Some((start, language, mut body, indent)) => {
                 body.push_str(line.get(indent..).unwrap_or(trimmed));
@@ -70,6 +80,7 @@ fn blocks(page: &Path) -> Vec<Block> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_toml_example_in_the_guide_passes_validate() {
     let dir = tempfile::tempdir().unwrap();
+    let schema = crate::config_schema::schema(dir.path()).await;
     let mut checked = 0;
     for page in guide_pages() {
         for block in blocks(&page).into_iter().filter(|b| b.language == "toml") {
@@ -79,7 +90,8 @@ async fn every_toml_example_in_the_guide_passes_validate() {
                 block.line
             ));
             std::fs::write(&file, &block.text).unwrap();
-            if block.text.contains("[[faults]]") {
+            let at = format!("{}:{}", block.page, block.line);
+            if block.kind.as_deref() == Some("faults") {
                 fault_plan_reads(dir.path(), &file, &block).await;
                 checked += 1;
                 continue;
@@ -87,9 +99,27 @@ async fn every_toml_example_in_the_guide_passes_validate() {
             let finished = ppcert(dir.path(), &["validate", file.to_str().unwrap()], None).await;
             assert_eq!(
                 finished.code, 0,
-                "{}:{}: this TOML example does not validate:\n{}\n{}{}",
-                block.page, block.line, block.text, finished.stdout, finished.stderr
+                "{at}: this TOML example does not validate:\n{}\n{}{}",
+                block.text, finished.stdout, finished.stderr
             );
+            // What validate read it as is what the page says it is.
+            match block.kind.as_deref() {
+                Some("scenario") => assert!(finished.stdout.contains("scenario `"), "{at}"),
+                None => {
+                    assert!(
+                        finished.stdout.contains("config ok"),
+                        "{at}: {}",
+                        finished.stdout
+                    );
+                    let errors = crate::config_schema::errors(&schema, &block.text);
+                    assert!(
+                        errors.is_empty(),
+                        "{at}: not valid against `ppcert schema config`: {errors:?}\n{}",
+                        block.text
+                    );
+                }
+                Some(other) => panic!("{at}: unknown `<!-- toml: {other} -->`"),
+            }
             checked += 1;
         }
     }
@@ -164,10 +194,16 @@ fn shell_words(line: &str) -> Vec<String> {
 }
 
 /// The ppcert arguments of a shell line, if it runs ppcert: `ppcert ARGS`, `VAR=x ppcert
-/// ARGS` or `cargo run --release -- ARGS`; a trailing `# comment` is not an argument.
+/// ARGS` or `cargo run --release -- ARGS`; a trailing `# comment`, a redirection or a pipe
+/// ends the arguments.
 fn ppcert_arguments(line: &str) -> Option<Vec<String>> {
     let words = shell_words(line);
-    let words: Vec<String> = words.into_iter().take_while(|w| w != "#").collect();
+    let operator = |w: &String| {
+        w == "#"
+            || ["|", "&&", "||", ";"].contains(&w.as_str())
+            || w.trim_start_matches(['1', '2']).starts_with('>')
+    };
+    let words: Vec<String> = words.into_iter().take_while(|w| !operator(w)).collect();
     let start = words
         .iter()
         .position(|w| !w.contains('=') || w.starts_with('-'))?;

@@ -22,6 +22,7 @@ async fn a_rejected_token_exits_3_without_starting_the_other_flows() {
         "{}",
         finished.stderr
     );
+    crate::docs_refs::troubleshooting_quotes(&finished.stderr, "the token was rejected (401)");
     let evidence = read_json(&dir.path().join("b/evidence.json"));
     let exchanges = evidence["exchanges"].as_array().unwrap();
     assert!(

@@ -267,6 +267,7 @@ async fn a_failing_token_command_is_named_with_its_stderr_and_nothing_is_sent() 
         "{}",
         finished.stderr
     );
+    crate::docs_refs::troubleshooting_quotes(&finished.stderr, "no token: token command");
     // Refused requests count too: a request sent without a token would be refused, not counted.
     assert_eq!(sandbox.requests_received(), 0, "nothing was sent");
 }

@@ -178,8 +178,9 @@ async fn an_https_staging_with_a_private_ca_gateway_key_and_client_certificate_i
     let unset = run().scenario("smoke").finish_in(dir.path()).await;
     assert_eq!(unset.code, 2, "{}", unset.stderr);
     assert!(
-        unset.stderr.contains("PPCERT_GATEWAY_KEY"),
-        "{}",
+        unset.stderr.contains("PPCERT_GATEWAY_KEY")
+            && unset.stderr.contains("target.headers.X-Gateway-Key reads"),
+        "named by the key in the file: {}",
         unset.stderr
     );
     assert_eq!(sandbox.requests_received(), 0);
@@ -361,6 +362,29 @@ async fn a_client_certificate_from_a_pkcs12_archive_is_presented() {
         .finish_in(dir.path())
         .await;
     assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
+    // The archive's path is the file's, as the PEM pair's is: the same config run from
+    // another directory finds it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("ppcert.toml");
+    let args = [
+        "run",
+        "--base-url",
+        &sandbox.base_url(),
+        "--config",
+        config_path.to_str().unwrap(),
+        "--scenario",
+        "smoke",
+        "--out",
+        "b",
+    ];
+    let output = ppcert_command(elsewhere.path(), &args, Some(sandbox.token()))
+        .env("PPCERT_GATEWAY_KEY", key)
+        .env("PARTNER_P12_PASSWORD", "p12-pass-0123456789")
+        .output()
+        .await
+        .unwrap();
+    let from_elsewhere = finished(output);
+    assert_eq!(from_elsewhere.code, 0, "{}", from_elsewhere.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -403,4 +427,33 @@ async fn the_proxy_forwards_a_compressed_answer_as_is_and_records_it_decoded() {
     let quote = &evidence["exchanges"][0];
     assert_eq!(quote["response"]["encoding"], "gzip", "{quote}");
     assert_eq!(quote["response"]["body"]["data"]["id"], id, "{quote}");
+}
+
+/// An endpoint's own header reading the environment: `validate` does not need the variable,
+/// and `run` names it and the key, in words (not a template engine's dump).
+#[tokio::test]
+async fn an_unset_variable_of_an_endpoint_header_is_named_by_run_not_validate() {
+    let config = "[target]\nbase_url = \"http://127.0.0.1:9\"\n\n[endpoints.quote.headers]\nX-Gateway-Key = \"{{ env.PPCERT_TEST_UNSET_KEY }}\"\n";
+    let dir = dir_with_config(config);
+    let validated = ppcert(dir.path(), &["validate", "ppcert.toml"], None).await;
+    assert_eq!(validated.code, 0, "{}", validated.stderr);
+    let run = ppcert(
+        dir.path(),
+        &["run", "--no-progress"],
+        Some("a-token-of-length"),
+    )
+    .await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "endpoints.quote.headers.X-Gateway-Key reads the environment variable PPCERT_TEST_UNSET_KEY, which is not set"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("Referenced variables"),
+        "{}",
+        run.stderr
+    );
 }

@@ -106,7 +106,10 @@ fn record_to_continue(
     tokens: &Tokens,
 ) -> (RunInfo, Journaled) {
     match previous {
-        Some(p) => (p.continued_run(base_url, tokens), p.journaled),
+        Some(p) => {
+            let run = p.continued_run(base_url, tokens.fingerprint(), tokens.describe());
+            (run, p.journaled)
+        }
         None => (new_run(config, start, base_url, tokens), Default::default()),
     }
 }

@@ -179,7 +179,7 @@ fn configure(args: &RunArgs) -> Result<(RunConfig, Option<Previous>), Failure> {
     let (previous, recorded) = match &args.resume {
         Some(dir) => {
             let previous = read_previous(dir)?;
-            let recorded = previous.recorded(dir)?;
+            let recorded = crate::config::Recorded::of(&previous, dir)?;
             (Some(previous), Some(recorded))
         }
         None => (None, None),
@@ -188,7 +188,8 @@ fn configure(args: &RunArgs) -> Result<(RunConfig, Option<Previous>), Failure> {
     if let (Some(previous), Some(dir)) = (&previous, &args.resume) {
         let scenario = &config.scenario.scenario;
         let instances = crate::engine::plan(scenario, config.flight_seller, config.scale);
-        previous.check_flows(dir, &instances)?;
+        let flows = instances.iter().map(|i| (i.label.as_str(), i.steps.len()));
+        previous.check_flows(dir, flows)?;
     }
     super::guard::production_guard(&config)?;
     Ok((config, previous))
