@@ -145,7 +145,7 @@ fn requirement(r: &Requirement, members: &[Read], proven_by: Vec<Proof>) -> Doss
     let succeeded = proven_by.iter().map(|p| p.counted).sum();
     DossierRequirement {
         counts: RequirementResult {
-            operation: r.operation,
+            operation: r.operation.into(),
             required: r.required,
             succeeded,
             failed,

@@ -4,6 +4,7 @@
 pub(crate) mod baseline;
 pub(crate) mod collect;
 pub(crate) mod confirmed;
+pub(crate) mod counted;
 pub(crate) mod derive;
 pub(crate) mod graded;
 pub(crate) mod hints;

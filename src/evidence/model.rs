@@ -346,7 +346,7 @@ mod tests {
     #[test]
     fn the_verdict_passes_only_a_complete_run_with_everything_met_and_passed() {
         let requirement = |met| RequirementResult {
-            operation: crate::models::Operation::Quote,
+            operation: crate::models::Operation::Quote.into(),
             required: 1,
             succeeded: u32::from(met),
             failed: 0,
