@@ -32,6 +32,19 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     else {
         return Err(refuse(&args.dir, &refused));
     };
+    // The check read the record without holding its exchanges; the reports show them.
+    let read = (source.reader(crate::evidence::FILE_NAME))
+        .map_err(|error| crate::evidence::EvidenceError::Unreadable {
+            name: crate::evidence::FILE_NAME.into(),
+            error,
+        })
+        .and_then(|reader| {
+            crate::evidence::read::all_exchanges(crate::evidence::FILE_NAME, reader)
+        });
+    evidence.exchanges = match read {
+        Ok(exchanges) => exchanges,
+        Err(e) => return Err(refuse(&args.dir, &[e.to_string().as_str()])),
+    };
     // What the reports show of the outcome is what the journal gives, never a stored field.
     evidence.verdict = derived.verdict;
     evidence.requirements = derived.requirements;

@@ -11,6 +11,7 @@ pub(crate) mod hints;
 mod ledger;
 mod model;
 mod pending;
+pub(crate) mod read;
 pub(crate) mod resilience;
 pub(crate) mod resume;
 pub(crate) mod stream;
