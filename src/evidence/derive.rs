@@ -102,6 +102,24 @@ impl Differences {
         self.compare(path, &as_json(recorded), &as_json(derived));
     }
 
+    /// As [`Differences::compare_as_json`] of two lists, naming the same differences, with
+    /// only the items that differ turned into JSON (a run's steps are thousands).
+    fn compare_lists<T: serde::Serialize + PartialEq>(
+        &mut self,
+        path: &str,
+        recorded: &[T],
+        derived: &[T],
+    ) {
+        if recorded.len() != derived.len() {
+            return self.compare_as_json(path, &recorded, &derived);
+        }
+        for (i, (a, b)) in recorded.iter().zip(derived).enumerate() {
+            if a != b {
+                self.compare_as_json(&format!("{path}[{i}]"), a, b);
+            }
+        }
+    }
+
     fn finish(mut self) -> Vec<String> {
         if self.more > 0 {
             self.named
@@ -367,8 +385,8 @@ fn compute(
         &evidence.requirements,
     );
     diff.compare_as_json("run", &recorded.run, &evidence.run);
-    diff.compare_as_json("flows", &recorded.flows, &evidence.flows);
-    diff.compare_as_json("steps", &recorded.steps, &evidence.steps);
+    diff.compare_lists("flows", &recorded.flows, &evidence.flows);
+    diff.compare_lists("steps", &recorded.steps, &evidence.steps);
     diff.compare_as_json(
         "unrecognised",
         &recorded.unrecognised,
@@ -395,6 +413,29 @@ fn resilience(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lists compared item by item name exactly what comparing them whole as JSON names.
+    #[test]
+    fn lists_compared_item_by_item_name_what_the_whole_comparison_names() {
+        let named = |recorded: &[Value], derived: &[Value]| {
+            let (mut whole, mut items) = (Differences::default(), Differences::default());
+            whole.compare_as_json("steps", &recorded, &derived);
+            items.compare_lists("steps", recorded, derived);
+            (whole.finish(), items.finish())
+        };
+        let a = [serde_json::json!({"s": 1}), serde_json::json!({"s": 2})];
+        let b = [serde_json::json!({"s": 1}), serde_json::json!({"s": 3})];
+        let (whole, items) = named(&a, &b);
+        assert_eq!(
+            whole,
+            ["steps[1].s: evidence.json says 2, the journal gives 3"]
+        );
+        assert_eq!(items, whole);
+        let (whole, items) = named(&a, &b[..1]);
+        assert_eq!(whole.len(), 1);
+        assert_eq!(items, whole);
+        assert_eq!(named(&a, &a), (vec![], vec![]));
+    }
 
     #[test]
     fn differences_are_named_by_their_path_down_to_the_leaf() {
