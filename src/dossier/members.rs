@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ed25519_dalek::VerifyingKey;
 
-use super::ledger::Read;
+use super::ledger::{Counted, Read};
 use super::model::{MEMBER_PREFIX, MEMBER_SUFFIX};
 use crate::attest::bundle::Source;
 use crate::attest::verify::{Signed, check};
@@ -33,18 +33,21 @@ pub(crate) fn verify(
     let journal_sha256 = source
         .digest(journal::FILE_NAME)
         .map_err(|e| vec![format!("{}: cannot read: {e}", journal::FILE_NAME)])?;
-    // The check read the record without holding its exchanges; the ledger counts them all.
-    let exchanges = (source.reader(evidence::FILE_NAME))
-        .map_err(|e| vec![format!("{}: cannot read: {e}", evidence::FILE_NAME)])
-        .and_then(|reader| {
-            evidence::read::all_exchanges(evidence::FILE_NAME, reader)
-                .map_err(|e| vec![e.to_string()])
-        })?;
+    // The check read the record without holding its exchanges; they are read again one at a
+    // time, keeping only what the dossier's ledger counts.
+    let counted = Counted::read(|each| {
+        let reader = (source.reader(evidence::FILE_NAME))
+            .map_err(|e| format!("{}: cannot read: {e}", evidence::FILE_NAME))?;
+        evidence::read::each_exchange(evidence::FILE_NAME, reader, each)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+    .map_err(|e| vec![e])?;
     let file = file.unwrap_or_else(|| member_file(&derived.run.id, &journal_sha256));
     Ok(Read {
         file,
         derived,
-        exchanges,
+        counted,
         journal_sha256,
         signed: checked.signed != Signed::No,
     })

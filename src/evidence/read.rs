@@ -95,17 +95,6 @@ pub(crate) fn each_exchange(
     }
 }
 
-/// Every exchange of the record `reader` holds, in memory (for the tools that still need them
-/// all at once: `report`, `dossier`).
-pub(crate) fn all_exchanges(name: &str, reader: impl Read) -> Result<Vec<Exchange>, EvidenceError> {
-    let mut all = Vec::new();
-    each_exchange(name, reader, &mut |exchange| {
-        all.push(exchange);
-        true
-    })?;
-    Ok(all)
-}
-
 /// The record's top level: every member skipped but `exchanges`.
 struct Top<'a> {
     each: &'a mut dyn FnMut(Exchange) -> bool,
