@@ -227,7 +227,7 @@ fn chains(evidence: &serde_json::Value) -> Chains {
 
 /// The minimal client: every chain in order, `width` chains at a time, answers ignored.
 async fn replay(chains: &Chains, token: &str, width: usize) -> Duration {
-    ppcert::engine::client::install_crypto_provider();
+    ppcert::engine::http::install_crypto_provider();
     let http = reqwest::Client::new();
     let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(width));
     let start = Instant::now();
@@ -541,7 +541,7 @@ fn main() {
     if all || which == "cost" {
         cost::cost(&runtime);
     }
-    ppcert::engine::client::install_crypto_provider();
+    ppcert::engine::http::install_crypto_provider();
     let secs = std::env::args()
         .nth(2)
         .and_then(|s| s.parse().ok())

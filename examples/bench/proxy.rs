@@ -49,7 +49,7 @@ fn stop(mut child: Child) {
 }
 
 pub(crate) fn proxy(runtime: &tokio::runtime::Runtime) {
-    ppcert::engine::client::install_crypto_provider();
+    ppcert::engine::http::install_crypto_provider();
     let sandbox = sandbox(runtime, Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.toml"), PLAN).unwrap();

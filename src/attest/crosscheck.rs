@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::{reading, tolerant};
+use crate::answer::{reading, tolerant};
 use crate::journal::{self, Line};
 use crate::models::{Operation, ProductType};
 use crate::record::Exchange;

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::cli::TargetArgs;
 use crate::config;
-use crate::engine::{Cancel, client::Request};
+use crate::engine::{Cancel, http::Request};
 use crate::error::Failure;
 use crate::exit_codes;
 use crate::models::Operation;
@@ -38,7 +38,7 @@ pub(crate) async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
 }
 
 /// Any answer but 401 means the token is valid; a 404 or 405 means the URL is not the API's.
-fn judge(last: &crate::engine::client::Attempt, fingerprint: &str) -> Result<u8, Failure> {
+fn judge(last: &crate::engine::http::Attempt, fingerprint: &str) -> Result<u8, Failure> {
     let words = || {
         last.response
             .as_ref()

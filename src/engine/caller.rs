@@ -1,17 +1,17 @@
 //! The transport half of a step's call: send (with retries), record every attempt on the event
 //! stream, settle the gate with the first call, and finish the exchange with the step's
-//! checks. It knows nothing of the flow's state: the steps and reconciliation (`call.rs`) do.
+//! checks. It knows nothing of the flow's state: the steps and their calls (`step/`) do.
 
 use std::sync::Arc;
 
 use reqwest::Method;
 use serde_json::Value;
 
-use super::client::{Attempt, Request};
 use super::events::RunEvent;
 use super::gate::GateState;
+use super::http::{Attempt, Request};
 use super::shared::Shared;
-use super::tolerant;
+use crate::answer::tolerant;
 use crate::endpoints::SuccessRule;
 use crate::models::Operation;
 use crate::record::{Check, Delivery, Exchange, Expectation, Outcome, Phase};
@@ -80,7 +80,7 @@ pub(super) struct Pending {
     /// given back to the resumed step. Finishing it records nothing new.
     pub replayed: bool,
     /// The answer as its values are read, when that is not the whole body: the chosen entry
-    /// of a multi-bundle quote answer (`engine/bundles.rs`).
+    /// of a multi-bundle quote answer (`answer/bundles.rs`).
     pub view: Option<Value>,
     /// The values read from the answer, for `captured`: (name, value, where).
     pub captured: Vec<(String, Value, String)>,

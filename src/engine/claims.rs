@@ -1,16 +1,16 @@
 //! The claim steps: a WITHDRAWAL or CHANGE_FOR_ANY_REASON claim (postdated with `claimDate` on
 //! staging only), and waiting for the claim to reach a status.
 
-use super::step_error::{StepError, missing};
+use super::step::{StepError, missing};
 use std::time::{Duration, Instant};
 
 use chrono::{SecondsFormat, Utc};
 use serde_json::json;
 
-use super::confirm_claim::{confirm_by_reading, read_claimed_status, status_check};
-use super::reading::{Need, as_text};
-use super::step_context::StepContext;
+use super::step::StepContext;
+use super::step::{confirm_by_reading, read_claimed_status, status_check};
 use super::steps::read_contracts_call;
+use crate::answer::reading::{Need, as_text};
 use crate::environment::Environment;
 use crate::models::{ClaimRequest, ClaimStatus, Envelope, Operation, ProductType};
 use crate::record::Phase;
@@ -70,7 +70,7 @@ pub(super) async fn claim(
     let request = spec.body.as_ref().and_then(|b| b.json()).cloned();
     let mut pending = cx.send(spec).await;
     pending.payload();
-    // A claim answered 202 was confirmed by reads (`confirm.rs`): its status is read from
+    // A claim answered 202 was confirmed by reads (`step/confirm.rs`): its status is read from
     // the answer that settled it, a contracts read's by the claimed contract.
     let status = if pending.spec.operation == Operation::ReadContracts {
         read_claimed_status(cx, &mut pending, product_type, &contract, Need::Optional)

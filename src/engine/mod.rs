@@ -1,38 +1,20 @@
 //! The scenario engine: expands flows into instances, runs them concurrently (up to the
 //! concurrency limit, behind the gate of the first call), and records every exchange.
 
-pub(crate) mod bundles;
-mod call;
 mod caller;
 pub(crate) mod cancel;
 mod claims;
-pub mod client;
-mod client_error;
-mod confirm;
-pub(crate) mod confirm_claim;
-pub(crate) mod encoding;
 pub(crate) mod events;
 pub(crate) mod flow;
 pub(crate) mod gate;
+pub mod http;
 mod negative;
-mod polling;
-mod read_step;
-pub(crate) mod reading;
-mod response;
 mod resume;
 mod shared;
 pub(crate) mod state;
-mod step_context;
-mod step_error;
+mod step;
 mod steps;
-mod tls;
 pub(crate) mod token;
-mod token_command;
-mod token_endpoint;
-mod token_error;
-pub(crate) mod token_rules;
-pub(crate) mod tolerant;
-mod waits;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -45,9 +27,9 @@ use crate::record::{FlowResult, FlowState, FlowStatus};
 use crate::scenario::Scenario;
 pub(crate) use cancel::Cancel;
 pub(crate) use claims::claim_day;
-pub(crate) use client::ApiClient;
 pub(crate) use events::{EventStream, RunEvent, Subscriber};
 pub(crate) use gate::{Gate, GateState};
+pub(crate) use http::ApiClient;
 pub(crate) use resume::resume_points;
 pub(crate) use shared::Shared;
 pub(crate) use state::{FlowInstance, ResumePoint};

@@ -1,12 +1,12 @@
 //! The negative steps of the conformance scenario: requests the provider must refuse. Each
 //! passes when the refusal comes with the expected status; none is counted as a success.
 
-use super::step_error::StepError;
+use super::step::StepError;
 use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::caller::Expect;
-use super::step_context::StepContext;
+use super::step::StepContext;
 use super::steps::quote_call;
 use crate::models::{Envelope, Operation};
 use crate::record::Check;

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use super::cancel::Cancel;
-use super::client::ApiClient;
 use super::events::EventStream;
 use super::gate::Gate;
+use super::http::ApiClient;
 use crate::datagen::Generator;
 use crate::environment::Environment;
 

@@ -1,16 +1,16 @@
 //! The positive steps: what each sends, what it checks, and what it hands the next step.
 
-use super::step_error::{StepError, missing};
+use super::step::{StepError, missing};
 use rust_decimal::Decimal;
 
 use serde_json::{Value, json};
 
-use super::bundles;
 use super::caller::Pending;
-use super::polling::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};
-use super::reading::{Need, as_text};
-use super::step_context::StepContext;
-use super::tolerant;
+use super::step::StepContext;
+use super::step::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};
+use crate::answer::bundles;
+use crate::answer::reading::{Need, as_text};
+use crate::answer::tolerant;
 use crate::datagen::{Mutation, Sign};
 use crate::models::{Envelope, Operation, ProductType};
 use crate::record::Check;
@@ -205,7 +205,7 @@ pub(super) async fn update(
     write_contract(cx, Operation::Update, &context, body).await?;
     cx.state.booking = Some(update.booking);
     cx.state.quotes = quotes;
-    cx.state.price_delta = total_delta.map(crate::money::to_f64);
+    cx.state.price_delta = total_delta.map(crate::answer::money::to_f64);
     cx.state.mutation = Some(update.mutation);
     Ok(())
 }
@@ -325,7 +325,7 @@ fn delta_check(delta: &Result<(Decimal, &'static str), String>, expected: Sign) 
     match delta {
         Ok((value, shape)) => Check::new(
             "price_delta_sign",
-            Sign::of(crate::money::signum(*value)) == expected,
+            Sign::of(crate::answer::money::signum(*value)) == expected,
             format!("priceDelta {value} ({shape}), expected {expected}"),
         ),
         Err(e) => Check::fail("price_delta_sign", e.clone()),
@@ -374,7 +374,7 @@ fn delta_checks(
 /// A `priceDelta` that names a currency other than the quote's (as requested) prices
 /// something else: a failed check.
 fn currency_check(delta: &Value, quote: Option<&str>) -> Option<Check> {
-    let (money, _) = crate::money::read(delta).ok()?;
+    let (money, _) = crate::answer::money::read(delta).ok()?;
     let (named, quote) = (money.currency?, quote?);
     (!named.eq_ignore_ascii_case(quote)).then(|| {
         Check::fail(

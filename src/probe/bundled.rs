@@ -4,7 +4,7 @@
 //! bundle the staging lists first.
 
 use super::{Answer, CallReport, Prober};
-use crate::engine::bundles::{self, BundleError};
+use crate::answer::bundles::{self, BundleError};
 
 impl Prober {
     /// The bundles offered when several were and the config chose none: the config probe

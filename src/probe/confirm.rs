@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use super::prober::Prober;
 use super::stop::Stop;
+use crate::answer::claim_flag::flagged_reason;
 use crate::datagen::Booking;
-use crate::engine::confirm_claim::flagged_reason;
 use crate::environment::Environment;
 use crate::models::{ClaimStatus, Operation};
 

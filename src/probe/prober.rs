@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
 
+use crate::answer::reading::{self, Reading};
 use crate::config::Staging;
 use crate::dialect::{self, Definitions};
 use crate::endpoints::context::idempotency_key;
 use crate::endpoints::{AnswerView, CaptureSpec, EndpointError, Endpoints, SuccessRule};
-use crate::engine::client::{Attempt, Request};
-use crate::engine::reading::{self, Reading};
+use crate::engine::http::{Attempt, Request};
 use crate::engine::{ApiClient, Cancel};
 use crate::models::Operation;
 

@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::{Answer, CallReport, Prober, Stop};
+use crate::answer::reading::as_text;
 use crate::endpoints::CaptureSpec;
-use crate::engine::reading::as_text;
 use crate::models::Operation;
 
 /// A value as read, or the candidates to try, each with the capture that would read it.

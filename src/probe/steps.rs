@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 
 use super::proof::{Proves, Tries, text, tries};
 use super::{Answer, CallReport, Prober, Stop, report, with_product_type};
+use crate::answer::tolerant;
 use crate::datagen::{Booking, Generator, Mutation, Sign};
 use crate::endpoints::CaptureSpec;
 use crate::endpoints::context::{Known, call_context};
-use crate::engine::tolerant;
 use crate::models::{ClaimRequest, Envelope, Operation, WITHDRAWAL};
 
 /// The values a call's success proves a capture for.
@@ -258,7 +258,7 @@ impl Prober {
     ) -> Result<(), Stop> {
         for (path, value) in candidates {
             if let Ok((amount, _)) = tolerant::delta_amount(&value)
-                && Sign::of(crate::money::signum(amount)) == expected
+                && Sign::of(crate::answer::money::signum(amount)) == expected
             {
                 let proof = format!("{amount} has the sign of the price change ({expected})");
                 self.learn(Operation::Quote, "price_delta", &path, proof.clone())?;

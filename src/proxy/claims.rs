@@ -12,8 +12,8 @@ use axum::http::{HeaderMap, HeaderValue};
 
 use super::exchange::{Forwarded, recorded_headers, response_record};
 use super::routes::{Recognised, Routes};
-use crate::engine::confirm_claim::flagged_reason;
-use crate::engine::reading::{as_text, builtin, claimed_contract_status};
+use crate::answer::claim_flag::flagged_reason;
+use crate::answer::reading::{as_text, builtin, claimed_contract_status};
 use crate::environment::Environment;
 use crate::models::{CHANGE_FOR_ANY_REASON, ClaimStatus, Operation, WITHDRAWAL};
 use crate::record::{Check, ValueRead};

@@ -9,7 +9,7 @@ use axum::http::HeaderMap;
 use axum::body::Bytes;
 use serde_json::Value;
 
-use crate::engine::client::keep_body;
+use crate::engine::http::keep_body;
 use crate::models::Operation;
 use crate::record::{
     Body, Check, CutBody, Delivery, Exchange, Expectation, Outcome, RequestRecord, ResponseRecord,
@@ -109,9 +109,9 @@ pub(crate) fn response_record(
     let encoding = headers
         .get("content-encoding")
         .and_then(|v| v.to_str().ok());
-    let limit = crate::engine::client::MAX_READ_BODY;
+    let limit = crate::engine::http::MAX_READ_BODY;
     let (decoded, encoding, error) =
-        match crate::engine::encoding::decode(encoding, body.to_vec(), limit) {
+        match crate::engine::http::decode(encoding, body.to_vec(), limit) {
             Ok((decoded, encoding)) => (decoded, encoding, None),
             Err(why) => (Vec::new(), None, Some(why.to_string())),
         };

@@ -575,12 +575,12 @@ async fn send(
                 } else {
                     "the request failed"
                 },
-                crate::engine::client::tls_hint(&format!("{e:?}"))
+                crate::engine::http::tls_hint(&format!("{e:?}"))
             ),
         )
     })?;
     let status = answer.status();
-    let certificate = crate::engine::client::certificate_sha256(&answer);
+    let certificate = crate::engine::http::certificate_sha256(&answer);
     let headers = answer.headers().clone();
     let bytes = answer.bytes().await.map_err(|_| {
         (

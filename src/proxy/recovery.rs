@@ -17,7 +17,7 @@ use super::exchange::Forwarded;
 use super::json::contract_ids;
 use super::routes::Recognised;
 use super::sequencing::NOT_REUSED;
-use crate::engine::reading::claimed_contract_status;
+use crate::answer::reading::claimed_contract_status;
 use crate::models::{CHANGE_FOR_ANY_REASON, Operation, WITHDRAWAL};
 use crate::record::{Check, Delivery, Exchange, Outcome};
 use crate::secret::Secret;

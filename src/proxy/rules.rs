@@ -248,7 +248,7 @@ impl Rules {
         let Some(bn) = booking else { return };
         match recognised.operation {
             // A multi-bundle answer offers one quote per bundle: the partner may use any.
-            Operation::Quote => match crate::engine::bundles::entries(answer) {
+            Operation::Quote => match crate::answer::bundles::entries(answer) {
                 Some((entries, _)) => entries
                     .iter()
                     .filter_map(|entry| text(&entry["id"]))

@@ -129,7 +129,7 @@ async fn a_ten_megabyte_json_answer_is_read_whole_and_capped_in_the_evidence() {
     assert_eq!(exchange["reads"][0]["value"], "qt_1", "read past the cut");
     let response = &exchange["response"];
     assert_eq!(response["body_truncated"], true);
-    assert!(response["body"].as_str().unwrap().len() <= ppcert::engine::client::MAX_KEPT_BODY);
+    assert!(response["body"].as_str().unwrap().len() <= ppcert::engine::http::MAX_KEPT_BODY);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

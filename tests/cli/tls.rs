@@ -57,7 +57,7 @@ pub(crate) async fn private_ca_staging() -> String {
 /// [`private_ca_staging`], its TLS offering these ALPN protocols in its order of preference
 /// (as a gateway offering HTTP/2 does).
 async fn private_ca_staging_offering(alpn: Vec<Vec<u8>>) -> String {
-    ppcert::engine::client::install_crypto_provider();
+    ppcert::engine::http::install_crypto_provider();
     let certs = CertificateDer::pem_file_iter(fixture("staging.pem"))
         .unwrap()
         .collect::<Result<Vec<_>, _>>()

@@ -9,12 +9,12 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::caller::{CallSpec, Expect, Pending};
-use super::reading::{self, as_text};
-use super::step_context::StepContext;
-use super::tolerant;
+use super::context::StepContext;
+use crate::answer::reading::{self, as_text};
+use crate::answer::tolerant;
 use crate::endpoints::SuccessRule;
 use crate::endpoints::confirm::ConfirmRead;
+use crate::engine::caller::{CallSpec, Expect, Pending};
 use crate::models::Operation;
 use crate::record::phase::{CONFIRMED, UNCONFIRMED};
 use crate::record::{Check, Phase};
@@ -71,7 +71,7 @@ impl StepContext<'_> {
     /// Confirms a write's success answer when it needs it, and returns the answer the step
     /// reads: the write's own when nothing was to confirm, else the read that settled it (or
     /// the last read, failed, when none did).
-    pub(super) async fn confirm_write(&mut self, mut write: Pending) -> Pending {
+    pub(crate) async fn confirm_write(&mut self, mut write: Pending) -> Pending {
         let op = write.spec.operation;
         let status = write.attempt.status();
         let configured = (self.shared.endpoints.confirm(op)).is_some_and(|c| c.reads());

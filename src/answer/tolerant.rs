@@ -52,10 +52,10 @@ pub(crate) fn field(body: &Value, name: &str) -> Option<(Value, String)> {
     })
 }
 
-/// A `priceDelta` value in any of its shapes (see [`crate::money`]), exactly, with the shape's
+/// A `priceDelta` value in any of its shapes (see [`super::money`]), exactly, with the shape's
 /// name; an unknown shape is an error naming it.
 pub(crate) fn delta_amount(delta: &Value) -> Result<(Decimal, &'static str), String> {
-    crate::money::read(delta)
+    super::money::read(delta)
         .map(|(money, shape)| (money.amount, shape))
         .map_err(|why| format!("priceDelta is unreadable: {why}"))
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
-use super::token_error::TokenError;
-use super::token_rules::lifetime;
+use super::error::TokenError;
+use super::rules::lifetime;
 use crate::secret::Secret;
 
 /// A command prints a token, not a file's worth of output.

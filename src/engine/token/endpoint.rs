@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::token_error::TokenError;
-use super::token_rules::{FETCH_ATTEMPTS, Fetched, call_record, fetch_wait};
+use super::error::TokenError;
+use super::rules::{FETCH_ATTEMPTS, Fetched, call_record, fetch_wait};
 use crate::config::{ClientAuth, ClientCredentials};
 use crate::record::TokenRequest as TokenCall;
 use crate::secret::Secret;
@@ -93,7 +93,7 @@ pub(super) async fn client_credentials(
     let status = response.status().as_u16();
     let retry_after = (response.headers().get(reqwest::header::RETRY_AFTER))
         .and_then(|v| v.to_str().ok())
-        .and_then(super::waits::parse_retry_after);
+        .and_then(crate::engine::http::parse_retry_after);
     let scrubbed_url = c.client_secret.scrub(c.token_url.as_str());
     let answer = bounded_body(response, &scrubbed_url)
         .await?
@@ -106,7 +106,7 @@ pub(super) async fn client_credentials(
             retry_after,
         });
     }
-    super::token_command::token_answer(&answer).ok_or_else(|| TokenError::NoAccessToken {
+    super::command::token_answer(&answer).ok_or_else(|| TokenError::NoAccessToken {
         url: c.token_url.to_string(),
         status,
     })

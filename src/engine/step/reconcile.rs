@@ -1,80 +1,19 @@
-//! The flow's side of a step's call: a conflict that follows a lost answer is reconciled by
-//! reading the booking's contracts (the flow's state says what to look for), and every
-//! exchange is attributed to the flow's booking. Sending and recording is the [`Caller`]'s.
+//! Reconciliation of a lost answer: a conflict (409, or 404/412 where that is the trace)
+//! that follows a lost answer is settled by what it proves, or by reading the booking's
+//! contracts for as long as the write's confirmation would wait, so the write counts once.
 
 use serde_json::Value;
 
-use super::caller::{CallSpec, Expect, Pending};
-use super::step_context::StepContext;
-use super::tolerant;
+use super::context::StepContext;
+use crate::answer::reading::claimed_contract_status;
+use crate::answer::tolerant;
+use crate::engine::caller::Pending;
 use crate::models::{Operation, ProductType};
 use crate::record::{Check, Delivery};
 
-#[cfg(doc)]
-use super::caller::Caller;
-
 impl StepContext<'_> {
-    pub(super) fn booking_number(&self) -> Option<&str> {
-        self.state.booking.as_ref().map(|b| b.number.as_str())
-    }
-
-    /// Sends the call (see [`Caller::send`]) and returns the final attempt pending.
-    /// A conflict that follows a lost answer is reconciled before it is returned.
-    pub(super) async fn send_once(&mut self, spec: CallSpec) -> Pending {
-        // Resumed inside a step: a write the interrupted run already got answered and recorded
-        // is not sent again (its step line was lost, not its exchange); its answer is reused.
-        if let Some(done) = self.take_done(&spec) {
-            return Pending::replayed(&done, spec);
-        }
-        let (mut pending, lost_before) = self.caller.send(spec, self.booking_number()).await;
-        // An update whose lost attempt took effect changed the booking: its retry's
-        // `If-Match` is then stale (412), which is that attempt's trace, as a 409 is.
-        let conflict = matches!(
-            (pending.spec.operation, pending.attempt.status()),
-            (Operation::QuoteDeletion, Some(404)) | (Operation::Update, Some(412)) | (_, Some(409))
-        );
-        if conflict
-            && matches!(pending.spec.expect, Expect::Success(_))
-            && (lost_before || self.resumed_mid_step)
-        {
-            self.reconcile(&mut pending).await;
-        } else if lost_before
-            && pending.status_ok()
-            && self
-                .shared
-                .endpoints
-                .sends_idempotency_key(pending.spec.operation)
-        {
-            // The retry carried the lost attempt's key: a staging that honours keys answers it
-            // as that attempt, so the write took effect once.
-            pending.checks.push(Check::pass(
-                "reconciled",
-                "answer to an earlier attempt was lost; retried with the same idempotency key, \
-                 which the staging answers as that attempt; counted once",
-            ));
-        }
-        pending.checks.extend(error_body_check(&pending));
-        pending
-    }
-
-    /// The interrupted step's recorded answer to this very write (same operation and URL),
-    /// taken in the order the step made them. `done_in_step` holds only that step's counted
-    /// exchanges (see [`ResumePoint`](super::state::ResumePoint)), and is empty otherwise.
-    fn take_done(&mut self, spec: &CallSpec) -> Option<crate::record::Exchange> {
-        let write = spec.operation.is_write() && matches!(spec.expect, Expect::Success(_));
-        if !write {
-            return None;
-        }
-        let url = self.shared.client.url(&spec.path);
-        let i = self
-            .done_in_step
-            .iter()
-            .position(|x| x.operation == spec.operation && x.url == url)?;
-        Some(self.done_in_step.remove(i))
-    }
-
     /// A conflict after an answer was lost: was it our own earlier attempt that succeeded?
-    async fn reconcile(&mut self, pending: &mut Pending) {
+    pub(crate) async fn reconcile(&mut self, pending: &mut Pending) {
         let confirmed = match pending.spec.operation {
             Operation::Subscription => self.reconcile_by_reading(&pending.spec.step, None).await,
             Operation::Claim => {
@@ -164,21 +103,14 @@ impl StepContext<'_> {
                 .then(|| "the booking's contracts exist".to_string())
             }
             Some((product_type, id)) => {
-                let status =
-                    super::reading::claimed_contract_status(&payload, product_type.as_str(), id)
-                        .and_then(|(status, _)| status.as_str().map(str::to_string));
+                let status = claimed_contract_status(&payload, product_type.as_str(), id)
+                    .and_then(|(status, _)| status.as_str().map(str::to_string));
                 status.map(|status| {
                     self.state.claim_status = Some(status.clone().into());
                     format!("the contract shows a claim in status {status}")
                 })
             }
         }
-    }
-
-    /// Records the final attempt with the step's checks; true when the exchange passed.
-    pub(super) fn finish(&mut self, mut pending: Pending) -> bool {
-        self.keep_captured(&mut pending);
-        self.caller.finish(pending, self.booking_number())
     }
 }
 
@@ -189,20 +121,4 @@ fn pending_operation(claimed: &Option<(ProductType, String)>) -> Operation {
         Some(_) => Operation::Claim,
         None => Operation::Subscription,
     }
-}
-
-/// A success status whose body states an error (some gateways answer 200 with an error
-/// object): the server did not do what was asked, whatever the status says.
-fn error_body_check(pending: &Pending) -> Option<Check> {
-    let response = pending.attempt.response.as_ref()?;
-    let success = matches!(pending.spec.expect, Expect::Success(_))
-        && pending.spec.expect.matches(response.status);
-    let words = success.then(|| response.error_words()).flatten()?;
-    Some(Check::fail(
-        "error_body",
-        format!(
-            "HTTP {} but the body states an error: {words}",
-            response.status
-        ),
-    ))
 }

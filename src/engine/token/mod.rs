@@ -4,17 +4,22 @@
 //! only: nothing issued is ever written), and the token endpoint's calls are recorded without
 //! their bodies.
 
+mod command;
+mod endpoint;
+mod error;
+mod rules;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub(crate) use super::token_error::TokenError;
-use super::token_rules::{Fetched, RENEWAL_FLOOR, call_record};
 use crate::config::TokenSource;
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;
+pub(crate) use error::TokenError;
+use rules::{Fetched, RENEWAL_FLOOR, call_record};
 
 /// A token as handed to one attempt: the generation says which renewal it came from.
 #[derive(Debug, Clone)]
@@ -72,7 +77,7 @@ impl Tokens {
         if let TokenSource::ClientCredentials(c, _) = &source {
             known.push(c.client_secret.clone());
             // The Basic header's base64 of `id:secret`, which an endpoint may echo whole.
-            known.push(super::token_endpoint::basic_credentials(c));
+            known.push(endpoint::basic_credentials(c));
         }
         Tokens {
             current: RwLock::new(Issued {
@@ -298,15 +303,13 @@ async fn fetch(
             ("PPCERT_TOKEN".into(), Ok((token.clone(), None)))
         }
         TokenSource::ClientCredentials(credentials, timeout) => {
-            return super::token_endpoint::fetch(credentials, http, *timeout, |call| {
-                record(calls, call)
-            })
-            .await
-            .and_then(|fetched| sendable(source, fetched));
+            return endpoint::fetch(credentials, http, *timeout, |call| record(calls, call))
+                .await
+                .and_then(|fetched| sendable(source, fetched));
         }
         TokenSource::Command(argv, timeout) => (
             format!("command {}", argv[0]),
-            super::token_command::run(argv, *timeout).await,
+            command::run(argv, *timeout).await,
         ),
     };
     record(calls, call_record(at, clock, request, &result));
@@ -316,7 +319,7 @@ async fn fetch(
 /// A token a header can carry, or the error naming why not: never a request sent without
 /// the Authorization its record claims.
 fn sendable(source: &TokenSource, fetched: Fetched) -> Result<Fetched, TokenError> {
-    match super::token_rules::unsendable(fetched.0.expose()) {
+    match rules::unsendable(fetched.0.expose()) {
         None => Ok(fetched),
         Some(why) => Err(TokenError::Unsendable {
             origin: source.describe(),
@@ -332,7 +335,7 @@ mod tests {
 
     #[test]
     fn token_answers_of_every_documented_form_are_read() {
-        use super::super::token_command::token_answer;
+        use command::token_answer;
         let (token, life) = token_answer(&json!({"access_token": "a1", "expires_in": 20})).unwrap();
         assert_eq!(
             (token.expose(), life),

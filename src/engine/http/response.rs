@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::client_error::BodyError;
+use super::error::BodyError;
 use crate::record::{Body, ResponseRecord};
 use crate::secret::Scrub;
 

@@ -7,18 +7,19 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::caller::Pending;
-use super::reading::{Need, as_text, claimed_contract_status};
-use super::step_context::StepContext;
-use super::step_error::StepError;
-use super::steps::read_contracts_call;
+use super::context::StepContext;
+use super::error::StepError;
+use crate::answer::claim_flag::flagged_reason;
+use crate::answer::reading::{Need, as_text, claimed_contract_status};
+use crate::engine::caller::Pending;
+use crate::engine::steps::read_contracts_call;
 use crate::environment::Environment;
 use crate::models::{ClaimStatus, Operation, ProductType};
 use crate::record::Check;
 use crate::record::Phase;
 
 /// The check a read status gets: passed unless the provider flagged the claim.
-pub(super) fn status_check(
+pub(crate) fn status_check(
     status: &ClaimStatus,
     request: Option<&Value>,
     environment: Environment,
@@ -31,31 +32,9 @@ pub(super) fn status_check(
     }
 }
 
-/// Why a flagged claim failed, with the rule that avoids it on staging; `request` is the
-/// claim's body when known.
-pub(crate) fn flagged_reason(request: Option<&Value>, environment: Environment) -> String {
-    let said = "the provider flagged the claim MANUAL_VERIFICATION_NEEDED (claims within 24 h \
-                of the subscription are held for manual verification); it does not count";
-    if environment == Environment::Production {
-        return said.to_string();
-    }
-    let rule = "on staging send `claimDate` at least 24 h after the subscription \
-                (`\"claimDate\": {{ claim_day | tojson }}` in `[endpoints.claim] body`)";
-    let sent = request.map(|body| {
-        body.pointer("/data/claimDate")
-            .or(body.get("claimDate"))
-            .and_then(Value::as_str)
-    });
-    match sent {
-        Some(Some(day)) => format!("{said}: the claim sent claimDate {day}; {rule}"),
-        Some(None) => format!("{said}: the claim sent no claimDate; {rule}"),
-        None => format!("{said}: {rule}"),
-    }
-}
-
 /// The claimed contract's claim status in a contracts answer (its capture, else the built-in
 /// reading), recorded as the exchange's read.
-pub(super) fn read_claimed_status(
+pub(crate) fn read_claimed_status(
     cx: &StepContext<'_>,
     pending: &mut Pending,
     product_type: ProductType,
@@ -72,7 +51,7 @@ pub(super) fn read_claimed_status(
 /// Reads the booking's contracts until the claimed contract shows a status, every `every` of
 /// `[endpoints.claim.confirm]` for at most its `timeout` (500 ms and 10 s unless set); each
 /// read is a confirmation exchange of the claim step, never counted.
-pub(super) async fn confirm_by_reading(
+pub(crate) async fn confirm_by_reading(
     cx: &mut StepContext<'_>,
     product_type: ProductType,
     contract: &str,

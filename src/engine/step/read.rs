@@ -3,15 +3,22 @@
 
 use serde_json::Value;
 
-use super::caller::Pending;
-use super::reading::{Found, Need, Reading, as_text, builtin, oversize, oversize_check, read};
-use super::step_context::StepContext;
+use super::context::StepContext;
+use crate::answer::reading::{
+    Found, Need, Reading, as_text, builtin, oversize, oversize_check, read,
+};
 use crate::endpoints::AnswerView;
+use crate::engine::caller::Pending;
+use crate::models::Operation;
 use crate::record::{Check, ValueRead};
 
 /// A value past the bound is refused: a failed check, recorded as read from where it was but
 /// without the value.
-fn refused_oversize(pending: &mut Pending, name: &str, reading: &super::reading::Reading) -> bool {
+fn refused_oversize(
+    pending: &mut Pending,
+    name: &str,
+    reading: &crate::answer::reading::Reading,
+) -> bool {
     let Some(size) = reading.value.as_ref().and_then(oversize) else {
         return false;
     };
@@ -30,7 +37,7 @@ fn refused_oversize(pending: &mut Pending, name: &str, reading: &super::reading:
 impl StepContext<'_> {
     /// Reads `name` from the answer pending: the capture configured for it, else `fallback`.
     /// `None` when the status was not a success.
-    pub(super) fn read_value(
+    pub(crate) fn read_value(
         &self,
         pending: &mut Pending,
         name: &str,
@@ -120,7 +127,7 @@ impl StepContext<'_> {
     }
 
     /// [`StepContext::read_value`] with the built-in reading of the value.
-    pub(super) fn read_builtin(
+    pub(crate) fn read_builtin(
         &self,
         pending: &mut Pending,
         name: &str,
@@ -131,6 +138,29 @@ impl StepContext<'_> {
         let product_type = context["product_type"].as_str().unwrap_or("").to_string();
         self.read_value(pending, name, context, need, |body| {
             builtin(op, name, &product_type, body)
+        })
+    }
+
+    /// Whether a contracts answer lists a contract of each of `product_types`, read as the
+    /// step will read it: with a configured `contract_id` capture, else the built-in reading.
+    pub(crate) fn lists_contracts(&self, pending: &Pending, product_types: &[String]) -> bool {
+        let Some(body) = pending.success_body() else {
+            return false;
+        };
+        let empty = Default::default();
+        let headers = (pending.attempt.response.as_ref()).map_or(&empty, |r| &r.headers);
+        let answer = AnswerView {
+            body: &body,
+            headers,
+        };
+        let op = Operation::ReadContracts;
+        product_types.iter().all(|t| {
+            let mut context = pending.spec.context.clone();
+            context["product_type"] = Value::String(t.clone());
+            let builtin = |body: &Value| builtin(op, "contract_id", t, body);
+            let endpoints = &self.shared.endpoints;
+            read(endpoints, op, "contract_id", &context, answer, builtin)
+                .is_ok_and(|read| read.value.is_some())
         })
     }
 }

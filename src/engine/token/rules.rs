@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::token_error::TokenError;
+use super::error::TokenError;
 use crate::record::{TokenOutcome, TokenRequest as TokenCall};
 use crate::secret::Secret;
 use crate::timestamp::Timestamp;

@@ -8,14 +8,10 @@ use rand::RngExt;
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 
-use super::cancel::Cancel;
-pub use super::response::MAX_KEPT_BODY;
-pub(crate) use super::response::MAX_READ_BODY;
-pub(crate) use super::response::{certificate_sha256, keep_body, tls_hint};
 use super::response::{describe, read_response};
-pub use super::tls::install_crypto_provider;
-use super::token::{Lease, Tokens};
-pub(crate) use super::waits::announced_wait;
+use super::retry_after::announced_wait;
+use crate::engine::cancel::Cancel;
+use crate::engine::token::{Lease, Tokens};
 use crate::record::{Body, Delivery, RequestRecord, ResponseRecord};
 use crate::secret::{REDACTED, REDACTED_BEARER};
 use crate::timestamp::Timestamp;
@@ -356,6 +352,7 @@ impl ApiClient {
 
 #[cfg(test)]
 mod tests {
+    use super::super::response::tls_hint;
     use super::*;
 
     fn unauthorized(challenge: Option<&str>, body: serde_json::Value) -> ResponseRecord {

@@ -29,7 +29,7 @@ impl std::fmt::Display for StepError {
 }
 
 /// A missing value, named.
-pub(super) fn missing(what: impl Into<String>) -> StepError {
+pub(crate) fn missing(what: impl Into<String>) -> StepError {
     StepError::Missing(what.into())
 }
 

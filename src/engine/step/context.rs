@@ -1,18 +1,18 @@
 //! What a step works with: its flow's state and booking, the call builder (endpoint, template
-//! context, body), and the flow's side of sending (see `call.rs`) and reading (`read_step.rs`).
-//! The steps themselves are plain functions over it (`steps.rs`, `claims.rs`, `negative.rs`);
-//! running them in order is the [`FlowRunner`](super::flow::FlowRunner)'s.
+//! context, body), and the flow's side of sending (see `send.rs`) and reading (`read.rs`).
+//! The steps themselves are plain functions over it (`engine/steps.rs`, `claims.rs`,
+//! `negative.rs`); running them in order is the [`FlowRunner`](crate::engine::flow::FlowRunner)'s.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::caller::{CallSpec, Caller, Expect, Pending};
-use super::shared::Shared;
-use super::state::FlowInstance;
-use super::step_error::StepError;
+use super::error::StepError;
 use crate::datagen::Booking;
 use crate::endpoints::context::{Known, call_context, idempotency_key};
+use crate::engine::caller::{CallSpec, Caller, Expect, Pending};
+use crate::engine::shared::Shared;
+use crate::engine::state::FlowInstance;
 use crate::models::Operation;
 use crate::record::{FlowState, QuoteRef};
 
@@ -24,7 +24,7 @@ pub(crate) struct StepContext<'a> {
     pub caller: Caller<'a>,
     pub resumed_mid_step: bool,
     /// What the step interrupted in an earlier run already got done (see
-    /// [`ResumePoint`](super::state::ResumePoint)).
+    /// [`ResumePoint`](crate::engine::state::ResumePoint)).
     pub done_in_step: Vec<crate::record::Exchange>,
     /// The running step's name, from [`Step::name`](crate::scenario::Step::name): the only
     /// place step names come from.
@@ -36,7 +36,7 @@ pub(crate) struct StepContext<'a> {
 }
 
 impl StepContext<'_> {
-    pub(super) fn booking(&self) -> &Booking {
+    pub(crate) fn booking(&self) -> &Booking {
         self.state
             .booking
             .as_ref()
@@ -44,7 +44,7 @@ impl StepContext<'_> {
     }
 
     /// The template context docs/design.md lists for endpoint overrides.
-    pub(super) fn context(
+    pub(crate) fn context(
         &self,
         quote: Option<&QuoteRef>,
         contract: Option<&str>,
@@ -62,7 +62,7 @@ impl StepContext<'_> {
 
     /// The context of a contracts read: the booking's (first) product type is known, as the
     /// rehearsal before the run assumed.
-    pub(super) fn read_context(&self) -> Value {
+    pub(crate) fn read_context(&self) -> Value {
         let mut context = self.context(None, None, None);
         let product_type = (self.booking().product_types.first())
             .copied()
@@ -72,7 +72,7 @@ impl StepContext<'_> {
     }
 
     /// The success rule of an operation's endpoint.
-    pub(super) fn success(&self, operation: Operation) -> Expect {
+    pub(crate) fn success(&self, operation: Operation) -> Expect {
         Expect::Success(self.shared.endpoints.success(operation))
     }
 
@@ -91,7 +91,7 @@ impl StepContext<'_> {
     }
 
     /// Builds a call from the operation's endpoint: its method, rendered path and body.
-    pub(super) fn spec(
+    pub(crate) fn spec(
         &mut self,
         operation: Operation,
         step: &str,
@@ -150,7 +150,8 @@ impl StepContext<'_> {
             }
             uses.push(crate::record::ValueRead {
                 name,
-                value: super::reading::as_text(&found.value).or(Some(found.value.to_string())),
+                value: crate::answer::reading::as_text(&found.value)
+                    .or(Some(found.value.to_string())),
                 from: format!(
                     "read by {template}; captured by step {} from {}",
                     found.step, found.from
@@ -161,7 +162,7 @@ impl StepContext<'_> {
     }
 
     /// Finishes the exchange; a failed one fails the step with its first failed check.
-    pub(super) fn conclude(&mut self, pending: Pending) -> Result<(), StepError> {
+    pub(crate) fn conclude(&mut self, pending: Pending) -> Result<(), StepError> {
         let mut failures: Vec<String> = pending
             .checks
             .iter()
@@ -172,11 +173,11 @@ impl StepContext<'_> {
             let answer = match &pending.attempt.response {
                 Some(response) => {
                     let rule = match &pending.spec.expect {
-                        super::caller::Expect::Success(rule) => rule
+                        crate::engine::caller::Expect::Success(rule) => rule
                             .refused_by_expect(pending.spec.operation, response.status)
                             .map(|rule| format!(" ({rule})"))
                             .unwrap_or_default(),
-                        super::caller::Expect::Refusal(_) => String::new(),
+                        crate::engine::caller::Expect::Refusal(_) => String::new(),
                     };
                     format!(
                         "answered HTTP {}{rule}: {}",
@@ -210,7 +211,7 @@ impl StepContext<'_> {
     }
 
     /// A call whose answer only needs its status checked (and its layout noted).
-    pub(super) async fn send_and_conclude(&mut self, spec: CallSpec) -> Result<(), StepError> {
+    pub(crate) async fn send_and_conclude(&mut self, spec: CallSpec) -> Result<(), StepError> {
         let mut pending = self.send(spec).await;
         pending.payload();
         self.conclude(pending)

@@ -1,0 +1,23 @@
+//! A step's calls, as methods of the `StepContext` it works with (`context.rs`: the flow's
+//! state and booking, building a call from its endpoint, concluding it), each in the file
+//! named for what it does: `send.rs` sends a call once, `wait.rs` repeats a read until its
+//! `[endpoints.NAME.wait]` holds, `confirm.rs` reads until a write's outcome shows
+//! (`confirm_claim.rs`: a claim's built-in confirmation), `reconcile.rs` settles a lost
+//! answer, `read.rs` reads values from an answer and `keep.rs` keeps them in the flow's
+//! `captured`. The steps themselves are plain functions over it (`engine/steps.rs`,
+//! `claims.rs`, `negative.rs`).
+
+mod confirm;
+mod confirm_claim;
+mod context;
+mod error;
+mod keep;
+mod read;
+mod reconcile;
+mod send;
+mod wait;
+
+pub(crate) use confirm_claim::{confirm_by_reading, read_claimed_status, status_check};
+pub(crate) use context::StepContext;
+pub(crate) use error::{StepError, missing};
+pub(crate) use wait::{CONTRACTS_EVERY, CONTRACTS_WAIT, Poll};

@@ -1,0 +1,125 @@
+//! Sending a step's call, the flow's side: a write is sent once and confirmed (`confirm.rs`),
+//! a read with a wait is polled (`wait.rs`); a write the interrupted run already got answered
+//! is not sent again; a conflict that follows a lost answer is reconciled (`reconcile.rs`); and
+//! every exchange is attributed to the flow's booking and its values kept (`keep.rs`).
+//! Sending and recording is the [`Caller`]'s.
+
+use super::context::StepContext;
+use super::wait::Poll;
+use crate::engine::caller::{CallSpec, Expect, Pending};
+use crate::models::Operation;
+use crate::record::Check;
+
+#[cfg(doc)]
+use crate::engine::caller::Caller;
+
+impl StepContext<'_> {
+    /// Sends the call. A write is sent once (again only to reconcile a lost answer) and
+    /// confirmed when its answer says it is pending (`confirm.rs`); a read is repeated until
+    /// the endpoint's wait holds, when it has one.
+    pub(crate) async fn send(&mut self, spec: CallSpec) -> Pending {
+        let wait = match spec.expect {
+            Expect::Success(_) if spec.operation.is_write() => {
+                let pending = self.send_once(spec).await;
+                return self.confirm_write(pending).await;
+            }
+            Expect::Success(_) => self.shared.endpoints.wait(spec.operation).cloned(),
+            Expect::Refusal(_) => None,
+        };
+        let Some(wait) = wait else {
+            return self.send_once(spec).await;
+        };
+        let poll = Poll {
+            condition: format!("`{}`", wait.until),
+            every: wait.every,
+            timeout: wait.timeout,
+            fail_on_timeout: true,
+        };
+        self.send_polling(spec, poll, |cx, pending| {
+            let context = cx.answer_context(pending);
+            cx.shared.endpoints.wait_holds(&wait, &context)
+        })
+        .await
+    }
+
+    pub(crate) fn booking_number(&self) -> Option<&str> {
+        self.state.booking.as_ref().map(|b| b.number.as_str())
+    }
+
+    /// Sends the call (see [`Caller::send`]) and returns the final attempt pending.
+    /// A conflict that follows a lost answer is reconciled before it is returned.
+    pub(crate) async fn send_once(&mut self, spec: CallSpec) -> Pending {
+        // Resumed inside a step: a write the interrupted run already got answered and recorded
+        // is not sent again (its step line was lost, not its exchange); its answer is reused.
+        if let Some(done) = self.take_done(&spec) {
+            return Pending::replayed(&done, spec);
+        }
+        let (mut pending, lost_before) = self.caller.send(spec, self.booking_number()).await;
+        // An update whose lost attempt took effect changed the booking: its retry's
+        // `If-Match` is then stale (412), which is that attempt's trace, as a 409 is.
+        let conflict = matches!(
+            (pending.spec.operation, pending.attempt.status()),
+            (Operation::QuoteDeletion, Some(404)) | (Operation::Update, Some(412)) | (_, Some(409))
+        );
+        if conflict
+            && matches!(pending.spec.expect, Expect::Success(_))
+            && (lost_before || self.resumed_mid_step)
+        {
+            self.reconcile(&mut pending).await;
+        } else if lost_before
+            && pending.status_ok()
+            && self
+                .shared
+                .endpoints
+                .sends_idempotency_key(pending.spec.operation)
+        {
+            // The retry carried the lost attempt's key: a staging that honours keys answers it
+            // as that attempt, so the write took effect once.
+            pending.checks.push(Check::pass(
+                "reconciled",
+                "answer to an earlier attempt was lost; retried with the same idempotency key, \
+                 which the staging answers as that attempt; counted once",
+            ));
+        }
+        pending.checks.extend(error_body_check(&pending));
+        pending
+    }
+
+    /// The interrupted step's recorded answer to this very write (same operation and URL),
+    /// taken in the order the step made them. `done_in_step` holds only that step's counted
+    /// exchanges (see [`ResumePoint`](crate::engine::state::ResumePoint)), and is empty otherwise.
+    fn take_done(&mut self, spec: &CallSpec) -> Option<crate::record::Exchange> {
+        let write = spec.operation.is_write() && matches!(spec.expect, Expect::Success(_));
+        if !write {
+            return None;
+        }
+        let url = self.shared.client.url(&spec.path);
+        let i = self
+            .done_in_step
+            .iter()
+            .position(|x| x.operation == spec.operation && x.url == url)?;
+        Some(self.done_in_step.remove(i))
+    }
+
+    /// Records the final attempt with the step's checks; true when the exchange passed.
+    pub(crate) fn finish(&mut self, mut pending: Pending) -> bool {
+        self.keep_captured(&mut pending);
+        self.caller.finish(pending, self.booking_number())
+    }
+}
+
+/// A success status whose body states an error (some gateways answer 200 with an error
+/// object): the server did not do what was asked, whatever the status says.
+fn error_body_check(pending: &Pending) -> Option<Check> {
+    let response = pending.attempt.response.as_ref()?;
+    let success = matches!(pending.spec.expect, Expect::Success(_))
+        && pending.spec.expect.matches(response.status);
+    let words = success.then(|| response.error_words()).flatten()?;
+    Some(Check::fail(
+        "error_body",
+        format!(
+            "HTTP {} but the body states an error: {words}",
+            response.status
+        ),
+    ))
+}
