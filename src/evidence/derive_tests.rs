@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::Differences;
+use crate::evidence::derive::Differences;
 
 /// Lists compared item by item name exactly what comparing them whole as JSON names.
 #[test]
