@@ -14,7 +14,9 @@
 //!   second and peak RSS (GNU time's %M) of the ppcert process alone.
 //! - `throughput`: POST /quotes on the sandbox with keep-alive from wrk (needs `wrk`).
 //! - `proxy`: p50 and p95 latency of POST /quotes with keep-alive, sent directly to a
-//!   zero-latency sandbox and through `ppcert proxy` (the release binary) in front of it.
+//!   zero-latency sandbox, through `ppcert proxy` (the release binary) in front of it, and
+//!   through `ppcert proxy --faults` with a plan none of these calls meets: the latency each
+//!   proxy adds to a call without a fault (see `proxy.rs`).
 //! - `webhook-flood`, `proxy-flood [SECS] [RUNS]`, `serve-batches [SECS]`: memory of the
 //!   long-lived listeners under hostile or heavy traffic (see `listeners.rs`).
 //! - `diff`: `ppcert diff` of two `--scale 100` bundles (see `diff.rs`).
@@ -24,6 +26,7 @@
 mod cost;
 mod diff;
 mod listeners;
+mod proxy;
 
 use std::path::Path;
 use std::process::Command;
@@ -397,58 +400,6 @@ fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
     values[((values.len() - 1) as f64 * p).round() as usize]
 }
 
-fn proxy(runtime: &tokio::runtime::Runtime) {
-    use std::io::BufRead;
-    ppcert::engine::http::install_crypto_provider();
-    let sandbox = sandbox(runtime, Duration::ZERO);
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(binary())
-        .args([
-            "proxy",
-            "--listen",
-            "127.0.0.1:0",
-            "--base-url",
-            &sandbox.base_url(),
-            "--out",
-        ])
-        .arg(dir.path().join("b"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("ppcert proxy starts");
-    let first = std::io::BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .next()
-        .and_then(Result::ok)
-        .unwrap_or_default();
-    let through = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_default()
-        .to_string();
-    let (mut direct, mut proxied) = (Vec::new(), Vec::new());
-    for _ in 0..RUNS {
-        let d = runtime.block_on(latencies(&sandbox.base_url(), sandbox.token(), 2000));
-        let p = runtime.block_on(latencies(&through, sandbox.token(), 2000));
-        println!(
-            "  direct p50 {:.0} µs p95 {:.0} µs; through the proxy p50 {:.0} µs p95 {:.0} µs",
-            percentile(d.clone(), 0.5),
-            percentile(d.clone(), 0.95),
-            percentile(p.clone(), 0.5),
-            percentile(p.clone(), 0.95)
-        );
-        direct.push(percentile(d, 0.5));
-        proxied.push(percentile(p, 0.5));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let (direct, proxied) = (median(direct), median(proxied));
-    println!(
-        "proxy: POST /quotes p50 {direct:.0} µs direct, {proxied:.0} µs through ppcert proxy: {:.0} µs added (median of {RUNS} runs of 2,000 keep-alive requests)",
-        proxied - direct
-    );
-}
-
 /// Writes `dir/quote.lua`: wrk POSTs one valid, future-dated quote with `token`.
 fn quote_script(dir: &Path, token: &str) {
     let body = quote_body();
@@ -582,7 +533,7 @@ fn main() {
         throughput(&runtime);
     }
     if all || which == "proxy" {
-        proxy(&runtime);
+        proxy::proxy(&runtime);
     }
     if all || which == "diff" {
         diff::diff();

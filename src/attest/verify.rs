@@ -79,8 +79,9 @@ fn scenario_check(derived: &Evidence, problems: &mut Vec<Problem>) -> ScenarioCh
         .filter(|r| run.partner.flight_seller || !r.flight_sellers_only)
         .map(|r| (r.operation, r.required))
         .collect();
+    // The resilience row is a plan's, not the scenario's (and graded again on its own).
     let counted: Vec<_> = (derived.requirements.iter())
-        .map(|r| (r.operation, r.required))
+        .filter_map(|r| Some((r.operation.operation()?, r.required)))
         .collect();
     if expected != counted {
         problems.push(problem(format!(
@@ -159,24 +160,36 @@ fn rederive(
     if !has_file(entries, evidence::FILE_NAME) || !has_file(entries, journal::FILE_NAME) {
         return; // the manifest check already says which is missing
     }
-    let recorded = match source.reader(evidence::FILE_NAME) {
-        Ok(reader) => Evidence::from_reader(evidence::FILE_NAME, reader),
-        Err(error) => Err(evidence::EvidenceError::Unreadable {
-            name: evidence::FILE_NAME.into(),
-            error,
-        }),
+    let unreadable = |error| evidence::EvidenceError::Unreadable {
+        name: evidence::FILE_NAME.into(),
+        error,
     };
+    // The record without its exchanges, then its exchanges one at a time, each compared with
+    // the journal's as it is read: neither file is ever held whole.
+    let recorded = (source.reader(evidence::FILE_NAME).map_err(unreadable))
+        .and_then(|reader| evidence::read::head(evidence::FILE_NAME, reader));
     let recorded = match recorded {
         Ok(recorded) => recorded,
         Err(e) => return problems.push(problem(e.to_string())),
     };
-    let rederived = source
-        .reader(journal::FILE_NAME)
-        .map_err(|e| format!("{}: cannot read: {e}", journal::FILE_NAME))
-        .and_then(|reader| {
-            evidence::derive::rederive(reader, &recorded).map_err(|e| e.to_string())
-        });
-    match rederived {
+    let journal = match source.reader(journal::FILE_NAME) {
+        Ok(reader) => reader,
+        Err(e) => {
+            problems.push(problem(format!("{}: cannot read: {e}", journal::FILE_NAME)));
+            checked.recorded = Some(recorded);
+            return;
+        }
+    };
+    let mut derivation = evidence::derive::Derivation::new(journal, &recorded);
+    let streamed = (source.reader(evidence::FILE_NAME).map_err(unreadable)).and_then(|reader| {
+        evidence::read::each_exchange(evidence::FILE_NAME, reader, &mut |kept| {
+            derivation.recorded(kept)
+        })
+    });
+    if let Err(e) = streamed {
+        return problems.push(problem(e.to_string()));
+    }
+    match derivation.finish() {
         Ok(rederived) => {
             for difference in rederived.differences {
                 problems.push(problem(format!("{}: {difference}", evidence::FILE_NAME)));
@@ -184,7 +197,7 @@ fn rederive(
             checked.scenario = scenario_check(&rederived.evidence, problems);
             checked.derived = Some(rederived.evidence);
         }
-        Err(e) => problems.push(problem(e)),
+        Err(e) => problems.push(problem(e.to_string())),
     }
     checked.recorded = Some(recorded);
 }

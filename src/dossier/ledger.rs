@@ -19,10 +19,45 @@ pub(crate) struct Read {
     pub file: String,
     /// Its record computed again from its journal (ledger, verdict, run).
     pub derived: Evidence,
-    /// Its exchanges whole, as its evidence.json holds them (verified equal to the journal's).
-    pub exchanges: Vec<Exchange>,
+    /// The exchanges its ledger counts, in order (see [`Counted::read`]).
+    pub counted: Vec<Counted>,
     pub journal_sha256: String,
     pub signed: bool,
+}
+
+/// One exchange a member's ledger counts, as much of it as the dossier's ledger needs: the
+/// exchanges themselves are read one at a time and never held.
+pub(crate) struct Counted {
+    pub seq: u64,
+    pub operation: Operation,
+    /// What it wrote, as [`super::identity::key`] names it.
+    pub key: String,
+}
+
+impl Counted {
+    /// The exchanges of a member that count, from all of them in order: each success, a
+    /// claim only once its status was read and not flagged (as in the member's own ledger).
+    pub(crate) fn read(
+        each_exchange: impl FnOnce(&mut dyn FnMut(Exchange) -> bool) -> Result<(), String>,
+    ) -> Result<Vec<Counted>, String> {
+        let mut claims = crate::evidence::confirmed::ClaimConfirmations::default();
+        let mut successes = Vec::new();
+        each_exchange(&mut |exchange| {
+            let success = exchange.counts_as_success();
+            claims.add(&exchange, success);
+            if success {
+                successes.push(Counted {
+                    seq: exchange.seq,
+                    operation: exchange.operation,
+                    key: super::identity::key(&exchange),
+                });
+            }
+            true
+        })?;
+        let confirmed: std::collections::HashSet<u64> = claims.confirmed().collect();
+        successes.retain(|c| c.operation != Operation::Claim || confirmed.contains(&c.seq));
+        Ok(successes)
+    }
 }
 
 /// The requirements a dossier is held to: the built-in certification batch.
@@ -80,27 +115,19 @@ fn count(
     seen: &mut HashMap<String, u32>,
     proofs: &mut HashMap<Operation, Vec<Proof>>,
 ) -> (u32, u32) {
-    // A claim counts only once its status was read and not flagged, as in the member's ledger.
-    let mut claims = crate::evidence::confirmed::ClaimConfirmations::default();
-    (member.exchanges.iter()).for_each(|e| claims.add(e, e.counts_as_success()));
-    let confirmed: std::collections::HashSet<u64> = claims.confirmed().collect();
-    let counted = |e: &&Exchange| {
-        e.counts_as_success() && (e.operation != Operation::Claim || confirmed.contains(&e.seq))
-    };
-    let mut mine: HashMap<String, Vec<&Exchange>> = HashMap::new();
+    let mut mine: HashMap<&str, Vec<&Counted>> = HashMap::new();
     let mut order = Vec::new();
-    for exchange in member.exchanges.iter().filter(counted) {
-        let key = super::identity::key(exchange);
-        let list = mine.entry(key.clone()).or_default();
+    for exchange in &member.counted {
+        let list = mine.entry(&exchange.key).or_default();
         if list.is_empty() {
-            order.push(key);
+            order.push(exchange.key.as_str());
         }
         list.push(exchange);
     }
     let (mut counted, mut duplicates) = (0, 0);
     for key in order {
-        let exchanges = &mine[&key];
-        let before = seen.get(&key).copied().unwrap_or(0);
+        let exchanges = &mine[key];
+        let before = seen.get(key).copied().unwrap_or(0);
         let mine_count = exchanges.len() as u32;
         let new = mine_count.saturating_sub(before);
         duplicates += mine_count - new;
@@ -108,7 +135,7 @@ fn count(
         if new == 0 {
             continue;
         }
-        seen.insert(key, before.max(mine_count));
+        seen.insert(key.to_string(), before.max(mine_count));
         let operation = exchanges[0].operation;
         let list = proofs.entry(operation).or_default();
         let proof = match list.iter_mut().find(|p| p.member == member.file) {
@@ -145,7 +172,7 @@ fn requirement(r: &Requirement, members: &[Read], proven_by: Vec<Proof>) -> Doss
     let succeeded = proven_by.iter().map(|p| p.counted).sum();
     DossierRequirement {
         counts: RequirementResult {
-            operation: r.operation,
+            operation: r.operation.into(),
             required: r.required,
             succeeded,
             failed,

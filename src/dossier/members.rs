@@ -6,11 +6,11 @@ use std::path::Path;
 
 use ed25519_dalek::VerifyingKey;
 
-use super::ledger::Read;
+use super::ledger::{Counted, Read};
 use super::model::{MEMBER_PREFIX, MEMBER_SUFFIX};
 use crate::attest::bundle::Source;
 use crate::attest::verify::{Signed, check};
-use crate::evidence::RunInfo;
+use crate::evidence::{self, RunInfo};
 use crate::journal;
 
 /// Verifies the bundle in `source` (its signature too with `key`) and reads it for the ledger;
@@ -23,8 +23,7 @@ pub(crate) fn verify(
 ) -> Result<Read, Vec<String>> {
     let checked = check(source, key, true);
     let problems: Vec<String> = checked.problems.iter().map(|p| p.message.clone()).collect();
-    let (Some(derived), Some(recorded), true) =
-        (checked.derived, checked.recorded, problems.is_empty())
+    let (Some(derived), Some(_), true) = (checked.derived, checked.recorded, problems.is_empty())
     else {
         return Err(match problems.is_empty() {
             true => vec!["its record cannot be computed again from its journal".into()],
@@ -34,11 +33,21 @@ pub(crate) fn verify(
     let journal_sha256 = source
         .digest(journal::FILE_NAME)
         .map_err(|e| vec![format!("{}: cannot read: {e}", journal::FILE_NAME)])?;
+    // The check read the record without holding its exchanges; they are read again one at a
+    // time, keeping only what the dossier's ledger counts.
+    let counted = Counted::read(|each| {
+        let reader = (source.reader(evidence::FILE_NAME))
+            .map_err(|e| format!("{}: cannot read: {e}", evidence::FILE_NAME))?;
+        evidence::read::each_exchange(evidence::FILE_NAME, reader, each)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+    .map_err(|e| vec![e])?;
     let file = file.unwrap_or_else(|| member_file(&derived.run.id, &journal_sha256));
     Ok(Read {
         file,
         derived,
-        exchanges: recorded.exchanges,
+        counted,
         journal_sha256,
         signed: checked.signed != Signed::No,
     })

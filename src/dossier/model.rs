@@ -107,7 +107,7 @@ impl Dossier {
             .iter()
             .map(|r| &r.counts)
             .filter(|r| r.succeeded < r.required)
-            .map(|r| (r.operation, r.required - r.succeeded))
+            .filter_map(|r| Some((r.operation.operation()?, r.required - r.succeeded)))
             .collect()
     }
 }

@@ -6,6 +6,7 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
+use super::tally::Tally;
 use super::{Evidence, RunInfo};
 use crate::journal::{self, FlowSummary, Line};
 use crate::record::{Exchange, StepEvent};
@@ -16,20 +17,28 @@ use crate::timestamp::Timestamp;
 /// At most this many differences are named; the rest are counted.
 const NAMED: usize = 20;
 
+/// The checks' warnings the computed record keeps (nothing reads them: the reports show the
+/// record's own, which `verify` checks exchange by exchange).
+const WARNINGS_KEPT: usize = 100;
+
 /// The record computed again from the journal, and how `evidence.json` differs from it.
 pub(crate) struct Rederived {
-    /// Built by the run's own code from the journal's lines (exchanges kept slim, as a run
-    /// keeps them: the ledger and the verdict read nothing that slimming drops).
+    /// Built by the run's own code from the journal's lines, its exchanges counted (each kept
+    /// slim first, as a run keeps them) but not held: `exchanges` is empty.
     pub evidence: Evidence,
     /// Each difference, named by its place in evidence.json; empty when the record agrees.
     pub differences: Vec<String>,
 }
 
-/// What the journal holds, read one line at a time.
+/// What the journal holds, read one line at a time: counted as the run counts it, never held
+/// whole (the steps only, which `evidence.json` is compared with).
 #[derive(Default)]
 struct Read {
     run: Option<RunInfo>,
-    exchanges: Vec<Exchange>,
+    /// The exchanges so far, counted (kept slim first, as the run's collector does).
+    tally: Tally,
+    /// How many exchanges the journal gave so far.
+    exchanges: usize,
     steps: Vec<StepEvent>,
     end: Option<End>,
     sandbox_marked: bool,
@@ -93,6 +102,24 @@ impl Differences {
         self.compare(path, &as_json(recorded), &as_json(derived));
     }
 
+    /// As [`Differences::compare_as_json`] of two lists, naming the same differences, with
+    /// only the items that differ turned into JSON (a run's steps are thousands).
+    fn compare_lists<T: serde::Serialize + PartialEq>(
+        &mut self,
+        path: &str,
+        recorded: &[T],
+        derived: &[T],
+    ) {
+        if recorded.len() != derived.len() {
+            return self.compare_as_json(path, &recorded, &derived);
+        }
+        for (i, (a, b)) in recorded.iter().zip(derived).enumerate() {
+            if a != b {
+                self.compare_as_json(&format!("{path}[{i}]"), a, b);
+            }
+        }
+    }
+
     fn finish(mut self) -> Vec<String> {
         if self.more > 0 {
             self.named
@@ -136,56 +163,81 @@ pub(crate) enum DeriveError {
     NoEndLine,
 }
 
-/// Reads the journal line by line, comparing each exchange whole with the record's.
-fn read(
-    journal: impl BufRead,
-    recorded: &Evidence,
-    diff: &mut Differences,
-) -> Result<Read, DeriveError> {
-    let mut read = Read::default();
-    let lines = crate::bounds::CappedLines::new(journal, crate::bounds::JOURNAL_LINE_BYTES);
-    for (index, line) in lines.enumerate() {
-        let number = index + 1;
-        let unreadable = |error: String| DeriveError::Unreadable {
-            line: number,
-            error,
-        };
-        let line = line.map_err(|e| unreadable(e.to_string()))?;
-        let text = std::str::from_utf8(&line).map_err(|e| unreadable(e.to_string()))?;
-        if text.trim().is_empty() {
-            continue;
+/// The journal, read a line at a time as far as its next exchange.
+struct Journal<R> {
+    lines: std::iter::Enumerate<crate::bounds::CappedLines<R>>,
+    read: Read,
+}
+
+impl<R: BufRead> Journal<R> {
+    fn new(journal: R) -> Self {
+        let lines = crate::bounds::CappedLines::new(journal, crate::bounds::JOURNAL_LINE_BYTES);
+        Journal {
+            lines: lines.enumerate(),
+            read: Read {
+                tally: Tally::keeping(WARNINGS_KEPT),
+                ..Read::default()
+            },
         }
-        let parsed = journal::parse_line(text).map_err(|error| DeriveError::NotAJournalLine {
-            line: number,
-            error,
-        })?;
-        match parsed {
-            Line::Run { run } if read.run.is_none() => {
+    }
+
+    /// Reads the lines up to the next exchange (the run line, steps, faults, the end line:
+    /// each taken in as it comes) and gives it; `None` at the journal's end.
+    fn next_exchange(&mut self) -> Result<Option<Exchange>, DeriveError> {
+        for (index, line) in &mut self.lines {
+            let number = index + 1;
+            let unreadable = |error: String| DeriveError::Unreadable {
+                line: number,
+                error,
+            };
+            let line = line.map_err(|e| unreadable(e.to_string()))?;
+            let text = std::str::from_utf8(&line).map_err(|e| unreadable(e.to_string()))?;
+            if text.trim().is_empty() {
+                continue;
+            }
+            let parsed =
+                journal::parse_line(text).map_err(|error| DeriveError::NotAJournalLine {
+                    line: number,
+                    error,
+                })?;
+            match parsed {
+                Line::Exchange(exchange) => return Ok(Some(*exchange)),
+                other => self.read.line(other, number)?,
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Read {
+    /// A line other than an exchange.
+    fn line(&mut self, line: Line, number: usize) -> Result<(), DeriveError> {
+        match line {
+            Line::Run { run } if self.run.is_none() => {
                 let run = serde_json::from_value(run).map_err(|error| DeriveError::RunLine {
                     line: number,
                     error,
                 })?;
-                read.run = Some(run);
+                self.run = Some(run);
             }
             Line::Run { .. } => return Err(DeriveError::SecondRun { line: number }),
-            Line::Exchange(exchange) => read.exchange(*exchange, recorded, diff),
-            Line::Step(step) => read.steps.push(step.without_state()),
+            Line::Step(step) => self.steps.push(step.without_state()),
             Line::Unrecognised {
                 method,
                 path,
                 status,
                 ..
-            } => read.unrecognised.add(&method, &path, status),
-            Line::FaultPlan { rules } => read.faults.plan(rules),
-            Line::Fault(fault) => read.faults.fault(fault),
-            Line::Webhook(relayed) => read.faults.webhook(&relayed),
+            } => self.unrecognised.add(&method, &path, status),
+            Line::FaultPlan { rules } => self.faults.plan(rules),
+            Line::Fault(fault) => self.faults.fault(fault),
+            Line::Webhook(relayed) => self.faults.webhook(&relayed),
             Line::End {
                 at,
                 complete,
                 requirements,
                 flows,
             } => {
-                read.end = Some(End {
+                self.end = Some(End {
                     at,
                     complete,
                     requirements,
@@ -194,43 +246,104 @@ fn read(
             }
             _ => {}
         }
+        Ok(())
     }
-    Ok(read)
-}
 
-impl Read {
-    /// Checks one journaled exchange against the record's, then keeps it slim as the run's
+    /// Takes in one journaled exchange: graded, then kept slim and counted as the run's
     /// collector does.
-    fn exchange(&mut self, mut exchange: Exchange, recorded: &Evidence, diff: &mut Differences) {
-        let index = self.exchanges.len();
-        match recorded.exchanges.get(index) {
-            None => diff.push(format!(
-                "exchanges: the journal holds exchange {} that evidence.json leaves out",
-                exchange.seq
-            )),
-            Some(kept) if *kept != exchange => diff.compare_as_json(
-                &format!("exchanges[{index}] (seq {})", exchange.seq),
-                kept,
-                &exchange,
-            ),
-            Some(_) => {}
-        }
+    fn exchange(&mut self, mut exchange: Exchange) {
         if self.faults.active() {
             self.faults.exchange(&exchange);
         }
         exchange.slim_marked_once(&mut self.sandbox_marked);
-        self.exchanges.push(exchange);
+        self.tally.exchange(&exchange);
+        self.exchanges += 1;
     }
 }
 
-/// Computes the record again from `journal` and compares `recorded` with it. An error means
-/// the journal itself cannot be read as a finished run's.
-pub(crate) fn rederive(
-    journal: impl BufRead,
+/// The record computed again from a journal while `evidence.json`'s exchanges are read one
+/// at a time ([`Derivation::recorded`]), each compared whole with the journal's next: neither
+/// file is held.
+pub(crate) struct Derivation<'a, R> {
+    journal: Journal<R>,
+    /// The record as evidence.json holds it, its exchanges aside (read by the caller).
+    recorded: &'a Evidence,
+    diff: Differences,
+    /// Exchanges evidence.json holds past the journal's last.
+    extra: usize,
+    /// Why the journal could not be read, once it could not.
+    error: Option<DeriveError>,
+}
+
+impl<'a, R: BufRead> Derivation<'a, R> {
+    pub(crate) fn new(journal: R, recorded: &'a Evidence) -> Self {
+        Derivation {
+            journal: Journal::new(journal),
+            recorded,
+            diff: Differences::default(),
+            extra: 0,
+            error: None,
+        }
+    }
+
+    /// evidence.json's next exchange, compared with the journal's next; false once the
+    /// journal cannot be read ([`Derivation::finish`] says why).
+    pub(crate) fn recorded(&mut self, kept: Exchange) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        match self.journal.next_exchange() {
+            Err(error) => {
+                self.error = Some(error);
+                false
+            }
+            Ok(None) => {
+                self.extra += 1;
+                true
+            }
+            Ok(Some(exchange)) => {
+                if kept != exchange {
+                    let index = self.journal.read.exchanges;
+                    self.diff.compare_as_json(
+                        &format!("exchanges[{index}] (seq {})", exchange.seq),
+                        &kept,
+                        &exchange,
+                    );
+                }
+                self.journal.read.exchange(exchange);
+                true
+            }
+        }
+    }
+
+    /// The rest of the journal read, the record computed and compared with evidence.json's.
+    pub(crate) fn finish(mut self) -> Result<Rederived, DeriveError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        while let Some(exchange) = self.journal.next_exchange()? {
+            self.diff.push(format!(
+                "exchanges: the journal holds exchange {} that evidence.json leaves out",
+                exchange.seq
+            ));
+            self.journal.read.exchange(exchange);
+        }
+        if self.extra > 0 {
+            self.diff.push(format!(
+                "exchanges: evidence.json holds {} exchanges the journal does not",
+                self.extra
+            ));
+        }
+        compute(self.journal.read, self.recorded, self.diff)
+    }
+}
+
+/// The record of what the journal gave, and where `recorded` differs from it.
+fn compute(
+    read: Read,
     recorded: &Evidence,
+    mut diff: Differences,
 ) -> Result<Rederived, DeriveError> {
-    let mut diff = Differences::default();
-    let read = read(journal, recorded, &mut diff)?;
     let mut run = read.run.ok_or(DeriveError::NoRunLine)?;
     let Some(End {
         at,
@@ -241,12 +354,6 @@ pub(crate) fn rederive(
     else {
         return Err(DeriveError::NoEndLine);
     };
-    if recorded.exchanges.len() > read.exchanges.len() {
-        diff.push(format!(
-            "exchanges: evidence.json holds {} exchanges the journal does not",
-            recorded.exchanges.len() - read.exchanges.len()
-        ));
-    }
     run.complete = complete;
     run.finished_at = Some(at);
     // A resumed run may carry a fresh token (same source) and other concurrency: the record
@@ -263,14 +370,12 @@ pub(crate) fn rederive(
             reason: f.reason,
         })
         .collect();
-    let mut evidence = super::build(
-        run,
-        &requirements,
-        read.exchanges,
-        read.steps,
-        &results,
-        Vec::new(),
-    );
+    let mut tally = read.tally;
+    read.steps.iter().for_each(|step| tally.step(step));
+    let mut evidence = Evidence {
+        steps: read.steps,
+        ..super::model::assemble(run, &requirements, tally, &results, Vec::new())
+    };
     evidence.unrecognised = read.unrecognised.section();
     resilience(&mut evidence, read.faults, recorded, &mut diff);
     diff.compare_as_json("verdict", &recorded.verdict, &evidence.verdict);
@@ -280,8 +385,8 @@ pub(crate) fn rederive(
         &evidence.requirements,
     );
     diff.compare_as_json("run", &recorded.run, &evidence.run);
-    diff.compare_as_json("flows", &recorded.flows, &evidence.flows);
-    diff.compare_as_json("steps", &recorded.steps, &evidence.steps);
+    diff.compare_lists("flows", &recorded.flows, &evidence.flows);
+    diff.compare_lists("steps", &recorded.steps, &evidence.steps);
     diff.compare_as_json(
         "unrecognised",
         &recorded.unrecognised,
@@ -305,24 +410,7 @@ fn resilience(
     diff.compare_as_json("resilience", &recorded.resilience, &evidence.resilience);
 }
 
+// Beside this file, for length; it names its imports (as resilience_tests.rs does).
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn differences_are_named_by_their_path_down_to_the_leaf() {
-        let mut diff = Differences::default();
-        diff.compare(
-            "requirements",
-            &serde_json::json!([{"operation": "quote", "met": true, "succeeded": 5}]),
-            &serde_json::json!([{"operation": "quote", "met": false, "succeeded": 3}]),
-        );
-        assert_eq!(
-            diff.finish(),
-            vec![
-                "requirements[0].met: evidence.json says true, the journal gives false",
-                "requirements[0].succeeded: evidence.json says 5, the journal gives 3",
-            ]
-        );
-    }
-}
+#[path = "derive_tests.rs"]
+mod tests;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::confirmed::ClaimConfirmations;
+use super::counted::Counted;
 use super::pending::{PendingWrites, Settled};
 use crate::models::Operation;
 use crate::record::{Delivery, Exchange, Phase};
@@ -13,7 +14,8 @@ use crate::scenario::Requirement;
 /// One requirement as the provider would count it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct RequirementResult {
-    pub operation: Operation,
+    /// An operation, or `resilience` (see [`Counted`]).
+    pub operation: Counted,
     pub required: u32,
     pub succeeded: u32,
     pub failed: u32,
@@ -131,7 +133,7 @@ impl Ledger {
             .map(|r| {
                 let counts = self.counts.get(&r.operation).copied().unwrap_or_default();
                 RequirementResult {
-                    operation: r.operation,
+                    operation: r.operation.into(),
                     required: r.required,
                     succeeded: counts.succeeded,
                     failed: counts.failed,
@@ -268,7 +270,7 @@ mod tests {
         let ledger_of = |seller| -> Vec<_> {
             ledger(&requirements, seller, &exchanges)
                 .iter()
-                .map(|r| (r.operation, counted(r)))
+                .map(|r| (r.operation.operation().expect("an operation"), counted(r)))
                 .collect()
         };
         assert_eq!(

@@ -4,12 +4,14 @@
 pub(crate) mod baseline;
 pub(crate) mod collect;
 pub(crate) mod confirmed;
+pub(crate) mod counted;
 pub(crate) mod derive;
 pub(crate) mod graded;
 pub(crate) mod hints;
 mod ledger;
 mod model;
 mod pending;
+pub(crate) mod read;
 pub(crate) mod resilience;
 pub(crate) mod resume;
 pub(crate) mod resume_error;

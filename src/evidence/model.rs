@@ -29,6 +29,8 @@ pub(crate) struct Evidence {
     pub bookings: Vec<BookingRecord>,
     pub flows: Vec<FlowSummary>,
     pub steps: Vec<StepEvent>,
+    /// Left empty by [`super::read::head`], which reads the record without them.
+    #[serde(deserialize_with = "super::read::exchanges")]
     pub exchanges: Vec<Exchange>,
     pub warnings: Vec<String>,
     /// Present when the run received webhooks (`--webhooks`, `--webhook-listen`).
@@ -316,30 +318,6 @@ pub(crate) enum EvidenceError {
     Schema { name: String, found: u32 },
 }
 
-impl Evidence {
-    /// Reads a record from `reader`; `name` says where it came from in errors.
-    pub(crate) fn from_reader(
-        name: &str,
-        mut reader: impl std::io::Read,
-    ) -> Result<Evidence, EvidenceError> {
-        let name = name.to_string();
-        // Read whole, then parsed: serde_json parses a string several times faster than a reader.
-        let mut text = String::new();
-        if let Err(error) = reader.read_to_string(&mut text) {
-            return Err(EvidenceError::Unreadable { name, error });
-        }
-        let evidence: Evidence = match serde_json::from_str(&text) {
-            Ok(evidence) => evidence,
-            Err(error) => return Err(EvidenceError::NotARecord { name, error }),
-        };
-        if evidence.schema_version != SCHEMA_VERSION {
-            let found = evidence.schema_version;
-            return Err(EvidenceError::Schema { name, found });
-        }
-        Ok(evidence)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,7 +327,7 @@ mod tests {
     #[test]
     fn the_verdict_passes_only_a_complete_run_with_everything_met_and_passed() {
         let requirement = |met| RequirementResult {
-            operation: crate::models::Operation::Quote,
+            operation: crate::models::Operation::Quote.into(),
             required: 1,
             succeeded: u32::from(met),
             failed: 0,

@@ -118,10 +118,21 @@ pub(crate) fn write_bundle(
         }
     })?;
     if evidence.in_journal.is_none() {
-        let mut wanted = view::shown(evidence);
-        wanted.extend(junit::quoted(evidence));
-        evidence::stream::hydrate(evidence, &wanted)?;
+        return write_reports_hydrated(dir, evidence, formats);
     }
+    write_reports(dir, evidence, formats)
+}
+
+/// Renders the reports of a record whose exchanges are slim (a run's own, or one `ppcert
+/// report` read back): the few a report shows are put back whole from the journal first.
+pub(crate) fn write_reports_hydrated(
+    dir: &Path,
+    evidence: &mut Evidence,
+    formats: &[Format],
+) -> std::io::Result<()> {
+    let mut wanted = view::shown(evidence);
+    wanted.extend(junit::quoted(evidence));
+    evidence::stream::hydrate(evidence, &wanted)?;
     write_reports(dir, evidence, formats)
 }
 

@@ -50,6 +50,7 @@ mod probe_run;
 mod proxy;
 mod proxy_checks;
 mod proxy_command;
+mod proxy_fault_webhooks;
 mod proxy_faults;
 mod proxy_many;
 mod proxy_recovery;

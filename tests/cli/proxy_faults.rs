@@ -259,18 +259,34 @@ async fn a_client_that_never_retries_fails_the_standard_plan_fault_by_fault() {
         (Some(0), Some(false))
     );
     ledger_is_the_stagings(&evidence, &sandbox);
+    assert_eq!(
+        resilience_row(&evidence),
+        json!({"operation": "resilience", "required": 4, "succeeded": 0, "failed": 4,
+            "unconfirmed": 0, "met": false})
+    );
     let report = std::fs::read_to_string(dir.path().join("b/report.md")).unwrap();
     assert!(
         report.contains("did nothing after the lost answer"),
         "the report's resilience section"
     );
+    assert!(
+        report.contains("| `resilience` | 4 | 0 | 4 | 0 | ❌ no |"),
+        "the ledger's row: {report}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("b/report.html")).unwrap();
+    assert!(html.contains("<td><code>resilience</code></td>"), "{html}");
     let junit = std::fs::read_to_string(dir.path().join("b/junit.xml")).unwrap();
     assert_eq!(
         junit.matches("classname=\"resilience\"").count(),
         4,
         "a testcase per fault"
     );
+    assert!(
+        junit.contains("name=\"requirement › resilience\""),
+        "the ledger's testcase: {junit}"
+    );
     edited_verdict_fails_verify(dir.path()).await;
+    edited_row_fails_verify(dir.path()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -301,6 +317,11 @@ async fn a_client_that_handles_errors_passes_the_standard_plan() {
     ledger_is_the_stagings(&evidence, &sandbox);
     assert_eq!(evidence["resilience"]["met"], true);
     assert_eq!(
+        resilience_row(&evidence),
+        json!({"operation": "resilience", "required": 4, "succeeded": 4, "failed": 0,
+            "unconfirmed": 0, "met": true})
+    );
+    assert_eq!(
         ppcert(dir.path(), &["keygen", "--out", "k"], None)
             .await
             .code,
@@ -310,6 +331,40 @@ async fn a_client_that_handles_errors_passes_the_standard_plan() {
     assert_eq!(signed.code, 0, "{}", signed.stderr);
     let verified = ppcert(dir.path(), &["verify", "b", "--key", "k.pub"], None).await;
     assert_eq!(verified.code, 0, "{}", verified.stderr);
+}
+
+/// The ledger's last row, the plan's.
+fn resilience_row(evidence: &Value) -> Value {
+    let rows = evidence["requirements"].as_array().expect("a ledger");
+    let operations = &rows[..rows.len() - 1];
+    assert!(
+        operations.iter().all(|r| r["operation"] != "resilience"),
+        "{rows:?}"
+    );
+    rows.last().unwrap().clone()
+}
+
+/// The ledger's resilience row edited to met (the verdict with it, the manifest rewritten)
+/// fails `verify`: the journal grades the plan again.
+async fn edited_row_fails_verify(dir: &Path) {
+    copy_dir(&dir.join("b"), &dir.join("r"));
+    let path = dir.join("r/evidence.json");
+    let mut evidence = read_json(&path);
+    let last = evidence["requirements"].as_array().unwrap().len() - 1;
+    evidence["requirements"][last]["met"] = json!(true);
+    evidence["requirements"][last]["succeeded"] = json!(4);
+    evidence["verdict"] = json!("passed");
+    std::fs::write(&path, serde_json::to_vec_pretty(&evidence).unwrap()).unwrap();
+    rehash(&dir.join("r"), "evidence.json");
+    let verified = ppcert(dir, &["verify", "r"], None).await;
+    assert_eq!(verified.code, 1, "{}", verified.stdout);
+    assert!(
+        verified.stderr.contains(&format!(
+            "requirements[{last}].met: evidence.json says true"
+        )),
+        "{}",
+        verified.stderr
+    );
 }
 
 /// A verdict edited in evidence.json (its manifest line rewritten, as a forger would) fails
@@ -412,7 +467,7 @@ async fn a_held_answer_read_back_after_the_client_timed_out_is_handled() {
 
 /// A partner's webhook receiver: keeps what each delivery carried (its `webhook-id` and body);
 /// with `refuse_duplicates`, answers a delivery id it already processed with 500.
-async fn receiver(
+pub(crate) async fn receiver(
     refuse_duplicates: bool,
 ) -> (
     String,

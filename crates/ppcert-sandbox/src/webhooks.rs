@@ -90,8 +90,15 @@ impl DeliveryAttempt {
 /// Delivery attempts remembered at most (the newest): a long-lived `serve` must stay flat.
 const MAX_KEPT_ATTEMPTS: usize = 10_000;
 
+/// Deliveries scheduled and not yet ended, at most: past it a new event is recorded as not
+/// delivered, so a receiver that never answers cannot make a long-lived `serve` grow.
+const MAX_IN_FLIGHT: usize = 10_000;
+
 pub(crate) struct Sender {
     options: WebhookOptions,
+    /// Deliveries scheduled and not yet ended, and how many may be ([`MAX_IN_FLIGHT`]).
+    in_flight: AtomicUsize,
+    max_in_flight: usize,
     client: reqwest::Client,
     attempts: Mutex<std::collections::VecDeque<DeliveryAttempt>>,
     next_id: AtomicU64,
@@ -109,6 +116,8 @@ impl Sender {
             .map_err(std::io::Error::other)?;
         Ok(Sender {
             options,
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: MAX_IN_FLIGHT,
             client,
             attempts: Mutex::new(std::collections::VecDeque::new()),
             next_id: AtomicU64::new(0),
@@ -134,6 +143,23 @@ impl Sender {
     pub(crate) fn dispatch(self: &Arc<Self>, events: Vec<Scheduled>) {
         for scheduled in events {
             let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+            if self.in_flight.fetch_add(1, Ordering::SeqCst) >= self.max_in_flight {
+                self.in_flight.fetch_sub(1, Ordering::SeqCst);
+                self.record(DeliveryAttempt {
+                    delivery_id: format!("evt_{id:08}"),
+                    event: scheduled.event.name().to_string(),
+                    booking_number: scheduled.event.booking_number().to_string(),
+                    claim_status: scheduled.event.claim_status().map(str::to_string),
+                    attempt: 0,
+                    status: None,
+                    error: Some(format!(
+                        "not delivered: {} deliveries already pending",
+                        self.max_in_flight
+                    )),
+                    at: Utc::now(),
+                });
+                continue;
+            }
             let sender = Arc::clone(self);
             tokio::spawn(async move {
                 if let Ok(wait) = scheduled.after.to_std() {
@@ -142,6 +168,7 @@ impl Sender {
                 sender
                     .deliver(format!("evt_{id:08}"), &scheduled.event)
                     .await;
+                sender.in_flight.fetch_sub(1, Ordering::SeqCst);
             });
         }
     }
@@ -226,5 +253,55 @@ fn describe(error: &reqwest::Error) -> String {
         "could not connect".into()
     } else {
         "failed before an answer".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn created(booking: &str) -> Scheduled {
+        let facts = serde_json::from_value(serde_json::json!({
+            "id": "ct_1", "createdAt": "2026-01-01T00:00:00Z",
+            "coveredEvent": {"type": "TRIP"},
+            "subscription": {"id": "sub_1", "bookingNumber": booking, "subscribedAt": "2026-01-01T00:00:00Z",
+                "customer": {"email": "a@example.com", "firstname": "A", "lastname": "B"}},
+            "travelers": [{"ageRange": "ADULT", "birthdate": "1980-02-03", "firstName": "A", "lastName": "B"}],
+            "product": {"name": "Withdrawal", "type": "WITHDRAWAL"}
+        }))
+        .unwrap();
+        Scheduled {
+            after: chrono::Duration::zero(),
+            event: Event::ContractCreated(facts),
+        }
+    }
+
+    /// A receiver that accepts and never answers holds every delivery in flight: past the cap
+    /// a new event is recorded as not delivered instead of waiting beside the others.
+    #[tokio::test]
+    async fn deliveries_in_flight_are_capped() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                open.push(socket);
+            }
+        });
+        let mut options = WebhookOptions::new(url, Scheme::ProviderDocs, b"secret".to_vec());
+        options.retry_delays = Vec::new();
+        let mut sender = Sender::new(options).unwrap();
+        sender.max_in_flight = 2;
+        let sender = Arc::new(sender);
+        sender.dispatch(vec![created("B1"), created("B2"), created("B3")]);
+        let attempts = sender.attempts();
+        assert_eq!(attempts.len(), 1, "{attempts:?}");
+        assert_eq!(attempts[0].booking_number, "B3");
+        assert!(
+            (attempts[0].error.as_deref()).is_some_and(|e| e.starts_with("not delivered")),
+            "{attempts:?}"
+        );
+        assert_eq!(sender.in_flight.load(Ordering::SeqCst), 2);
+        held.abort();
     }
 }

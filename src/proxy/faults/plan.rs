@@ -302,6 +302,63 @@ mod tests {
         );
     }
 
+    /// `duplicate_webhook` reads for the two operations the staging sends a webhook after,
+    /// and each mistake names the file, the line and the field.
+    #[test]
+    fn a_duplicate_webhook_fault_reads_and_its_mistakes_are_named() {
+        let plan = parse(
+            "hooks.toml",
+            "[[faults]]\noperation = \"subscription\"\nkind = \"duplicate_webhook\"\nnth = 2\n\n[[faults]]\noperation = \"claim\"\nkind = \"duplicate_webhook\"\nevery = 3\n",
+        )
+        .unwrap();
+        let read: Vec<_> = plan
+            .iter()
+            .map(|r| (r.operation, &r.kind, r.which))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (
+                    Operation::Subscription,
+                    &FaultKind::DuplicateWebhook,
+                    Which::Nth(2)
+                ),
+                (
+                    Operation::Claim,
+                    &FaultKind::DuplicateWebhook,
+                    Which::Every(3)
+                ),
+            ]
+        );
+        let hooks = |text: &str| parse("hooks.toml", text).unwrap_err().to_string();
+        assert_eq!(
+            hooks("[[faults]]\nkind = \"duplicate_webhook\"\noperation = \"quote\"\nnth = 1\n"),
+            "hooks.toml:3: operation: kind = \"duplicate_webhook\" duplicates the webhook of \"subscription\" (contract.created) or \"claim\" (claim.updated)"
+        );
+        assert_eq!(
+            hooks(
+                "[[faults]]\noperation = \"claim\"\nkind = \"duplicate_webhook\"\nnth = 1\nstatus = 503\n"
+            ),
+            "hooks.toml:5: status: not a key of kind = \"duplicate_webhook\""
+        );
+        assert_eq!(
+            hooks(
+                "[[faults]]\noperation = \"claim\"\nkind = \"duplicate_webhook\"\nfor = \"2s\"\nnth = 1\n"
+            ),
+            "hooks.toml:4: for: not a key of kind = \"duplicate_webhook\""
+        );
+        assert_eq!(
+            hooks("[[faults]]\noperation = \"claim\"\nkind = \"duplicate_webhook\"\nevery = -1\n"),
+            "hooks.toml:4: every: -1 is not a call number (1 or more)"
+        );
+        assert!(
+            hooks(
+                "[[faults]]\noperation = \"subscription\"\nkind = \"duplicate_webhooks\"\nnth = 1\n"
+            )
+            .starts_with("hooks.toml:3: kind: `duplicate_webhooks` is not a fault kind"),
+        );
+    }
+
     #[test]
     fn the_standard_plan_is_four_faults_on_the_certification_batch() {
         let plan = standard();

@@ -1,0 +1,244 @@
+//! Reading an `evidence.json` back without holding its exchanges: the record with its
+//! `exchanges` skipped ([`head`]), and the exchanges one at a time ([`each_exchange`]), each a
+//! pass over the file through a buffer. A bundle of hundreds of thousands of exchanges is then
+//! verified, compared and exported in the memory of one exchange, not of the file.
+
+use std::cell::Cell;
+use std::fmt;
+use std::io::Read;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, de};
+
+use super::model::{Evidence, EvidenceError, SCHEMA_VERSION};
+use crate::record::Exchange;
+
+thread_local! {
+    /// Set while [`head`] reads: `Evidence::exchanges` is then skipped, not read.
+    static SKIPPING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// How `Evidence::exchanges` is read: whole, or skipped while [`head`] reads (the syntax is
+/// still checked; the exchanges' fields are checked by [`each_exchange`]).
+pub(super) fn exchanges<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Exchange>, D::Error> {
+    if SKIPPING.get() {
+        IgnoredAny::deserialize(deserializer)?;
+        return Ok(Vec::new());
+    }
+    Vec::deserialize(deserializer)
+}
+
+/// Sets [`SKIPPING`] for as long as it lives, whatever ends the read.
+struct Skipping;
+
+impl Skipping {
+    fn start() -> Skipping {
+        SKIPPING.set(true);
+        Skipping
+    }
+}
+
+impl Drop for Skipping {
+    fn drop(&mut self) {
+        SKIPPING.set(false);
+    }
+}
+
+fn not_a_record(name: &str, error: serde_json::Error) -> EvidenceError {
+    let name = name.to_string();
+    if error.is_io() {
+        return EvidenceError::Unreadable {
+            name,
+            error: error.into(),
+        };
+    }
+    EvidenceError::NotARecord { name, error }
+}
+
+/// The record `reader` holds, its `exchanges` left empty (read them with [`each_exchange`]);
+/// `name` says where it came from in errors.
+pub(crate) fn head(name: &str, reader: impl Read) -> Result<Evidence, EvidenceError> {
+    let evidence: Evidence = {
+        let _skipping = Skipping::start();
+        serde_json::from_reader(std::io::BufReader::new(reader))
+            .map_err(|e| not_a_record(name, e))?
+    };
+    if evidence.schema_version != SCHEMA_VERSION {
+        let found = evidence.schema_version;
+        let name = name.to_string();
+        return Err(EvidenceError::Schema { name, found });
+    }
+    Ok(evidence)
+}
+
+/// Calls `each` with every exchange of the record `reader` holds, in order, one at a time;
+/// `each` returns false to stop. How many were read.
+pub(crate) fn each_exchange(
+    name: &str,
+    reader: impl Read,
+    each: &mut dyn FnMut(Exchange) -> bool,
+) -> Result<usize, EvidenceError> {
+    let mut deserializer = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
+    let mut count = 0;
+    let top = Top {
+        each,
+        count: &mut count,
+    };
+    let read = top.deserialize(&mut deserializer);
+    match read.and_then(|()| deserializer.end()) {
+        Ok(()) => Ok(count),
+        // `each` asked to stop: what it read is all that was wanted.
+        Err(error) if error.to_string().starts_with(STOP) => Ok(count),
+        Err(error) => Err(not_a_record(name, error)),
+    }
+}
+
+/// The record's top level: every member skipped but `exchanges`.
+struct Top<'a> {
+    each: &'a mut dyn FnMut(Exchange) -> bool,
+    count: &'a mut usize,
+}
+
+/// The marker of a stop `each` asked for, carried through serde as an error.
+const STOP: &str = "\u{0}stopped by the reader";
+
+impl<'de> DeserializeSeed<'de> for Top<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an evidence record (a JSON object)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "exchanges" {
+                map.next_value_seed(Exchanges {
+                    each: &mut *self.each,
+                    count: &mut *self.count,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `exchanges` array, an element at a time.
+struct Exchanges<'a> {
+    each: &'a mut dyn FnMut(Exchange) -> bool,
+    count: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Exchanges<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Exchanges<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of exchanges")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(exchange) = seq.next_element::<Exchange>()? {
+            *self.count += 1;
+            if !(self.each)(exchange) {
+                return Err(de::Error::custom(STOP));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record with two exchanges, as `ppcert run` writes one.
+    fn record() -> String {
+        let exchange = |seq: u64| {
+            serde_json::json!({
+                "seq": seq, "flow": "f#1", "step": "quote", "operation": "quote",
+                "attempt": 1, "method": "POST", "url": "http://127.0.0.1/quotes",
+                "started_at": "2026-01-01T00:00:00Z", "duration_ms": 1,
+                "request": {"headers": {}}, "response": null, "outcome": "error",
+                "checks": [], "error": null, "expectation": "acceptance", "retried": false,
+                "delivery": "answered"
+            })
+        };
+        let mut evidence = serde_json::to_value(sample()).unwrap();
+        evidence["exchanges"] = serde_json::json!([exchange(1), exchange(2)]);
+        evidence.to_string()
+    }
+
+    fn sample() -> Evidence {
+        let run: super::super::RunInfo = serde_json::from_value(serde_json::json!({
+            "id": "r", "started_at": "2026-01-01T00:00:00Z", "finished_at": null,
+            "scenario": "s", "scenario_description": "", "scenario_source": "builtin:s",
+            "scenario_sha256": "", "seed": 1, "complete": true,
+            "partner": {"name": "p", "flight_seller": false},
+            "target": {"base_url": "http://127.0.0.1", "environment": "staging", "embedded": false},
+            "token_fingerprint": "", "concurrency": 1, "scale": 1, "notice": null
+        }))
+        .unwrap();
+        super::super::build(run, &[], Vec::new(), Vec::new(), &[], Vec::new())
+    }
+
+    #[test]
+    fn the_head_skips_the_exchanges_and_each_exchange_reads_them_one_at_a_time() {
+        let text = record();
+        let head = head("evidence.json", text.as_bytes()).unwrap();
+        assert!(head.exchanges.is_empty());
+        assert_eq!(head.run.id, "r");
+        let whole: Evidence = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            whole.exchanges.len(),
+            2,
+            "outside `head`, exchanges are read"
+        );
+        let mut seqs = Vec::new();
+        let read = each_exchange("evidence.json", text.as_bytes(), &mut |x| {
+            seqs.push(x.seq);
+            true
+        });
+        assert_eq!((read.unwrap(), seqs), (2, vec![1, 2]));
+        let mut first = Vec::new();
+        let stopped = each_exchange("evidence.json", text.as_bytes(), &mut |x| {
+            first.push(x.seq);
+            false
+        });
+        assert_eq!((stopped.unwrap(), first), (1, vec![1]));
+    }
+
+    #[test]
+    fn a_broken_exchange_is_named_by_its_line() {
+        let text = record().replace("\"attempt\":1", "\"attempt\":\"one\"");
+        assert!(head("evidence.json", text.as_bytes()).is_ok(), "skipped");
+        let error = each_exchange("evidence.json", text.as_bytes(), &mut |_| true).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("evidence.json:1: invalid type"),
+            "{error}"
+        );
+        let cut = &record()[..200];
+        let error = head("evidence.json", cut.as_bytes()).unwrap_err();
+        assert!(error.to_string().contains("EOF"), "{error}");
+    }
+}
