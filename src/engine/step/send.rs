@@ -66,12 +66,12 @@ impl StepContext<'_> {
         if conflict && acceptance && (lost_before || self.resumed_mid_step) {
             self.reconcile(&mut pending).await;
         } else if acceptance
-            && unsettled_subscription(&pending, lost_before)
+            && unsettled_after_a_loss(&pending, lost_before)
             && self.shared.gate.state() == GateState::Open
         {
             // Its retries ran out on answers that say nothing of the write (429, 5xx, none)
-            // after one that may have been processed: the staging may hold it, so its contracts
-            // are read, as after a conflict, rather than leaving it unconfirmed. Not while the
+            // after one that may have been processed: the staging may hold it, so the booking's
+            // contracts are read, as after a conflict, rather than leaving it unconfirmed. Not while the
             // target has yet to answer a first call: a dead one ends the run without more.
             self.reconcile(&mut pending).await;
         } else if lost_before
@@ -116,11 +116,15 @@ impl StepContext<'_> {
     }
 }
 
-/// A subscription that ended without its success after an attempt whose answer was lost:
-/// reading the booking's contracts settles whether it took effect.
-fn unsettled_subscription(pending: &Pending, lost_before: bool) -> bool {
+/// A subscription or a claim that ended without its success after an attempt whose answer
+/// was lost: reading the booking's contracts settles whether it took effect.
+fn unsettled_after_a_loss(pending: &Pending, lost_before: bool) -> bool {
     let lost = lost_before || pending.attempt.delivery == Delivery::MaybeProcessed;
-    pending.spec.operation == Operation::Subscription && lost && !pending.status_ok()
+    let readable = matches!(
+        pending.spec.operation,
+        Operation::Subscription | Operation::Claim
+    );
+    readable && lost && !pending.status_ok()
 }
 
 /// A success status whose body states an error (some gateways answer 200 with an error
