@@ -60,6 +60,7 @@ mod reports;
 mod resolved;
 mod resume;
 mod resume_retries;
+mod retries_exhausted;
 mod run;
 mod run_faults;
 mod run_safety;

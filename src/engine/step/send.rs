@@ -7,8 +7,9 @@
 use super::context::StepContext;
 use super::wait::Poll;
 use crate::engine::caller::{CallSpec, Expect, Pending};
+use crate::engine::gate::GateState;
 use crate::models::Operation;
-use crate::record::Check;
+use crate::record::{Check, Delivery};
 
 #[cfg(doc)]
 use crate::engine::caller::Caller;
@@ -61,10 +62,17 @@ impl StepContext<'_> {
             (pending.spec.operation, pending.attempt.status()),
             (Operation::QuoteDeletion, Some(404)) | (Operation::Update, Some(412)) | (_, Some(409))
         );
-        if conflict
-            && matches!(pending.spec.expect, Expect::Success(_))
-            && (lost_before || self.resumed_mid_step)
+        let acceptance = matches!(pending.spec.expect, Expect::Success(_));
+        if conflict && acceptance && (lost_before || self.resumed_mid_step) {
+            self.reconcile(&mut pending).await;
+        } else if acceptance
+            && unsettled_after_a_loss(&pending, lost_before)
+            && self.shared.gate.state() == GateState::Open
         {
+            // Its retries ran out on answers that say nothing of the write (429, 5xx, none)
+            // after one that may have been processed: the staging may hold it, so the booking's
+            // contracts are read, as after a conflict, rather than leaving it unconfirmed. Not while the
+            // target has yet to answer a first call: a dead one ends the run without more.
             self.reconcile(&mut pending).await;
         } else if lost_before
             && pending.status_ok()
@@ -106,6 +114,17 @@ impl StepContext<'_> {
         self.keep_captured(&mut pending);
         self.caller.finish(pending, self.booking_number())
     }
+}
+
+/// A subscription or a claim that ended without its success after an attempt whose answer
+/// was lost: reading the booking's contracts settles whether it took effect.
+fn unsettled_after_a_loss(pending: &Pending, lost_before: bool) -> bool {
+    let lost = lost_before || pending.attempt.delivery == Delivery::MaybeProcessed;
+    let readable = matches!(
+        pending.spec.operation,
+        Operation::Subscription | Operation::Claim
+    );
+    readable && lost && !pending.status_ok()
 }
 
 /// A success status whose body states an error (some gateways answer 200 with an error
