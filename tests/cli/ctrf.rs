@@ -1,6 +1,7 @@
 //! `--format ctrf`: ctrf.json in the bundle follows the Common Test Report Format, so the CTRF
-//! reporters (job summaries, Slack, Teams) read it: checked against the format's rules
-//! (tests/cli/fixtures/ctrf.schema.json), for a passing run and a regressed one.
+//! reporters (job summaries, Slack, Teams) read it: checked against the format's rules as we
+//! wrote them down (tests/cli/fixtures/ctrf.schema.json), for a passing run and a failed one.
+//! ctrf_interop.rs checks the same documents with CTRF's reference implementation.
 
 use serde_json::Value;
 

@@ -16,6 +16,7 @@ mod confirmed_claims;
 mod container;
 mod crosscheck;
 mod ctrf;
+mod ctrf_interop;
 mod datagen;
 mod dialect_hint;
 mod dialects;
