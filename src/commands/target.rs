@@ -26,7 +26,7 @@ pub(crate) async fn tokens(
 ) -> Result<Arc<Tokens>, Failure> {
     let http = staging.http()?;
     let tokens = if let TokenSource::Static { token, file: None } = source {
-        Tokens::fixed(token.clone(), http)
+        Tokens::given(token.clone(), http).map_err(Failure::NoToken)?
     } else {
         Tokens::start(source.clone(), http)
             .await

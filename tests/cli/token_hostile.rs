@@ -123,6 +123,40 @@ async fn a_token_no_header_can_carry_is_refused_with_exit_3() {
     assert_eq!(sandbox.requests_received(), 0, "nothing was sent");
 }
 
+/// `PPCERT_TOKEN` is held to the same rule: it was once sent without its header (non-ASCII)
+/// or with a space in it, and the staging's 401 blamed the token.
+#[tokio::test]
+async fn a_ppcert_token_no_header_can_carry_is_refused_with_exit_3() {
+    let sandbox = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = sandbox.base_url();
+    for (token, why) in [
+        ("tok en-0123456789", "space"),
+        ("tök-0123456789", "outside visible ASCII"),
+    ] {
+        let output = ppcert_command(
+            dir.path(),
+            &["check-token", "--base-url", &base],
+            Some(token),
+        )
+        .output()
+        .await
+        .unwrap();
+        let checked = finished(output);
+        assert_eq!(checked.code, 3, "{token:?}: {}", checked.stderr);
+        assert!(
+            checked.stderr.contains("PPCERT_TOKEN")
+                && checked
+                    .stderr
+                    .contains("cannot be sent in an Authorization header")
+                && checked.stderr.contains(why),
+            "{token:?}: {}",
+            checked.stderr
+        );
+    }
+    assert_eq!(sandbox.requests_received(), 0, "nothing was sent");
+}
+
 #[tokio::test]
 async fn the_endpoints_words_reach_the_console_escaped_and_without_the_basic_header() {
     let sandbox = sandbox().await;

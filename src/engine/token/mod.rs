@@ -67,6 +67,14 @@ impl Tokens {
         ))
     }
 
+    /// [`Tokens::fixed`] for the token a user set (`PPCERT_TOKEN`): refused as a fetched
+    /// token is (exit 3, nothing sent) when no Authorization header can carry it, rather than
+    /// every request going out without one.
+    pub(crate) fn given(token: Secret, http: reqwest::Client) -> Result<Arc<Tokens>, TokenError> {
+        let (token, _) = sendable(&TokenSource::from(token.clone()), (token, None))?;
+        Ok(Tokens::fixed(token, http))
+    }
+
     fn with(
         source: TokenSource,
         token: Secret,
