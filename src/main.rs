@@ -2,8 +2,8 @@
 
 use clap::Parser;
 
-// glibc's malloc, free and consolidation were a third of a run's CPU; mimalloc halves the
-// CPU per exchange (BENCHMARKS.md, issue 45).
+// glibc's malloc, free and consolidation were a third of a run's CPU; mimalloc takes 40 % off
+// the CPU per exchange, for a higher peak RSS (BENCHMARKS.md, issue 45).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

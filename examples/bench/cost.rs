@@ -3,7 +3,7 @@
 //! measured it): CPU per exchange at `--scale 200 --concurrency 32`, throughput and peak RSS
 //! at `--scale 1000`, process start to the first request and last answer to exit for the
 //! default batch, the evidence tools' peak RSS on bundles of `--scale 20` and `--scale 200`
-//! (each tool's own, from `wait4`), and `verify` and `export --har` of a bundle of about
+//! (each tool's own, from GNU time), and `verify` and `export --har` of a bundle of about
 //! 190,000 exchanges. `PPCERT_BENCH_BEFORE=PATH` runs an earlier build beside it for the
 //! CPU figure. The machine may be shared: compare only figures of one run.
 
@@ -173,30 +173,13 @@ fn start_and_end(runtime: &tokio::runtime::Runtime, runs: usize) {
     );
 }
 
-/// Runs `binary` with `args` in `dir` and gives its peak RSS in KiB, as the kernel counted it
-/// for that process alone (`wait4`'s `ru_maxrss`), and whether it exited 0.
-#[expect(
-    clippy::zombie_processes,
-    reason = "wait4 reaps the child, which Child::wait would do without its rusage"
-)]
+/// Runs `binary` with `args` in `dir` and gives its peak RSS in KiB, as GNU time counts it, and
+/// whether it exited 0. Not `wait4`'s `ru_maxrss` of our own child: across exec the kernel keeps
+/// the peak of the process that spawned it (this bench, sandbox and all), so every tool showed
+/// the bench's own peak. GNU time forks a small process of its own first.
 fn peak_kib(binary: &str, args: &[&str], dir: &Path) -> (u64, bool) {
-    let child = Command::new(binary)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("PPCERT_TOKEN")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the release binary starts");
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own child, not yet waited for; both pointers are to live locals.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
-    let success = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (usage.ru_maxrss as u64, success)
+    let measured = timed(binary, args, dir);
+    (measured.peak_kib, measured.code == Some(0))
 }
 
 /// Runs `--scale SCALE` into `dir/OUT` with `seed`.
