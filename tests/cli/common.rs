@@ -372,13 +372,17 @@ pub async fn certified(sandbox: &Sandbox, config: &str) -> (Value, tempfile::Tem
 
 /// `ppcert run --resume b` in `dir` against `sandbox`, as a user resumes an interrupted run.
 pub async fn resume_run(sandbox: &Sandbox, dir: &std::path::Path) -> Finished {
-    let base = sandbox.base_url();
+    resume_run_at(&sandbox.base_url(), sandbox, dir).await
+}
+
+/// [`resume_run`] through `base`, a front on `sandbox` (a hostile server passing calls on).
+pub async fn resume_run_at(base: &str, sandbox: &Sandbox, dir: &std::path::Path) -> Finished {
     let args = [
         "run",
         "--resume",
         "b",
         "--base-url",
-        &base,
+        base,
         "--backoff-ms",
         "1",
     ];

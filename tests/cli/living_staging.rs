@@ -8,28 +8,42 @@ use ppcert::sandbox::{DeltaShape, Layout, SandboxOptions};
 
 use crate::common::*;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_staging_with_all_five_behaviours_is_certified_from_the_docs_alone() {
-    let flows = include_str!("../../docs/flows.md");
-    let data = include_str!("../../docs/claims-and-data.md");
-    let pattern = "[A-Z]{2}[0-9]{8}";
-    let sandbox = sandbox_with(SandboxOptions {
+/// The booking numbers the living staging gives, as docs/claims-and-data.md's `[data]` says.
+pub const PATTERN: &str = "[A-Z]{2}[0-9]{8}";
+
+/// The living staging: contracts listed late, updates needing `If-Match`, claims decided after
+/// their answer, its own booking numbers, money in units and nanos.
+pub async fn living_sandbox() -> ppcert::sandbox::Sandbox {
+    sandbox_with(SandboxOptions {
         contracts_delay: Some(Duration::from_millis(300)),
         require_if_match: true,
         claims_decided_after: Some(Duration::from_millis(400)),
-        booking_number_pattern: Some(pattern.into()),
+        booking_number_pattern: Some(PATTERN.into()),
         layout: Layout {
             price_delta: DeltaShape::UnitsNanos,
             ..Layout::default()
         },
         ..fast_options()
     })
-    .await;
-    let config = format!(
+    .await
+}
+
+/// docs/flows.md's `ppcert.toml` with docs/claims-and-data.md's `[data]`, as the pages show them.
+pub fn living_config(flows: &str) -> String {
+    let data = include_str!("../../docs/claims-and-data.md");
+    format!(
         "{}\n{}",
         toml_block(flows, "# ppcert.toml"),
         toml_block(data, "[data]")
-    );
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staging_with_all_five_behaviours_is_certified_from_the_docs_alone() {
+    let flows = include_str!("../../docs/flows.md");
+    let pattern = PATTERN;
+    let sandbox = living_sandbox().await;
+    let config = living_config(flows);
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("scenarios")).unwrap();
     std::fs::write(

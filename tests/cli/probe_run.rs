@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use ppcert::sandbox::{DeltaShape, Layout, Sandbox, SandboxOptions, SubscriptionOperations};
+use ppcert::sandbox::{Sandbox, SandboxOptions, SubscriptionOperations};
 
 use crate::common::*;
+use crate::living_staging::{living_config, living_sandbox};
 
 const FLOWS: &str = include_str!("../../docs/flows.md");
 
@@ -46,24 +47,8 @@ async fn probe_then_certify(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probe_accepts_the_documented_living_staging_config_and_writes_one_run_certifies() {
-    let pattern = "[A-Z]{2}[0-9]{8}";
-    let sandbox = sandbox_with(SandboxOptions {
-        contracts_delay: Some(Duration::from_millis(300)),
-        require_if_match: true,
-        claims_decided_after: Some(Duration::from_millis(400)),
-        booking_number_pattern: Some(pattern.into()),
-        layout: Layout {
-            price_delta: DeltaShape::UnitsNanos,
-            ..Layout::default()
-        },
-        ..fast_options()
-    })
-    .await;
-    let config = format!(
-        "{}\n{}",
-        toml_block(FLOWS, "# ppcert.toml"),
-        toml_block(include_str!("../../docs/claims-and-data.md"), "[data]")
-    );
+    let sandbox = living_sandbox().await;
+    let config = living_config(FLOWS);
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("scenarios")).unwrap();
     let scenario = toml_block(FLOWS, "# scenarios/conditional.toml");

@@ -67,16 +67,7 @@ async fn killed_while_a_quotes_retry_after_a_500_is_in_flight_the_ledger_holds_b
         .map(|l| l["attempt"].as_u64().unwrap_or(1))
         .collect();
 
-    let resume = [
-        "run",
-        "--resume",
-        "b",
-        "--base-url",
-        &base,
-        "--backoff-ms",
-        "1",
-    ];
-    let finished = ppcert(dir.path(), &resume, Some(sandbox.token())).await;
+    let finished = resume_run_at(&base, &sandbox, dir.path()).await;
     assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
     let evidence = read_json(&dir.path().join("b/evidence.json"));
     assert_eq!(evidence["verdict"], "passed");
