@@ -263,7 +263,7 @@ pub(super) async fn read_contracts(
 /// it), a staging that lists a new booking's contracts only later is asked again, every
 /// [`CONTRACTS_EVERY`] for at most [`CONTRACTS_WAIT`]: an empty list is not final. An
 /// `[endpoints.read_contracts.wait]` of the user's replaces this wait.
-async fn read_until_listed(cx: &mut StepContext<'_>) -> Result<Pending, StepError> {
+pub(super) async fn read_until_listed(cx: &mut StepContext<'_>) -> Result<Pending, StepError> {
     let unknown: Vec<String> = (cx.booking().product_types.iter())
         .filter(|t| !cx.state.contracts.contains_key(*t))
         .map(|t| t.as_str().to_string())
