@@ -794,7 +794,8 @@ pub struct ServeQuirksArgs {
 pub struct ServeWireArgs {
     /// Take every JSON request body only as TYPE (415 otherwise), only from clients whose
     /// Accept admits it (406 otherwise), and answer JSON as TYPE. application/vnd.api+json
-    /// also wants JSON:API documents: {"data": {"type": ..., "attributes": {...}}}.
+    /// also wants JSON:API documents, {"data": {"type": ..., "attributes": {...}}}, and
+    /// answers with them.
     #[arg(long, value_name = "TYPE", value_parser = media_type)]
     pub media_type: Option<String>,
     /// Take PATCH /subscriptions/{bookingNumber} as a JSON Patch (RFC 6902,

@@ -7,6 +7,8 @@ use std::str::FromStr;
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
+pub(crate) use super::money_error::{MoneyError, UnreadableDelta};
+
 /// An amount, with its currency when the value named one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Money {
@@ -37,7 +39,7 @@ pub(crate) fn to_f64(amount: Decimal) -> f64 {
 const NANOS_PER_UNIT: i64 = 1_000_000_000;
 
 /// Reads `value` as money, or says what shape it was and which ones are understood.
-pub(crate) fn read(value: &Value) -> Result<(Money, Shape), String> {
+pub(crate) fn read(value: &Value) -> Result<(Money, Shape), MoneyError> {
     let bare = |amount| Money {
         amount,
         currency: None,
@@ -46,7 +48,10 @@ pub(crate) fn read(value: &Value) -> Result<(Money, Shape), String> {
         Value::Number(_) => decimal(value).map(|d| (bare(d), "number")),
         Value::String(text) => parse_decimal(text)
             .map(|d| (bare(d), "decimal string"))
-            .ok_or_else(|| format!("`{}` is not a decimal amount", excerpt(text))),
+            .ok_or_else(|| MoneyError::NotDecimal {
+                key: None,
+                text: excerpt(text),
+            }),
         Value::Object(map) if map.contains_key("units") || map.contains_key("nanos") => {
             units_and_nanos(map).map(|money| (money, "{currencyCode, units, nanos}"))
         }
@@ -57,9 +62,16 @@ pub(crate) fn read(value: &Value) -> Result<(Money, Shape), String> {
                 .ok_or_else(|| unknown(value))?;
             let amount = match amount {
                 Value::Number(_) => decimal(amount)?,
-                Value::String(text) => parse_decimal(text)
-                    .ok_or_else(|| format!("{key} `{}` is not a decimal amount", excerpt(text)))?,
-                other => return Err(format!("{key} is {}, not an amount", kind(other))),
+                Value::String(text) => {
+                    parse_decimal(text).ok_or_else(|| MoneyError::NotDecimal {
+                        key: Some(key),
+                        text: excerpt(text),
+                    })?
+                }
+                other => {
+                    let kind = kind(other);
+                    return Err(MoneyError::NotAnAmount { key, kind });
+                }
             };
             let currency = text_of(map, &["currency", "currencyCode"]);
             let shape = if key == "amount" {
@@ -75,26 +87,27 @@ pub(crate) fn read(value: &Value) -> Result<(Money, Shape), String> {
 
 /// Google's money (`google.type.Money`): whole `units` (an int64, often a JSON string) and
 /// `nanos` (-999,999,999..=999,999,999, the same sign as `units`).
-fn units_and_nanos(map: &Map<String, Value>) -> Result<Money, String> {
-    let integer = |key: &str| -> Result<i64, String> {
+fn units_and_nanos(map: &Map<String, Value>) -> Result<Money, MoneyError> {
+    let integer = |key: &'static str| -> Result<i64, MoneyError> {
+        let not_whole = |found| MoneyError::NotWhole { key, found };
         match map.get(key) {
             None | Some(Value::Null) => Ok(0),
-            Some(Value::Number(n)) => n
-                .as_i64()
-                .ok_or_else(|| format!("{key} {n} is not a whole number")),
-            Some(Value::String(s)) => (s.trim().parse::<i64>())
-                .map_err(|_| format!("{key} `{}` is not a whole number", excerpt(s))),
-            Some(other) => Err(format!("{key} is {}, not a whole number", kind(other))),
+            Some(Value::Number(n)) => n.as_i64().ok_or_else(|| not_whole(n.to_string())),
+            Some(Value::String(s)) => {
+                (s.trim().parse::<i64>()).map_err(|_| not_whole(format!("`{}`", excerpt(s))))
+            }
+            Some(other) => Err(MoneyError::NotWholeKind {
+                key,
+                kind: kind(other),
+            }),
         }
     };
     let (units, nanos) = (integer("units")?, integer("nanos")?);
     if nanos.abs() >= NANOS_PER_UNIT {
-        return Err(format!("nanos {nanos} is outside ±999999999"));
+        return Err(MoneyError::NanosOutOfRange { nanos });
     }
     if (units > 0 && nanos < 0) || (units < 0 && nanos > 0) {
-        return Err(format!(
-            "units {units} and nanos {nanos} have different signs"
-        ));
+        return Err(MoneyError::MixedSigns { units, nanos });
     }
     let amount = Decimal::from(units) + Decimal::new(nanos, 9);
     Ok(Money {
@@ -104,11 +117,11 @@ fn units_and_nanos(map: &Map<String, Value>) -> Result<Money, String> {
 }
 
 /// A JSON number as the decimal its text spells (never through a float).
-fn decimal(value: &Value) -> Result<Decimal, String> {
+fn decimal(value: &Value) -> Result<Decimal, MoneyError> {
     let text = value.to_string();
     parse_decimal(&text)
         .or_else(|| Decimal::from_scientific(&text).ok())
-        .ok_or_else(|| format!("{text} is out of range for an amount"))
+        .ok_or(MoneyError::OutOfRange { text })
 }
 
 fn parse_decimal(text: &str) -> Option<Decimal> {
@@ -139,7 +152,7 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// The error for a shape no rule reads, naming it.
-fn unknown(value: &Value) -> String {
+fn unknown(value: &Value) -> MoneyError {
     let shape = match value {
         Value::Object(map) => {
             let keys: Vec<&str> = map.keys().map(String::as_str).take(8).collect();
@@ -147,10 +160,7 @@ fn unknown(value: &Value) -> String {
         }
         other => kind(other).to_string(),
     };
-    format!(
-        "unknown money shape: {shape}; ppcert reads a number, a decimal string, \
-         {{amount|value, currency}} or {{currencyCode, units, nanos}}"
-    )
+    MoneyError::UnknownShape { shape }
 }
 
 fn excerpt(text: &str) -> String {
@@ -192,26 +202,40 @@ mod tests {
 
     #[test]
     fn an_unknown_or_broken_shape_is_an_error_naming_it_never_a_truncated_value() {
-        let error = read(&json!({"cents": 1077, "cur": "EUR"})).unwrap_err();
+        let error = read(&json!({"cents": 1077, "cur": "EUR"}))
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("unknown money shape: an object with keys {cents, cur}"),
             "{error}"
         );
-        assert!(read(&json!([1, 2])).unwrap_err().contains("an array"));
+        assert!(
+            read(&json!([1, 2]))
+                .unwrap_err()
+                .to_string()
+                .contains("an array")
+        );
         assert!(read(&json!("a lot")).is_err());
         assert!(read(&json!("1e3x")).is_err());
         let mixed = json!({"units": 1, "nanos": -5});
-        assert!(read(&mixed).unwrap_err().contains("different signs"));
+        assert!(
+            read(&mixed)
+                .unwrap_err()
+                .to_string()
+                .contains("different signs")
+        );
         let overflow = json!({"units": 1, "nanos": 1_000_000_000});
-        assert!(read(&overflow).unwrap_err().contains("outside"));
+        assert!(read(&overflow).unwrap_err().to_string().contains("outside"));
         assert!(
             read(&json!({"units": 1.5}))
                 .unwrap_err()
+                .to_string()
                 .contains("whole number")
         );
         assert!(
             read(&json!({"amount": true}))
                 .unwrap_err()
+                .to_string()
                 .contains("a boolean")
         );
     }

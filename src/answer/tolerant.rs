@@ -7,6 +7,8 @@
 use rust_decimal::Decimal;
 use serde_json::Value;
 
+use super::money_error::UnreadableDelta;
+
 /// The payload, and whether it was wrapped in `data`.
 pub(crate) fn payload(body: &Value) -> (&Value, bool) {
     match body.get("data") {
@@ -54,10 +56,10 @@ pub(crate) fn field(body: &Value, name: &str) -> Option<(Value, String)> {
 
 /// A `priceDelta` value in any of its shapes (see [`super::money`]), exactly, with the shape's
 /// name; an unknown shape is an error naming it.
-pub(crate) fn delta_amount(delta: &Value) -> Result<(Decimal, &'static str), String> {
+pub(crate) fn delta_amount(delta: &Value) -> Result<(Decimal, &'static str), UnreadableDelta> {
     super::money::read(delta)
         .map(|(money, shape)| (money.amount, shape))
-        .map_err(|why| format!("priceDelta is unreadable: {why}"))
+        .map_err(UnreadableDelta)
 }
 
 /// Contracts of `product_type` wherever the body holds them, and how they were found.

@@ -79,6 +79,10 @@ pub(crate) enum EndpointProblem {
     Capture(#[from] CaptureError),
     #[error(transparent)]
     Wait(#[from] super::WaitError),
+    /// A wait's condition that names what its call never holds, or does not evaluate with a
+    /// sample booking.
+    #[error("wait.until: {0}")]
+    WaitCondition(super::ConditionError),
     /// A wait repeats its request: on a write that would send the write again.
     #[error(
         "wait: {op} is a write, and a wait sends its request again until a condition holds: \
@@ -122,6 +126,7 @@ impl EndpointProblem {
             EndpointProblem::EmptyExpect | EndpointProblem::NotAStatus { .. } => Some("expect"),
             EndpointProblem::Capture(capture) => Some(capture.name()),
             EndpointProblem::Wait(wait) => Some(wait.key),
+            EndpointProblem::WaitCondition(_) => Some("until"),
             EndpointProblem::WaitOnWrite { .. } => Some("wait"),
             EndpointProblem::Confirm(confirm) => Some(&confirm.key),
             EndpointProblem::Unrendered { key, .. }
@@ -218,6 +223,12 @@ pub(crate) enum RenderError {
         op: Operation,
         error: serde_json::Error,
     },
+    /// A confirmation's `read` template.
+    #[error("endpoints.{op}.confirm.read: {error:#}")]
+    ConfirmRead {
+        op: Operation,
+        error: minijinja::Error,
+    },
     /// `key` is `endpoints.OP.capture.NAME`.
     #[error("{key}: {error:#}")]
     Capture {
@@ -241,6 +252,7 @@ impl RenderError {
             RenderError::Path { error, .. }
             | RenderError::Header { error, .. }
             | RenderError::Body { error, .. }
+            | RenderError::ConfirmRead { error, .. }
             | RenderError::Capture { error, .. } => error,
             _ => return None,
         };

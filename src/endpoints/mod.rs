@@ -19,6 +19,7 @@ mod success;
 mod template;
 mod utc;
 mod wait;
+mod wait_error;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub(crate) use flow_reads::{CapturedTooEarly, FlowStep};
 pub(crate) use payload::{PartContent, Payload, is_json};
 pub(crate) use success::SuccessRule;
 pub(crate) use wait::{Wait, WaitError, duration};
+pub(crate) use wait_error::ConditionError;
 
 /// The compiled endpoints of a run.
 #[derive(Clone)]
@@ -241,15 +243,7 @@ impl Endpoints {
         let Some(wait) = &self.endpoints[&op].wait else {
             return Ok(());
         };
-        let fail = |reason| {
-            EndpointError::new(
-                op,
-                WaitError {
-                    key: "until",
-                    reason,
-                },
-            )
-        };
+        let fail = |error| EndpointError::new(op, EndpointProblem::WaitCondition(error));
         wait.rehearse(&self.captures, op, context).map_err(fail)
     }
 
@@ -311,12 +305,16 @@ impl Endpoints {
     }
 
     /// The write's confirmation read, rendered: a path, or an absolute URL.
-    pub(crate) fn confirm_read(&self, op: Operation, context: &Value) -> Result<String, String> {
+    pub(crate) fn confirm_read(
+        &self,
+        op: Operation,
+        context: &Value,
+    ) -> Result<String, RenderError> {
         let key = confirm::read_key(op);
         (self.confirms.get_template(&key))
             .and_then(|t| t.render(Context::from(minijinja::value::Serde(context))))
             .map(|text| text.trim().to_string())
-            .map_err(|e| format!("endpoints.{op}.confirm.read: {e:#}"))
+            .map_err(|error| RenderError::ConfirmRead { op, error })
     }
 
     /// Whether the write's confirmation condition holds over the confirming answer's context.
@@ -324,12 +322,10 @@ impl Endpoints {
         &self,
         op: Operation,
         context: &Value,
-    ) -> Option<Result<bool, String>> {
+    ) -> Option<Result<bool, ConditionError>> {
         let until = self.confirm(op)?.until.as_ref()?;
-        Some(
-            (until.holds(&self.confirms, context))
-                .map_err(|e| e.replacen("wait.until", &format!("endpoints.{op}.confirm.until"), 1)),
-        )
+        let key = format!("endpoints.{op}.confirm.until");
+        Some((until.holds(&self.confirms, context)).map_err(|e| e.under(key)))
     }
 
     /// Reads `name` from a confirming answer of write `op` with its confirm table's capture;
@@ -360,7 +356,7 @@ impl Endpoints {
     }
 
     /// Whether the operation's wait condition holds over `context`.
-    pub(crate) fn wait_holds(&self, wait: &Wait, context: &Value) -> Result<bool, String> {
+    pub(crate) fn wait_holds(&self, wait: &Wait, context: &Value) -> Result<bool, ConditionError> {
         wait.holds(&self.captures, context)
     }
 
@@ -520,3 +516,6 @@ impl Endpoints {
             .map_err(|error| RenderError::BodyNotJson { op, error })
     }
 }
+
+#[cfg(test)]
+mod render_tests;

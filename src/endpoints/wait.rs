@@ -9,6 +9,7 @@ use minijinja::{Environment, Value as Context};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::wait_error::ConditionError;
 use crate::bounds;
 
 /// A wait as `ppcert.toml` spells it.
@@ -79,14 +80,17 @@ impl Wait {
         &self,
         env: &Environment<'static>,
         context: &Value,
-    ) -> Result<bool, String> {
-        let expression = env
-            .compile_expression(&self.until)
-            .map_err(|e| format!("wait.until `{}`: {e:#}", self.until))?;
+    ) -> Result<bool, ConditionError> {
+        let unevaluated = |error| ConditionError::Unevaluated {
+            key: "wait.until".into(),
+            expression: self.until.clone(),
+            error,
+        };
+        let expression = (env.compile_expression(&self.until)).map_err(unevaluated)?;
         expression
             .eval(Context::from(minijinja::value::Serde(context)))
             .map(|value| value.is_true())
-            .map_err(|e| format!("wait.until `{}`: {e:#}", self.until))
+            .map_err(unevaluated)
     }
 
     /// The variables and attributes the condition names, as written (`captured.etag`).
@@ -112,12 +116,10 @@ impl Wait {
         env: &Environment<'static>,
         op: crate::models::Operation,
         context: &Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConditionError> {
         for name in self.names(env) {
             if !super::template::names_resolve(&self.source(), &name, context) {
-                return Err(format!(
-                    "`{name}` is not in the template context of {op} (README: \"Template context\")"
-                ));
+                return Err(ConditionError::NotInContext { name, op });
             }
         }
         self.holds(env, context).map(|_| ())
@@ -210,5 +212,42 @@ mod tests {
         assert!(!wait.holds(&env, &absent).unwrap());
         assert!(wait.holds(&env, &present).unwrap());
         assert_eq!(wait.names(&env), vec!["captured.etag".to_string()]);
+    }
+
+    #[test]
+    fn a_condition_that_cannot_be_evaluated_names_its_expression() {
+        let env = super::super::template::environment(false);
+        let wait = spec("captured.count > 2", "1s", "2s").check(&env).unwrap();
+        let error = wait
+            .holds(&env, &serde_json::json!({"captured": {}}))
+            .unwrap_err();
+        assert!(
+            matches!(&error, ConditionError::Unevaluated { key, expression, .. }
+                if key == "wait.until" && expression == "captured.count > 2"),
+            "{error:?}"
+        );
+        assert!(
+            error
+                .to_string()
+                .starts_with("wait.until `captured.count > 2`: "),
+            "{error}"
+        );
+        let confirm = error.under("endpoints.claim.confirm.until".into());
+        assert!(
+            confirm
+                .to_string()
+                .starts_with("endpoints.claim.confirm.until `captured.count > 2`: "),
+            "{confirm}"
+        );
+        let op = crate::models::Operation::ReadContracts;
+        let context = serde_json::json!({"captured": {}});
+        let typo = spec("captured.etag is defined and booking.numbr", "1s", "2s")
+            .check(&env)
+            .unwrap();
+        let error = typo.rehearse(&env, op, &context).unwrap_err();
+        assert!(
+            matches!(&error, ConditionError::NotInContext { name, .. } if name == "booking.numbr"),
+            "{error:?}"
+        );
     }
 }

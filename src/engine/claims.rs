@@ -68,22 +68,53 @@ pub(super) async fn claim(
     let body = Some(json!(Envelope { data: request }));
     let spec = cx.spec(Operation::Claim, &step, &context, body, expect)?;
     let request = spec.body.as_ref().and_then(|b| b.json()).cloned();
-    let mut pending = cx.send(spec).await;
+    let pending = cx.send(spec).await;
+    let claimed = Claimed {
+        product_type,
+        contract: &contract,
+        context: &context,
+        request: request.as_ref(),
+    };
+    settle_claim(cx, pending, claimed).await
+}
+
+/// The claim a claim step sent: on which contract, with which context and body.
+pub(crate) struct Claimed<'a> {
+    pub product_type: ProductType,
+    pub contract: &'a str,
+    pub context: &'a serde_json::Value,
+    pub request: Option<&'a serde_json::Value>,
+}
+
+/// What follows a claim's answer, in a run and in `ppcert probe` alike: its status read from
+/// the answer, else from the booking's contracts read a bounded time
+/// ([`confirm_by_reading`]); a flagged claim fails with its `not_flagged` check.
+pub(crate) async fn settle_claim(
+    cx: &mut StepContext<'_>,
+    mut pending: crate::engine::caller::Pending,
+    claimed: Claimed<'_>,
+) -> Result<(), StepError> {
+    let Claimed {
+        product_type,
+        contract,
+        context,
+        request,
+    } = claimed;
     pending.payload();
     // A claim answered 202 was confirmed by reads (`step/confirm.rs`): its status is read from
     // the answer that settled it, a contracts read's by the claimed contract.
     let status = if pending.spec.operation == Operation::ReadContracts {
-        read_claimed_status(cx, &mut pending, product_type, &contract, Need::Optional)
+        read_claimed_status(cx, &mut pending, product_type, contract, Need::Optional)
     } else {
-        cx.read_builtin(&mut pending, "claim_id", &context, Need::Optional);
-        cx.read_builtin(&mut pending, "claim_status", &context, Need::Optional)
+        cx.read_builtin(&mut pending, "claim_id", context, Need::Optional);
+        cx.read_builtin(&mut pending, "claim_status", context, Need::Optional)
             .as_ref()
             .and_then(as_text)
     };
     let status = status.map(ClaimStatus::from);
     if let Some(status) = &status {
         let environment = cx.shared.environment;
-        (pending.checks).push(status_check(status, request.as_ref(), environment));
+        (pending.checks).push(status_check(status, request, environment));
     }
     cx.state.claim_status = status.clone();
     let accepted = pending.status_ok();
@@ -93,7 +124,7 @@ pub(super) async fn claim(
     }
     cx.conclude(pending)?;
     if status.is_none() && accepted {
-        return confirm_by_reading(cx, product_type, &contract, request.as_ref()).await;
+        return confirm_by_reading(cx, product_type, contract, request).await;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! using it; where a request shape is refused it tries the other dialect's. What it proved can
 //! be written as a `ppcert.toml`.
 
+mod answer;
 mod bundled;
 mod candidates;
 mod confirm;
@@ -15,5 +16,6 @@ mod steps;
 mod stop;
 pub(crate) mod write;
 
-pub(crate) use prober::{Answer, CallReport, Prober, report, with_product_type};
+pub(crate) use answer::Answer;
+pub(crate) use prober::{CallReport, Prober, report, with_product_type};
 pub(crate) use stop::{Broken, Stop};

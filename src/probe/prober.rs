@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::answer::Answer;
 use crate::answer::reading::{self, Reading};
 use crate::config::Staging;
 use crate::datagen::Generator;
 use crate::dialect::{self, Definitions};
-use crate::endpoints::{AnswerView, CaptureSpec, EndpointError, Endpoints, SuccessRule};
-use crate::engine::single_call::{Settled, SingleCalls};
+use crate::endpoints::{CaptureSpec, EndpointError, Endpoints};
+use crate::engine::single_call::SingleCalls;
 use crate::engine::{ApiClient, Cancel};
 use crate::models::Operation;
 
@@ -38,67 +39,10 @@ pub(crate) struct Proven {
     pub inferred_from: String,
 }
 
-/// An answer: status, JSON body (`Null` when empty or not JSON) and headers, judged by the
-/// same success and error-body rules a run uses.
-#[derive(Debug, Clone)]
-pub(crate) struct Answer {
-    pub status: Option<u16>,
-    pub body: Value,
-    pub headers: BTreeMap<String, String>,
-    pub error: Option<String>,
-    pub words: String,
-    pub unreachable: bool,
-    /// A success by the endpoint's rule whose body states no error: what `run` counts.
-    pub(super) ok: bool,
-}
-
-impl Answer {
-    pub(crate) fn accepted(&self) -> bool {
-        self.ok
-    }
-
-    pub(crate) fn view(&self) -> AnswerView<'_> {
-        AnswerView {
-            body: &self.body,
-            headers: &self.headers,
-        }
-    }
-
-    /// The answer a call settled on, judged as `run` judges it: its status by the rule, a
-    /// body stating an error, and the run's own checks on the way (a wait that timed out, a
-    /// write whose confirmation failed or never came).
-    fn of(settled: &Settled, rule: &SuccessRule) -> Answer {
-        let attempt = &settled.attempt;
-        let response = attempt.response.as_ref();
-        let error_words = response.and_then(|r| r.error_words());
-        let ok = settled.status_ok && error_words.is_none() && settled.failed.is_empty();
-        let words = match (&error_words, response) {
-            (Some(words), Some(r)) if rule.accepts(r.status) => {
-                format!("a success status whose body states an error: {words}")
-            }
-            (_, Some(_)) if settled.status_ok && !settled.failed.is_empty() => {
-                settled.failed.join("; ")
-            }
-            (_, Some(r)) => r.describe(),
-            (_, None) => String::new(),
-        };
-        Answer {
-            status: attempt.status(),
-            body: response.map(|r| r.json()).unwrap_or(Value::Null),
-            headers: response.map(|r| r.headers.clone()).unwrap_or_default(),
-            error: attempt.error.clone(),
-            unreachable: attempt.unreachable,
-            words,
-            ok,
-        }
-    }
-}
-
 /// Everything a probe learns.
 pub(crate) struct Prober {
     /// Sends each call as a run's step does, keeping `captured` from answer to answer.
     pub(super) single: SingleCalls,
-    pub(super) cancel: Cancel,
     /// The dialect in force, and its definitions with the user's tables and learned captures.
     pub dialect: String,
     user: Definitions,
@@ -132,10 +76,8 @@ impl Prober {
         staging: &Staging,
         flight_seller: bool,
     ) -> Prober {
-        let cancel = Cancel::default();
         Prober {
-            single: SingleCalls::new(client, generator.clone(), cancel.clone()),
-            cancel,
+            single: SingleCalls::new(client, generator.clone(), Cancel::default()),
             dialect: staging.dialect_name().to_string(),
             user: staging.file.endpoints.clone(),
             common_headers: staging.common_headers.clone(),
@@ -160,10 +102,11 @@ impl Prober {
         op: Operation,
         context: &Value,
         default_body: Option<Value>,
+        listed: bool,
     ) -> Result<(String, Answer), Broken> {
         let settled = self
             .single
-            .call(endpoints, op, context, default_body)
+            .call(endpoints, op, context, default_body, listed)
             .await
             .map_err(|e| Broken::Step(e.to_string()))?;
         let answer = Answer::of(&settled, &endpoints.success(op));
@@ -186,9 +129,23 @@ impl Prober {
         context: &Value,
         default_body: Option<Value>,
     ) -> Result<Answer, Broken> {
+        self.send_waiting(report, op, context, default_body, false)
+            .await
+    }
+
+    /// [`Prober::send`]; with `listed`, a contracts read waits as the run's first read of a new
+    /// booking does until its contracts are listed.
+    pub(crate) async fn send_waiting(
+        &mut self,
+        report: &mut CallReport,
+        op: Operation,
+        context: &Value,
+        default_body: Option<Value>,
+        listed: bool,
+    ) -> Result<Answer, Broken> {
         let endpoints = self.endpoints.clone();
         let (mut request, mut answer) = self
-            .send_with(&endpoints, op, context, default_body.clone())
+            .send_with(&endpoints, op, context, default_body.clone(), listed)
             .await?;
         if self.slashed.is_none()
             && let Some(why) = slash_redirect(&request, &answer)
@@ -203,7 +160,7 @@ impl Prober {
             self.endpoints = compile(&self.definitions)?;
             let endpoints = self.endpoints.clone();
             (request, answer) = self
-                .send_with(&endpoints, op, context, default_body.clone())
+                .send_with(&endpoints, op, context, default_body.clone(), listed)
                 .await?;
         }
         report.request = request;
@@ -223,7 +180,7 @@ impl Prober {
         };
         let endpoints = compile(&definitions)?;
         let (other_request, other_answer) = self
-            .send_with(&endpoints, op, context, default_body)
+            .send_with(&endpoints, op, context, default_body, listed)
             .await?;
         let verdict = match other_answer.status {
             Some(s) => format!("HTTP {s}"),

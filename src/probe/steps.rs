@@ -10,6 +10,7 @@ use crate::answer::tolerant;
 use crate::datagen::{Booking, Generator, Mutation, Sign};
 use crate::endpoints::CaptureSpec;
 use crate::endpoints::context::{Known, call_context};
+use crate::engine::single_call::ClaimOutcome;
 use crate::models::{ClaimRequest, Envelope, Operation, WITHDRAWAL};
 
 /// The values a call's success proves a capture for.
@@ -39,11 +40,15 @@ impl Prober {
                 .push("the calls after the subscription need a subscription".into());
             return Ok(());
         }
-        let (contracts, _) = self.read_contracts(&booking, "read contracts").await?;
+        // A new booking's contracts may be listed late: waited for as the run waits.
+        let (contracts, _) = self
+            .read_contracts(&booking, "read contracts", true)
+            .await?;
         let contract = contracts.first().map(|(_, v)| text(v));
         self.update(generator, &booking).await?;
-        let claimed = self.claim(&booking, contracts).await?;
-        self.confirm_claim(&booking, claimed).await?;
+        if let Some(outcome) = self.claim(&booking, contracts).await? {
+            self.after_claim(&booking, outcome).await?;
+        }
         if self.flight_seller {
             self.report_flight(&booking, contract).await?;
         }
@@ -163,18 +168,19 @@ impl Prober {
         self.settle(call, outcome, QUOTE_REFERENCE, "the quote's reference")
     }
 
-    /// GET the contracts: the contract ids to try, and the claim status read (or proven).
+    /// GET the contracts (with `listed`, waiting as the run does for a new booking's to be
+    /// listed): the contract ids to try, and the claim status read (or proven).
     pub(super) async fn read_contracts(
         &mut self,
         booking: &Booking,
         label: &str,
+        listed: bool,
     ) -> Result<(Tries, Option<String>), Stop> {
         self.single.for_booking(booking);
         let context = with_product_type(call_context(booking, &Known::default()), WITHDRAWAL);
         let mut call = report(label);
-        let answer = self
-            .send(&mut call, Operation::ReadContracts, &context, None)
-            .await?;
+        let op = Operation::ReadContracts;
+        let answer = (self.send_waiting(&mut call, op, &context, None, listed)).await?;
         let ids = tries(self.read(
             &mut call,
             Operation::ReadContracts,
@@ -280,12 +286,13 @@ impl Prober {
         Ok(())
     }
 
-    /// POST a claim: `None` when no claim was accepted, else the status its answer carried.
+    /// POST a claim: `None` when no claim was accepted, else how the run's confirmation of
+    /// it ended (its status read from its answer, else from the contracts).
     async fn claim(
         &mut self,
         booking: &Booking,
         contracts: Tries,
-    ) -> Result<Option<Option<String>>, Stop> {
+    ) -> Result<Option<ClaimOutcome>, Stop> {
         self.single.for_booking(booking);
         let mut call = report("claim");
         let at = chrono::Utc::now() + chrono::Duration::hours(25);
@@ -310,17 +317,11 @@ impl Prober {
                 (context, Some(body))
             })
             .await?;
-        let mut claimed = None;
-        if let Ok((_, answer)) = &outcome {
-            let context = with_product_type(call_context(booking, &Known::default()), WITHDRAWAL);
-            let status = self.read(
-                &mut call,
-                Operation::Claim,
-                "claim_status",
-                &context,
-                answer,
-            );
-            claimed = Some(status.ok().as_ref().map(text));
+        let claimed = outcome.as_ref().ok().and_then(|(_, a)| a.claim.clone());
+        if let Some(ClaimOutcome::Status(status)) = &claimed {
+            call.lines.push(format!(
+                "claim status {status}, confirmed as `run` confirms it"
+            ));
         }
         self.settle(call, outcome, CONTRACT_ID, "the contract id")?;
         Ok(claimed)

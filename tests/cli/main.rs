@@ -45,6 +45,7 @@ mod outcomes;
 mod package;
 mod package_shape;
 mod probe;
+mod probe_confirms;
 mod probe_keeps;
 mod probe_learns;
 mod probe_run;

@@ -11,23 +11,24 @@ use crate::living_staging::{living_config, living_sandbox};
 
 const FLOWS: &str = include_str!("../../docs/flows.md");
 
-/// `probe --config ppcert.toml --write-config probed.toml` in `dir` against `sandbox`, then
+/// `probe --config ppcert.toml --write-config probed.toml` in `dir` against `sandbox` (at
+/// `base`: its own URL, or a front's), then
 /// `run` with the written file alone (and `extra`); the probe's own calls are taken off the
 /// sandbox's counts, so the run's ledger is held to the run's calls.
-async fn probe_then_certify(
+pub async fn probe_then_certify(
     sandbox: &Sandbox,
+    base: &str,
     dir: &std::path::Path,
     config: &str,
     extra: &[&str],
 ) -> (Finished, String) {
     std::fs::write(dir.join("ppcert.toml"), config).unwrap();
-    let base = sandbox.base_url();
     let args = [
         "probe",
         "--config",
         "ppcert.toml",
         "--base-url",
-        &base,
+        base,
         "--write-config",
         "probed.toml",
     ];
@@ -54,7 +55,8 @@ async fn probe_accepts_the_documented_living_staging_config_and_writes_one_run_c
     let scenario = toml_block(FLOWS, "# scenarios/conditional.toml");
     std::fs::write(dir.path().join("scenarios/conditional.toml"), scenario).unwrap();
     let extra = ["--scenario", "scenarios/conditional.toml"];
-    let (probed, written) = probe_then_certify(&sandbox, dir.path(), &config, &extra).await;
+    let (probed, written) =
+        probe_then_certify(&sandbox, &sandbox.base_url(), dir.path(), &config, &extra).await;
     assert_eq!(probed.code, 0, "{}\n{}", probed.stdout, probed.stderr);
     // The update carried the ETag the contracts read captured: the staging took it (a
     // missing If-Match is 428), on the booking the wait saw listed.
@@ -84,7 +86,8 @@ async fn probe_follows_a_202_subscription_to_its_operation_as_run_does() {
         "# ppcert.toml: subscriptions confirmed through a 202 operation",
     );
     let dir = tempfile::tempdir().unwrap();
-    let (probed, _) = probe_then_certify(&sandbox, dir.path(), &config, &[]).await;
+    let (probed, _) =
+        probe_then_certify(&sandbox, &sandbox.base_url(), dir.path(), &config, &[]).await;
     assert_eq!(probed.code, 0, "{}\n{}", probed.stdout, probed.stderr);
     // The subscription's line is its confirming read's: the operation, read as succeeded.
     let subscribe = (probed.stdout.lines())

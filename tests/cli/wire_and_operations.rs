@@ -1,7 +1,8 @@
 //! Every wire option of the sandbox at once (a vendor media type, JSON Patch updates,
 //! multipart claims with a PDF) and subscriptions answered `202 Accepted` with an operation
 //! resource: certified with a config written only from the docs (wire-formats.md's file, and
-//! flows.md's confirmation of a 202 subscription), its counts equal to the sandbox's.
+//! flows.md's confirmation of a 202 subscription), its counts equal to the sandbox's, its
+//! answers JSON:API documents read where the docs' captures say.
 
 use std::time::Duration;
 
@@ -49,4 +50,35 @@ async fn all_wire_options_and_202_subscriptions_are_certified_from_the_docs() {
         })
         .count();
     assert!(confirmed >= subscriptions, "{confirmed} confirming reads");
+    // The answers were JSON:API documents, read where the docs' captures say.
+    let first = |op: &str| {
+        (evidence["exchanges"].as_array().unwrap().iter())
+            .find(|x| {
+                x["operation"] == op && matches!(x["response"]["status"].as_u64(), Some(200 | 201))
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("no {op} answer"))
+    };
+    let quote = first("quote");
+    assert_eq!(
+        quote["response"]["body"]["data"]["type"], "quotes",
+        "{quote}"
+    );
+    let read = |x: &serde_json::Value, name: &str| {
+        (x["reads"].as_array().unwrap().iter())
+            .find(|r| r["name"] == name)
+            .map(|r| r["from"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        read(&quote, "reference").contains("$.data.attributes.reference"),
+        "{quote}"
+    );
+    let contracts = first("read_contracts");
+    let listed = &contracts["response"]["body"]["data"][0];
+    assert_eq!(listed["type"], "contracts", "{contracts}");
+    assert!(
+        read(&contracts, "contract_id").contains("attributes.productType"),
+        "{contracts}"
+    );
 }

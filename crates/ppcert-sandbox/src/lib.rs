@@ -15,6 +15,7 @@ mod dialect;
 mod faults;
 mod handlers;
 mod idempotency;
+mod jsonapi;
 mod jsonpatch;
 mod layout;
 mod linger;

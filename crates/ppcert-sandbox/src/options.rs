@@ -102,7 +102,8 @@ pub struct SandboxOptions {
 pub struct Wire {
     /// Every JSON request body must be sent as this media type (415 otherwise), `Accept`
     /// must admit it (406 otherwise), and JSON answers carry it. `application/vnd.api+json`
-    /// also wants JSON:API documents: `{"data": {"type": ..., "attributes": {...}}}`.
+    /// also wants JSON:API documents, `{"data": {"type": ..., "attributes": {...}}}`, and
+    /// answers with them (`jsonapi.rs`).
     pub media_type: Option<String>,
     /// `PATCH /subscriptions/{bookingNumber}` takes a JSON Patch (RFC 6902,
     /// `application/json-patch+json`) over the subscription `{bookingNumber, quotes, client}`.

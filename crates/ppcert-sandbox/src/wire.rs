@@ -1,7 +1,8 @@
 //! Request encodings a staging may require (`Wire`, combinable): a media type of its own for
 //! every JSON body (JSON:API documents when it is `application/vnd.api+json`), updates as
 //! JSON Patch, claims as `multipart/form-data` with a PDF. The middleware checks the request as
-//! sent and hands the handlers the plain `{"data": ...}` body they read.
+//! sent and hands the handlers the plain `{"data": ...}` body they read; under JSON:API it
+//! answers JSON:API documents too.
 
 use std::sync::Arc;
 
@@ -95,9 +96,38 @@ pub(crate) async fn decode(
             Body::from(text)
         }
     };
-    let mut response = next.run(Request::from_parts(parts, body)).await;
-    answer_as(&wire, &mut response);
+    let response = next.run(Request::from_parts(parts, body)).await;
+    answered(&wire, &path, response).await
+}
+
+/// The answer in the staging's media type, and as JSON:API documents under JSON:API.
+async fn answered(wire: &Wire, path: &str, mut response: Response) -> Response {
+    answer_as(wire, &mut response);
+    if wire
+        .media_type
+        .as_deref()
+        .is_some_and(|m| essence(m) == JSON_API)
+    {
+        return as_documents(path, response).await;
+    }
     response
+}
+
+/// A success's JSON answer as a JSON:API document (`jsonapi.rs`).
+async fn as_documents(path: &str, response: Response) -> Response {
+    if !response.status().is_success() {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    let text = crate::jsonapi::document(path, value).to_string();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(text))
 }
 
 /// A JSON answer carries the staging's own media type.

@@ -181,7 +181,9 @@ impl StepContext<'_> {
             .and_then(|c| c.read.clone());
         let location = match read {
             Some(ConfirmRead::Endpoint(read)) => return Ok(Some(Target::Endpoint(read))),
-            Some(ConfirmRead::Template) => self.shared.endpoints.confirm_read(op, context)?,
+            Some(ConfirmRead::Template) => {
+                (self.shared.endpoints.confirm_read(op, context)).map_err(|e| e.to_string())?
+            }
             None => {
                 let headers = write.attempt.response.as_ref().map(|r| &r.headers);
                 let header = |name| headers.and_then(|h| crate::record::header(h, name));
@@ -273,7 +275,7 @@ impl StepContext<'_> {
         match self.shared.endpoints.confirm_holds(op, &context) {
             Some(Ok(true)) => Shown::Confirmed(format!("`until` holds: HTTP {status}")),
             Some(Ok(false)) => Shown::NotYet("`until` not yet true".into()),
-            Some(Err(error)) => Shown::Failed(error),
+            Some(Err(error)) => Shown::Failed(error.to_string()),
             None => match word {
                 Some(word) if UNDER_WAY.contains(&normal(&word).as_str()) => {
                     Shown::NotYet(format!("status `{word}`"))

@@ -112,7 +112,8 @@ fn unconfirmed_hint(cx: &StepContext<'_>) -> String {
             endpoints
                 .capture(op, "claim_status", &context, nowhere)
                 .is_some()
-        });
+        })
+        || (endpoints.confirm_captures(Operation::Claim)).contains(&"claim_status".to_string());
     if configured {
         return format!("the configured `claim_status` capture found none; {later}");
     }

@@ -29,11 +29,11 @@ pub(crate) struct Poll {
 
 impl StepContext<'_> {
     /// Sends `spec` until `holds` says the answer is the one waited for, or the time is up.
-    pub(crate) async fn send_polling(
+    pub(crate) async fn send_polling<E: std::fmt::Display>(
         &mut self,
         spec: CallSpec,
         poll: Poll,
-        holds: impl Fn(&Self, &Pending) -> Result<bool, String>,
+        holds: impl Fn(&Self, &Pending) -> Result<bool, E>,
     ) -> Pending {
         // Only a read is repeated: a write sent again would be a second write.
         debug_assert!(!spec.operation.is_write(), "{} polled", spec.operation);
@@ -54,7 +54,7 @@ impl StepContext<'_> {
                 }
                 Ok(false) => {}
                 Err(error) => {
-                    pending.checks.push(Check::fail("wait", error));
+                    pending.checks.push(Check::fail("wait", error.to_string()));
                     return pending;
                 }
             }
