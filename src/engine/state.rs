@@ -26,6 +26,7 @@ pub(crate) struct ResumePoint {
     pub state: Option<FlowState>,
     /// The next step had started (its exchanges are in the journal) but not finished.
     pub mid_step: bool,
-    /// The counted exchanges that interrupted step already made.
+    /// The counted exchanges that interrupted step already made, and those whose answer it
+    /// lost (`Delivery::MaybeProcessed`).
     pub done_in_step: Vec<crate::record::Exchange>,
 }

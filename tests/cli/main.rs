@@ -40,6 +40,7 @@ mod listener_floods;
 mod listener_stops;
 mod listeners;
 mod living_staging;
+mod lost_then_resent;
 mod openapi;
 mod outcomes;
 mod package;

@@ -3,10 +3,12 @@
 //! named for what it does: `send.rs` sends a call once, `wait.rs` repeats a read until its
 //! `[endpoints.NAME.wait]` holds, `confirm.rs` reads until a write's outcome shows
 //! (`confirm_claim.rs`: a claim's built-in confirmation), `reconcile.rs` settles a lost
-//! answer, `read.rs` reads values from an answer and `keep.rs` keeps them in the flow's
+//! answer (`resend.rs` by sending the write again, `after_loss.rs` saying what a success after
+//! one proves), `read.rs` reads values from an answer and `keep.rs` keeps them in the flow's
 //! `captured`. The steps themselves are plain functions over it (`engine/steps.rs`,
 //! `claims.rs`, `negative.rs`).
 
+mod after_loss;
 mod confirm;
 mod confirm_claim;
 mod context;
@@ -14,6 +16,7 @@ mod error;
 mod keep;
 mod read;
 mod reconcile;
+mod resend;
 mod send;
 mod wait;
 
