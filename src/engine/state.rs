@@ -26,7 +26,9 @@ pub(crate) struct ResumePoint {
     pub state: Option<FlowState>,
     /// The next step had started (its exchanges are in the journal) but not finished.
     pub mid_step: bool,
-    /// The counted exchanges that interrupted step already made, and those whose answer it
-    /// lost (`Delivery::MaybeProcessed`).
+    /// The counted exchanges that interrupted step already made.
     pub done_in_step: Vec<crate::record::Exchange>,
+    /// The next step's writes whose answer an earlier run lost and that nothing settled
+    /// since, with the last attempt number of each: the step's redo numbers on from it.
+    pub lost_in_step: Vec<(crate::models::Operation, u32)>,
 }

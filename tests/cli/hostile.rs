@@ -19,6 +19,8 @@ use crate::common::*;
 /// method-and-path it has seen before.
 pub enum Action {
     Forward,
+    /// Forward, and pass the answer's headers back too (a replay mark, an `ETag`).
+    ForwardWithHeaders,
     /// Forward it (the sandbox does the work), then answer this status instead.
     ForwardThen(u16),
     /// Forward it (the sandbox does the work), then never answer: the client waits until it
@@ -79,12 +81,23 @@ async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
         }
         let answer = outgoing.send().await.unwrap();
         let status = answer.status().as_u16();
-        (status, answer.bytes().await.unwrap())
+        let headers = answer.headers().clone();
+        (status, headers, answer.bytes().await.unwrap())
     };
     match (front.rule)(&method, &shape, count) {
         Action::Forward => {
-            let (status, bytes) = forward().await;
+            let (status, _, bytes) = forward().await;
             json_answer(status, vec![], bytes.to_vec())
+        }
+        Action::ForwardWithHeaders => {
+            let (status, headers, bytes) = forward().await;
+            let mut answer = json_answer(status, vec![], bytes.to_vec());
+            for (name, value) in &headers {
+                if !matches!(name.as_str(), "content-length" | "transfer-encoding") {
+                    answer.headers_mut().insert(name, value.clone());
+                }
+            }
+            answer
         }
         Action::ForwardThen(status) => {
             forward().await;
@@ -96,7 +109,7 @@ async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
         }
         Action::Answer(status, extra, text) => json_answer(status, extra, text.into_bytes()),
         Action::Rewrite(rewrite) => {
-            let (status, bytes) = forward().await;
+            let (status, _, bytes) = forward().await;
             let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             let (extra, value) = rewrite(&front.token, value);
             json_answer(status, extra, value.to_string().into_bytes())

@@ -61,6 +61,7 @@ mod quote_bundles;
 mod reports;
 mod resolved;
 mod resume;
+mod resume_lost_first;
 mod resume_retries;
 mod retries_exhausted;
 mod run;

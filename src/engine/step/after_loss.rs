@@ -1,11 +1,11 @@
 //! What a success that follows a lost answer proves, said no further than it goes. An answer
 //! the staging marks as a replay (`Idempotent-Replayed: true`, as Stripe and others send it)
 //! says the lost attempt was the one that took effect. Without the mark, a retry that carried
-//! the same idempotency key proves nothing by itself (a staging may ignore keys): what settles
-//! the lost attempt is that the write can take effect only once (a booking number subscribed
-//! once, a contract claimed once, a flight reported once, a quote deleted once, an update's
-//! quotes used once), so a second success would have been a conflict. A quote has no such
-//! rule: the ledger counts each of its lost attempts apart as unconfirmed.
+//! the same idempotency key proves nothing by itself (a staging may ignore keys), nor whether
+//! the lost attempt took effect: what settles it is that the write can take effect only once
+//! (a booking number subscribed once, a contract claimed once, a flight reported once, a quote
+//! deleted once, an update's quotes used once), so the staging holds one whichever attempt
+//! made it. A quote has no such rule: the ledger counts each lost attempt apart as unconfirmed.
 
 use crate::engine::caller::Pending;
 use crate::models::Operation;
@@ -34,7 +34,8 @@ pub(super) fn success_check(pending: &Pending, keyed: bool) -> Check {
         match once_only(op, if_match(pending)) {
             Some(rule) => format!(
                 "answer to an earlier attempt was lost; {sent} and answered HTTP {status}, not \
-                 marked a replay; {rule}, so the lost attempt did not take effect; counted once"
+                 marked a replay; {rule}: had both taken effect, this one would have been \
+                 refused, so the staging holds one; counted once"
             ),
             None => format!(
                 "answer to an earlier attempt was lost; {sent} and answered HTTP {status}, not \

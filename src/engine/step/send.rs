@@ -125,25 +125,16 @@ impl StepContext<'_> {
         Some(self.done_in_step.remove(i))
     }
 
-    /// The last attempt number of this write's call in the interrupted step, when that run
-    /// lost an answer to it. Not for a quote: each lost quote attempt may have made a quote,
-    /// and the ledger counts each apart whatever follows.
+    /// The last attempt number of this write's call when an earlier run lost its answer and
+    /// nothing settled it since. Not for a quote: each lost quote attempt may have made a
+    /// quote, and the ledger counts each apart whatever follows.
     fn take_lost(&mut self, spec: &CallSpec) -> Option<u32> {
         let write = spec.operation.is_write() && matches!(spec.expect, Expect::Success(_));
         if !write || spec.operation == Operation::Quote {
             return None;
         }
-        let ours = |x: &crate::record::Exchange| {
-            x.operation == spec.operation && x.delivery == Delivery::MaybeProcessed
-        };
-        let last = self
-            .done_in_step
-            .iter()
-            .filter(|x| ours(x))
-            .map(|x| x.attempt)
-            .max();
-        self.done_in_step.retain(|x| !ours(x));
-        last
+        let i = (self.lost_in_step.iter()).position(|(op, _)| *op == spec.operation)?;
+        Some(self.lost_in_step.remove(i).1)
     }
 
     /// Records the final attempt with the step's checks; true when the exchange passed.
