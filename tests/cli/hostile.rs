@@ -23,6 +23,8 @@ pub enum Action {
     ForwardWithHeaders,
     /// Forward it (the sandbox does the work), then answer this status instead.
     ForwardThen(u16),
+    /// Forward it, then answer this status with the sandbox's body and no other header.
+    ForwardAs(u16),
     /// Forward it (the sandbox does the work), then never answer: the client waits until it
     /// gives up or is killed.
     ForwardThenHang,
@@ -102,6 +104,10 @@ async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
         Action::ForwardThen(status) => {
             forward().await;
             json_answer(status, vec![], b"<html>Bad Gateway</html>".to_vec())
+        }
+        Action::ForwardAs(status) => {
+            let (_, _, bytes) = forward().await;
+            json_answer(status, vec![], bytes.to_vec())
         }
         Action::ForwardThenHang => {
             forward().await;

@@ -1,6 +1,7 @@
 //! The integration test binary: every test talks to a real sandbox on an ephemeral loopback
 //! port, through real HTTP or the real `ppcert` binary.
 
+mod accepted_nowhere;
 mod attest;
 mod attest_interop;
 mod bundle;
