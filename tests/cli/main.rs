@@ -2,6 +2,7 @@
 //! port, through real HTTP or the real `ppcert` binary.
 
 mod accepted_nowhere;
+mod after_loss_wording;
 mod attest;
 mod attest_interop;
 mod bundle;

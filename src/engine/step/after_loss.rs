@@ -25,26 +25,34 @@ pub(super) fn success_check(pending: &Pending, keyed: bool) -> Check {
     } else {
         "retried"
     };
-    let detail = if replayed(pending) {
-        format!(
-            "answer to an earlier attempt was lost; {sent}, and the staging marked its HTTP \
-             {status} a replay of that attempt: the {op} was made once; counted once"
-        )
-    } else {
-        match once_only(op, if_match(pending)) {
-            Some(rule) => format!(
+    if replayed(pending) {
+        return Check::pass(
+            "reconciled",
+            format!(
+                "answer to an earlier attempt was lost; {sent}, and the staging marked its \
+                 HTTP {status} a replay of that attempt: the {op} was made once; counted once"
+            ),
+        );
+    }
+    match once_only(op, if_match(pending)) {
+        Some(rule) => Check::pass(
+            "reconciled",
+            format!(
                 "answer to an earlier attempt was lost; {sent} and answered HTTP {status}, not \
                  marked a replay; {rule}: had both taken effect, this one would have been \
                  refused, so the staging holds one; counted once"
             ),
-            None => format!(
+        ),
+        // Not reconciled: nothing says whether the lost attempt made one too.
+        None => Check::pass(
+            "lost_attempt",
+            format!(
                 "answer to an earlier attempt was lost; {sent} and answered HTTP {status}, not \
                  marked a replay: this {op} is counted once, and each lost attempt apart as \
                  unconfirmed (the staging may have made a {op} for it)"
             ),
-        }
-    };
-    Check::pass("reconciled", detail)
+        ),
+    }
 }
 
 /// Whether the answer marks itself as the replay of an earlier request.
