@@ -89,3 +89,44 @@ async fn a_write_without_a_read_is_sent_again_until_answered_and_counted_once() 
         }
     }
 }
+
+/// The same on a staging whose updates need `If-Match` (docs/flows.md's config): the lost
+/// update took effect, so the update sent again carries a stale `If-Match` and meets 412,
+/// which is that attempt's trace: counted once, as the staging holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_sent_again_under_a_stale_if_match_is_reconciled_by_its_412() {
+    let flows = include_str!("../../docs/flows.md");
+    let sandbox = crate::living_staging::living_sandbox().await;
+    // Every other answer with its headers: the contracts read's `ETag` is what `If-Match` sends.
+    let lost = lost_then_unavailable("PATCH", "/subscriptions", true);
+    let rule: Rule = Arc::new(move |method, path, count| match lost(method, path, count) {
+        Action::Forward => Action::ForwardWithHeaders,
+        action => action,
+    });
+    let base = front(&sandbox, rule).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    std::fs::write(
+        dir.path().join("scenarios/conditional.toml"),
+        toml_block(flows, "# scenarios/conditional.toml"),
+    )
+    .unwrap();
+    let (finished, evidence) = Run::at(&base, sandbox.token())
+        .config(&crate::living_staging::living_config(flows))
+        .scenario("scenarios/conditional.toml")
+        .args(&["--concurrency", "1", "--backoff-ms", "1", "--retries", "2"])
+        .evidence_in(dir.path())
+        .await;
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    let update = (evidence["requirements"].as_array().unwrap().iter())
+        .find(|r| r["operation"] == "update")
+        .unwrap();
+    assert_eq!(update["succeeded"], sandbox_counts(&sandbox)["update"]);
+    assert_eq!(update["unconfirmed"], 0, "{update}");
+    ledger_equals(&evidence, &sandbox);
+    let last = (evidence["exchanges"].as_array().unwrap().iter())
+        .rfind(|e| e["operation"] == "update" && e["attempt"].as_u64() > Some(1))
+        .expect("the update sent again");
+    assert_eq!(last["response"]["status"], 412, "{last}");
+    assert_eq!(last["reconciled"], true, "{last}");
+}
