@@ -31,6 +31,7 @@ pub(crate) async fn check_token(args: TargetArgs) -> Result<u8, Failure> {
         wrong_token: None,
         retry_without_answer: false,
         renew_on_rejection: true,
+        first_attempt: 1,
     };
     let attempts = client.execute(&request, &Cancel::default()).await;
     let last = attempts.last().expect("one attempt at least");

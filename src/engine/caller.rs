@@ -203,6 +203,18 @@ impl Caller<'_> {
     /// its retry; returns the final one pending, and whether an earlier attempt's answer was
     /// lost. The first call settles the gate.
     pub(super) async fn send(&self, spec: CallSpec, booking: Option<&str>) -> (Pending, bool) {
+        self.send_from(spec, booking, 1).await
+    }
+
+    /// [`send`](Self::send), numbering its attempts from `first`: a call sent again after its
+    /// attempts ran out stays one call on the record (the ledger settles a lost attempt by the
+    /// attempts that follow it, and takes an attempt 1 for another call).
+    pub(super) async fn send_from(
+        &self,
+        spec: CallSpec,
+        booking: Option<&str>,
+        first: u32,
+    ) -> (Pending, bool) {
         let request = Request {
             method: spec.method.clone(),
             path: spec.path.clone(),
@@ -214,6 +226,7 @@ impl Caller<'_> {
             // run after those few requests (exit 4).
             retry_without_answer: self.shared.gate.state() != GateState::Pending,
             renew_on_rejection: self.shared.gate.state() != GateState::Pending,
+            first_attempt: first,
         };
         let url = self.shared.client.url(&spec.path);
         // Write-ahead: each attempt is on the record before it is sent, and a retried one
@@ -265,7 +278,7 @@ impl Caller<'_> {
     }
 
     /// Records an attempt the call retried, with the failed `retryable` check saying why.
-    fn record_retried(&self, attempt: &Attempt, spec: &CallSpec, booking: Option<&str>) {
+    pub(super) fn record_retried(&self, attempt: &Attempt, spec: &CallSpec, booking: Option<&str>) {
         let mut exchange = self.exchange(attempt, spec, booking);
         exchange.retried = true;
         exchange.checks.push(Check::fail(

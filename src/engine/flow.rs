@@ -68,6 +68,7 @@ impl<'a> FlowRunner<'a> {
                 },
                 resumed_mid_step: resume.mid_step,
                 done_in_step: resume.done_in_step,
+                lost_in_step: resume.lost_in_step,
                 step_name: String::new(),
                 step_index: 0,
                 writes_in_step: 0,
@@ -165,6 +166,7 @@ impl<'a> FlowRunner<'a> {
         let result = self.step(step).await;
         self.cx.resumed_mid_step = false;
         self.cx.done_in_step.clear();
+        self.cx.lost_in_step.clear();
         let reason = match result {
             Ok(()) => {
                 if self.die_before_step_line == Some(index) {

@@ -31,7 +31,7 @@ pub(crate) use claims::claim_day;
 pub(crate) use events::{EventStream, RunEvent, Subscriber};
 pub(crate) use gate::{Gate, GateState};
 pub(crate) use http::ApiClient;
-pub(crate) use resume::resume_points;
+pub(crate) use resume::{open_lost_calls, resume_points};
 pub(crate) use shared::Shared;
 pub(crate) use state::{FlowInstance, ResumePoint};
 pub(crate) use token::Tokens;

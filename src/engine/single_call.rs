@@ -131,6 +131,7 @@ impl SingleCalls {
             },
             resumed_mid_step: false,
             done_in_step: Vec::new(),
+            lost_in_step: Vec::new(),
             step_name: op.as_str().to_string(),
             step_index: self.calls,
             writes_in_step: 0,

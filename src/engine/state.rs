@@ -28,4 +28,7 @@ pub(crate) struct ResumePoint {
     pub mid_step: bool,
     /// The counted exchanges that interrupted step already made.
     pub done_in_step: Vec<crate::record::Exchange>,
+    /// The next step's writes whose answer an earlier run lost and that nothing settled
+    /// since, with the last attempt number of each: the step's redo numbers on from it.
+    pub lost_in_step: Vec<(crate::models::Operation, u32)>,
 }

@@ -19,8 +19,12 @@ use crate::common::*;
 /// method-and-path it has seen before.
 pub enum Action {
     Forward,
+    /// Forward, and pass the answer's headers back too (a replay mark, an `ETag`).
+    ForwardWithHeaders,
     /// Forward it (the sandbox does the work), then answer this status instead.
     ForwardThen(u16),
+    /// Forward it, then answer this status with the sandbox's body and no other header.
+    ForwardAs(u16),
     /// Forward it (the sandbox does the work), then never answer: the client waits until it
     /// gives up or is killed.
     ForwardThenHang,
@@ -79,16 +83,31 @@ async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
         }
         let answer = outgoing.send().await.unwrap();
         let status = answer.status().as_u16();
-        (status, answer.bytes().await.unwrap())
+        let headers = answer.headers().clone();
+        (status, headers, answer.bytes().await.unwrap())
     };
     match (front.rule)(&method, &shape, count) {
         Action::Forward => {
-            let (status, bytes) = forward().await;
+            let (status, _, bytes) = forward().await;
             json_answer(status, vec![], bytes.to_vec())
+        }
+        Action::ForwardWithHeaders => {
+            let (status, headers, bytes) = forward().await;
+            let mut answer = json_answer(status, vec![], bytes.to_vec());
+            for (name, value) in &headers {
+                if !matches!(name.as_str(), "content-length" | "transfer-encoding") {
+                    answer.headers_mut().insert(name, value.clone());
+                }
+            }
+            answer
         }
         Action::ForwardThen(status) => {
             forward().await;
             json_answer(status, vec![], b"<html>Bad Gateway</html>".to_vec())
+        }
+        Action::ForwardAs(status) => {
+            let (_, _, bytes) = forward().await;
+            json_answer(status, vec![], bytes.to_vec())
         }
         Action::ForwardThenHang => {
             forward().await;
@@ -96,7 +115,7 @@ async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
         }
         Action::Answer(status, extra, text) => json_answer(status, extra, text.into_bytes()),
         Action::Rewrite(rewrite) => {
-            let (status, bytes) = forward().await;
+            let (status, _, bytes) = forward().await;
             let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             let (extra, value) = rewrite(&front.token, value);
             json_answer(status, extra, value.to_string().into_bytes())

@@ -1,6 +1,8 @@
 //! The integration test binary: every test talks to a real sandbox on an ephemeral loopback
 //! port, through real HTTP or the real `ppcert` binary.
 
+mod accepted_nowhere;
+mod after_loss_wording;
 mod attest;
 mod attest_interop;
 mod bundle;
@@ -40,6 +42,7 @@ mod listener_floods;
 mod listener_stops;
 mod listeners;
 mod living_staging;
+mod lost_then_resent;
 mod openapi;
 mod outcomes;
 mod package;
@@ -61,6 +64,7 @@ mod quote_bundles;
 mod reports;
 mod resolved;
 mod resume;
+mod resume_lost_first;
 mod resume_retries;
 mod retries_exhausted;
 mod run;

@@ -72,7 +72,8 @@ pub(super) fn begin(
         config.flight_seller,
         config.scale,
     );
-    let points = engine::resume_points(&instances, &started, &steps, &unsettled);
+    let lost = engine::open_lost_calls(&exchanges);
+    let points = engine::resume_points(&instances, &started, &steps, &unsettled, &lost);
     let progress = Arc::new(Progress::new(
         mode,
         &planned(&instances, config),

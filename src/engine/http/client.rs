@@ -55,6 +55,10 @@ pub(crate) struct Request {
     /// Whether a 401 that rejects the token gets a new token and one more try. Not before the
     /// first call has settled the gate: a bad token then costs the documented few requests.
     pub renew_on_rejection: bool,
+    /// The number of the first attempt: 1, or one past the attempts an earlier send of the
+    /// same call made (a re-send reconciling a lost answer numbers on, so the record shows
+    /// one call, not another).
+    pub first_attempt: u32,
 }
 
 /// One attempt as it happened.
@@ -98,7 +102,7 @@ impl Attempt {
 
 /// What [`ApiClient::execute_told`] says of a call's attempts as they go.
 pub(crate) enum Told<'a> {
-    /// Attempt `number` (1 the first) is about to be sent.
+    /// Attempt `number` (1 the first, unless the call numbers on) is about to be sent.
     Sending(u32),
     /// This attempt is tried again: the next one is about to be sent.
     Retried(&'a Attempt),
@@ -187,7 +191,7 @@ impl ApiClient {
             if let Some(retried) = attempts.last() {
                 tell(Told::Retried(retried));
             }
-            let number = attempts.len() as u32 + 1;
+            let number = request.first_attempt.max(1) + attempts.len() as u32;
             tell(Told::Sending(number));
             let attempt = self.attempt(request, number, trace, &lease).await;
             let rejected = request.wrong_token.is_none()

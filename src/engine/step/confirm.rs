@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::confirm_target::{Shown, Target, nowhere_named};
 use super::context::StepContext;
 use crate::answer::reading::{self, as_text};
 use crate::answer::tolerant;
@@ -43,30 +44,6 @@ const FAILED: [&str; 8] = [
     "DECLINED",
 ];
 
-/// What one confirmation read showed.
-enum Shown {
-    Confirmed(String),
-    Failed(String),
-    NotYet(String),
-}
-
-/// Where the confirmation reads.
-enum Target {
-    /// A read endpoint of the API, built as its own calls are.
-    Endpoint(Operation),
-    /// A path under the API root, or a URL of the target's own origin.
-    At(String),
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::Endpoint(op) => write!(f, "{op}"),
-            Target::At(path) => write!(f, "GET {path}"),
-        }
-    }
-}
-
 impl StepContext<'_> {
     /// Confirms a write's success answer when it needs it, and returns the answer the step
     /// reads: the write's own when nothing was to confirm, else the read that settled it (or
@@ -81,8 +58,8 @@ impl StepContext<'_> {
         }
         let context = self.answer_context(&write);
         let target = match self.target(&write, &context) {
-            // A 202 naming nowhere to read: taken at its word, as the spec's status deviation
-            // the evidence notes (a claim's status is then read by its built-in confirmation).
+            // A claim's 202 naming nowhere to read: its status is read by the claim's built-in
+            // confirmation (`confirm_claim.rs`).
             Ok(None) => return write,
             Ok(Some(target)) => target,
             Err(why) => {
@@ -133,7 +110,11 @@ impl StepContext<'_> {
             read.phase = Phase::Confirm;
             read.confirms = Some(op);
             reads += 1;
-            let why = match self.shown(op, &mut read, context) {
+            let shown = match target {
+                Target::Contracts => self.contracts_listed(&read),
+                _ => self.shown(op, &mut read, context),
+            };
+            let why = match shown {
                 Shown::Confirmed(how) => {
                     read.checks.push(Check::pass(CONFIRMED, how));
                     read.view = read.attempt.response.as_ref().map(|r| r.json());
@@ -189,7 +170,7 @@ impl StepContext<'_> {
                 let header = |name| headers.and_then(|h| crate::record::header(h, name));
                 match header("Location").or_else(|| header("Content-Location")) {
                     Some(location) => location.trim().to_string(),
-                    None if write.attempt.status() == Some(202) => return Ok(None),
+                    None if write.attempt.status() == Some(202) => return nowhere_named(op),
                     None => {
                         return Err(format!(
                             "`[endpoints.{op}.confirm] until` is set but the answer names no \
@@ -230,10 +211,14 @@ impl StepContext<'_> {
     ) -> Result<CallSpec, String> {
         let step = self.step_name.clone();
         match target {
-            Target::Endpoint(read) => {
+            Target::Endpoint(_) | Target::Contracts => {
+                let read = match target {
+                    Target::Endpoint(read) => *read,
+                    _ => Operation::ReadContracts,
+                };
                 let context = self.read_context();
-                let expect = self.success(*read);
-                (self.spec(*read, &step, &context, None, expect)).map_err(|e| e.to_string())
+                let expect = self.success(read);
+                (self.spec(read, &step, &context, None, expect)).map_err(|e| e.to_string())
             }
             Target::At(url) => Ok(CallSpec {
                 operation: op,

@@ -26,6 +26,9 @@ pub(crate) struct StepContext<'a> {
     /// What the step interrupted in an earlier run already got done (see
     /// [`ResumePoint`](crate::engine::state::ResumePoint)).
     pub done_in_step: Vec<crate::record::Exchange>,
+    /// This step's writes whose answer an earlier run lost, unsettled, with their last
+    /// attempt number (see [`ResumePoint`](crate::engine::state::ResumePoint)).
+    pub lost_in_step: Vec<(Operation, u32)>,
     /// The running step's name, from [`Step::name`](crate::scenario::Step::name): the only
     /// place step names come from.
     pub step_name: String,

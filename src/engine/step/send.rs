@@ -6,6 +6,7 @@
 
 use super::context::StepContext;
 use super::wait::Poll;
+use super::{after_loss, resend};
 use crate::engine::caller::{CallSpec, Expect, Pending};
 use crate::engine::gate::GateState;
 use crate::models::Operation;
@@ -55,7 +56,33 @@ impl StepContext<'_> {
         if let Some(done) = self.take_done(&spec) {
             return Pending::replayed(&done, spec);
         }
-        let (mut pending, lost_before) = self.caller.send(spec, self.booking_number()).await;
+        // One whose answer that run lost is redone as the same call (same key): its attempts
+        // number on, so a success settles the lost one rather than leaving it unconfirmed.
+        let first = self.take_lost(&spec).map_or(1, |last| last + 1);
+        let booking = self.booking_number().map(str::to_string);
+        let (mut pending, lost_before) =
+            (self.caller.send_from(spec, booking.as_deref(), first)).await;
+        let mut lost_before = lost_before || first > 1;
+        let acceptance = matches!(pending.spec.expect, Expect::Success(_));
+        let open = self.shared.gate.state() == GateState::Open;
+        if acceptance
+            && open
+            && resend::settled_by_resending(pending.spec.operation)
+            && resend::lost(&pending, lost_before)
+            && resend::retryable(&pending)
+        {
+            // Nothing reads it back: the write itself is sent again until it is answered.
+            pending = self.resend_until_answered(pending).await;
+            lost_before = true;
+        }
+        self.settle_after_a_loss(&mut pending, lost_before).await;
+        pending.checks.extend(error_body_check(&pending));
+        pending
+    }
+
+    /// Reconciles what a lost answer leaves: a conflict that is the lost attempt's trace, a
+    /// subscription or claim whose retries ran out, or a success that followed it.
+    async fn settle_after_a_loss(&mut self, pending: &mut Pending, lost_before: bool) {
         // An update whose lost attempt took effect changed the booking: its retry's
         // `If-Match` is then stale (412), which is that attempt's trace, as a 409 is.
         let conflict = matches!(
@@ -64,33 +91,22 @@ impl StepContext<'_> {
         );
         let acceptance = matches!(pending.spec.expect, Expect::Success(_));
         if conflict && acceptance && (lost_before || self.resumed_mid_step) {
-            self.reconcile(&mut pending).await;
+            self.reconcile(pending).await;
         } else if acceptance
-            && unsettled_after_a_loss(&pending, lost_before)
+            && unsettled_after_a_loss(pending, lost_before)
             && self.shared.gate.state() == GateState::Open
         {
             // Its retries ran out on answers that say nothing of the write (429, 5xx, none)
             // after one that may have been processed: the staging may hold it, so the booking's
             // contracts are read, as after a conflict, rather than leaving it unconfirmed. Not while the
             // target has yet to answer a first call: a dead one ends the run without more.
-            self.reconcile(&mut pending).await;
-        } else if lost_before
-            && pending.status_ok()
-            && self
-                .shared
-                .endpoints
-                .sends_idempotency_key(pending.spec.operation)
-        {
-            // The retry carried the lost attempt's key: a staging that honours keys answers it
-            // as that attempt, so the write took effect once.
-            pending.checks.push(Check::pass(
-                "reconciled",
-                "answer to an earlier attempt was lost; retried with the same idempotency key, \
-                 which the staging answers as that attempt; counted once",
-            ));
+            self.reconcile(pending).await;
+        } else if lost_before && pending.status_ok() {
+            let keyed = (self.shared.endpoints).sends_idempotency_key(pending.spec.operation);
+            pending
+                .checks
+                .push(after_loss::success_check(pending, keyed));
         }
-        pending.checks.extend(error_body_check(&pending));
-        pending
     }
 
     /// The interrupted step's recorded answer to this very write (same operation and URL),
@@ -105,8 +121,20 @@ impl StepContext<'_> {
         let i = self
             .done_in_step
             .iter()
-            .position(|x| x.operation == spec.operation && x.url == url)?;
+            .position(|x| x.operation == spec.operation && x.url == url && x.counts_as_success())?;
         Some(self.done_in_step.remove(i))
+    }
+
+    /// The last attempt number of this write's call when an earlier run lost its answer and
+    /// nothing settled it since. Not for a quote: each lost quote attempt may have made a
+    /// quote, and the ledger counts each apart whatever follows.
+    fn take_lost(&mut self, spec: &CallSpec) -> Option<u32> {
+        let write = spec.operation.is_write() && matches!(spec.expect, Expect::Success(_));
+        if !write || spec.operation == Operation::Quote {
+            return None;
+        }
+        let i = (self.lost_in_step.iter()).position(|(op, _)| *op == spec.operation)?;
+        Some(self.lost_in_step.remove(i).1)
     }
 
     /// Records the final attempt with the step's checks; true when the exchange passed.
