@@ -70,14 +70,13 @@ async fn a_subscription_accepted_with_nowhere_to_read_is_confirmed_by_its_contra
     assert_eq!(never["operation"], "read_contracts", "{never}");
 }
 
-/// Updates, quote deletions and flight reports answered 202 with nowhere to read: nothing
-/// confirms them, so none counts (the staging made them all: unconfirmed, not succeeded),
-/// the run is not met (exit 1) and the failed check names the 202 and the setting to add.
+/// Updates and flight reports answered 202 with nowhere to read: nothing confirms them, so
+/// none counts (the staging made them all: unconfirmed, not succeeded), the run is not met
+/// (exit 1) and the failed check names the 202 and the setting to add.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_other_write_accepted_with_nowhere_to_read_is_unconfirmed() {
     for (op, method, prefix) in [
         ("update", "PATCH", "/subscriptions/"),
-        ("quote_deletion", "DELETE", "/quotes/"),
         ("flight_cancellation", "POST", "/flight-cancellations"),
     ] {
         let sandbox = sandbox_with(fast_options()).await;
@@ -108,4 +107,38 @@ async fn any_other_write_accepted_with_nowhere_to_read_is_unconfirmed() {
             finished.stdout
         );
     }
+}
+
+/// A quote deletion answered 202 with nowhere to read: 202 is one of the answers the
+/// provider's docs give a deletion, and no read shows a quote that is gone, so it counts as
+/// the deletion, with a check saying so and naming the read that would confirm it instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_accepted_with_nowhere_to_read_counts_as_the_docs_answer() {
+    let sandbox = sandbox_with(fast_options()).await;
+    let rule: Rule = Arc::new(|m, path, _| {
+        if m.as_str() == "DELETE" && path.starts_with("/quotes/") {
+            Action::ForwardAs(202)
+        } else {
+            Action::Forward
+        }
+    });
+    let base = front(&sandbox, rule).await;
+    let (finished, evidence, _dir) = Run::at(&base, sandbox.token())
+        .args(&["--concurrency", "1", "--backoff-ms", "1"])
+        .evidence()
+        .await;
+    assert_eq!(finished.code, 0, "{}", finished.stdout);
+    let counted = requirement(&evidence, "quote_deletion");
+    assert_eq!(
+        counted["succeeded"],
+        sandbox_counts(&sandbox)["quote_deletion"]
+    );
+    assert_eq!(counted["unconfirmed"], 0, "{counted}");
+    let said = evidence["exchanges"].to_string();
+    assert!(
+        said.contains("deletion_accepted")
+            && said.contains("`[endpoints.quote_deletion.confirm] read`"),
+        "{}",
+        finished.stdout
+    );
 }

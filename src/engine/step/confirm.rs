@@ -60,7 +60,18 @@ impl StepContext<'_> {
         let target = match self.target(&write, &context) {
             // A claim's 202 naming nowhere to read: its status is read by the claim's built-in
             // confirmation (`confirm_claim.rs`).
-            Ok(None) => return write,
+            Ok(None) if op == Operation::Claim => return write,
+            // A deletion's: the provider's docs list 202 among a deletion's answers, and no
+            // read shows a quote that is gone.
+            Ok(None) => {
+                write.checks.push(Check::pass(
+                    "deletion_accepted",
+                    "HTTP 202 naming nowhere to read: counted as a deletion, one of the \
+                     answers (200, 202, 204) the provider's docs give it; set \
+                     `[endpoints.quote_deletion.confirm] read` to confirm it by a read",
+                ));
+                return write;
+            }
             Ok(Some(target)) => target,
             Err(why) => {
                 // Nowhere it may read: the write stays pending; the ledger counts it unconfirmed.

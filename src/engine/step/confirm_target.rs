@@ -3,8 +3,10 @@
 //! `Content-Location`) and has no `[endpoints.WRITE.confirm] read`. It is pending until
 //! confirmed, like any 202: a subscription shows in its booking's contracts, read until they
 //! are listed (as the step itself reads them); a claim's status is read by
-//! its built-in confirmation; any other write has nothing that shows it and stays
-//! `unconfirmed`, with the check naming the 202 and the setting that would confirm it.
+//! its built-in confirmation; a quote deletion's is one of the answers the provider's docs
+//! give a deletion (200, 202 or 204), and no read shows a deleted quote; any other write has
+//! nothing that shows it and stays `unconfirmed`, with the check naming the 202 and the
+//! setting that would confirm it.
 
 use super::context::StepContext;
 use crate::engine::caller::Pending;
@@ -41,10 +43,11 @@ impl std::fmt::Display for Target {
 }
 
 /// Where a 202 of `op` that names nowhere to read is confirmed: `Ok(None)` for a claim (its
-/// built-in confirmation), the booking's contracts for a subscription, else why it cannot be.
+/// built-in confirmation) and a quote deletion (a documented deletion answer), the booking's
+/// contracts for a subscription, else why it cannot be.
 pub(super) fn nowhere_named(op: Operation) -> Result<Option<Target>, String> {
     match op {
-        Operation::Claim => Ok(None),
+        Operation::Claim | Operation::QuoteDeletion => Ok(None),
         Operation::Subscription => Ok(Some(Target::Contracts)),
         _ => Err(format!(
             "answered HTTP 202 Accepted, naming no Location or Content-Location to read its \
