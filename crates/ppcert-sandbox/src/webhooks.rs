@@ -161,13 +161,21 @@ impl Sender {
                 continue;
             }
             let sender = Arc::clone(self);
+            // Due at once: counted before the request that caused it is answered, so a stop
+            // that settles the deliveries due cannot miss it.
+            let wait = scheduled.after.to_std().ok().filter(|wait| !wait.is_zero());
+            if wait.is_none() {
+                self.due.fetch_add(1, Ordering::SeqCst);
+            }
             tokio::spawn(async move {
-                if let Ok(wait) = scheduled.after.to_std() {
+                if let Some(wait) = wait {
                     tokio::time::sleep(wait).await;
+                    sender.due.fetch_add(1, Ordering::SeqCst);
                 }
                 sender
                     .deliver(format!("evt_{id:08}"), &scheduled.event)
                     .await;
+                sender.due.fetch_sub(1, Ordering::SeqCst);
                 sender.in_flight.fetch_sub(1, Ordering::SeqCst);
             });
         }

@@ -74,3 +74,24 @@ async fn a_refused_delivery_is_retried_and_an_absent_receiver_is_given_up_on() {
             .all(|a| a.status.is_none() && a.error.is_some())
     );
 }
+
+/// Stopping settles the deliveries already due: a delivery refused once is waited for until
+/// its retry is delivered, not dropped after a fixed pause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settling_waits_for_a_due_delivery_through_its_retry() {
+    let (url, received) = receiver(|n| {
+        if n == 1 {
+            StatusCode::SERVICE_UNAVAILABLE
+        } else {
+            StatusCode::OK
+        }
+    })
+    .await;
+    let sandbox = sandbox_sending_to(&url, Scheme::ProviderDocs, Duration::from_millis(400)).await;
+    Api::new(&sandbox).subscribe("WH-SETTLE-1").await;
+    sandbox.settle_webhooks(Duration::from_secs(5)).await;
+    let attempts = sandbox.webhook_deliveries();
+    assert_eq!(attempts.len(), 2, "the retry was waited for: {attempts:?}");
+    assert_eq!(attempts[1].status, Some(200), "{attempts:?}");
+    assert_eq!(received.lock().unwrap().len(), 2);
+}
