@@ -197,7 +197,7 @@ impl Proxy {
             .checks
             .iter()
             .filter(|c| !c.passed && !c.warning)
-            .map(|c| format!("{}: {}", c.name, c.detail))
+            .map(failed_line)
             .collect();
         crate::console::tell!("{}", exchange_line(&exchange, &failed));
         let step = StepEvent {
@@ -356,6 +356,12 @@ impl Proxy {
     }
 }
 
+/// A failed check on the console: its name quoted before "failed", since a name that states
+/// a fact ("the server accepted it") must not read as the fact.
+fn failed_line(check: &crate::record::Check) -> String {
+    format!("check \"{}\" failed: {}", check.name, check.detail)
+}
+
 /// The live line of one exchange on stderr, with the checks it failed.
 /// One exchange on the console. The URL, the booking number and the checks' details hold the
 /// partner's and the upstream's text: escaped, so none of it can forge a console line.
@@ -380,7 +386,7 @@ fn exchange_line(exchange: &crate::record::Exchange, failed: &[String]) -> Strin
         if failed.is_empty() {
             String::new()
         } else {
-            format!("\n  failed: {}", failed.join("\n  failed: "))
+            format!("\n  {}", failed.join("\n  "))
         }
     )
 }
@@ -801,5 +807,20 @@ pub(crate) async fn deliver_webhook(
             (status, bytes).into_response()
         }
         Err(why) => (StatusCode::BAD_GATEWAY, format!("ppcert proxy: {why}")).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod console_tests {
+    use crate::record::Check;
+
+    /// A failed check whose name states a fact reads as that fact failing, not as the fact.
+    #[test]
+    fn a_failed_check_names_itself_before_saying_it_failed() {
+        let check = Check::fail("the server accepted it", "HTTP 400, expected 201");
+        assert_eq!(
+            super::failed_line(&check),
+            "check \"the server accepted it\" failed: HTTP 400, expected 201"
+        );
     }
 }
