@@ -27,14 +27,14 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
         .filter(|p| !p.rerenderable)
         .map(|p| p.message.as_str())
         .collect();
-    let (Some(mut evidence), Some(derived), true) =
-        (checked.recorded, checked.derived, refused.is_empty())
+    let (Some(_), Some(derived), true) = (checked.recorded, checked.derived, refused.is_empty())
     else {
         return Err(refuse(&args.dir, &refused));
     };
-    if let Err(e) = read_slim(&source, &args.dir, &mut evidence) {
-        return Err(refuse(&args.dir, &[e.as_str()]));
-    }
+    let mut evidence = match read_slim(&source, &args.dir) {
+        Ok(evidence) => evidence,
+        Err(e) => return Err(refuse(&args.dir, &[e.as_str()])),
+    };
     // What the reports show of the outcome is what the journal gives, never a stored field.
     evidence.verdict = derived.verdict;
     evidence.requirements = derived.requirements;
@@ -66,21 +66,22 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     Ok(exit_codes::SUCCESS)
 }
 
-/// The record's exchanges, which the check read without holding them, read again one at a
-/// time and kept slim, as a run keeps its own; the few a report shows are put back whole from
+/// The record (the check read it without what grows with the run), its exchanges read one at
+/// a time and kept slim, as a run keeps its own; the few a report shows are put back whole from
 /// the journal when it renders (the check found the journal's equal to evidence.json's).
-fn read_slim(
-    source: &Source,
-    dir: &std::path::Path,
-    evidence: &mut crate::evidence::Evidence,
-) -> Result<(), String> {
-    use crate::evidence::{EvidenceError, FILE_NAME, read::each_exchange};
+fn read_slim(source: &Source, dir: &std::path::Path) -> Result<crate::evidence::Evidence, String> {
+    use crate::evidence::read::{Skip, each_exchange, head};
+    use crate::evidence::{EvidenceError, FILE_NAME};
+    let reader = || {
+        (source.reader(FILE_NAME)).map_err(|error| {
+            let name = FILE_NAME.into();
+            EvidenceError::Unreadable { name, error }.to_string()
+        })
+    };
+    let mut evidence = head(FILE_NAME, reader()?, Skip::Exchanges).map_err(|e| e.to_string())?;
     let mut marked = false;
     let mut exchanges = Vec::new();
-    let reader = (source.reader(FILE_NAME)).map_err(|error| {
-        let name = FILE_NAME.into();
-        EvidenceError::Unreadable { name, error }.to_string()
-    })?;
+    let reader = reader()?;
     each_exchange(FILE_NAME, reader, &mut |mut exchange| {
         exchange.slim_marked_once(&mut marked);
         exchanges.push(exchange);
@@ -92,7 +93,7 @@ fn read_slim(
         path: dir.join(crate::journal::FILE_NAME),
         kept_whole: Default::default(),
     });
-    Ok(())
+    Ok(evidence)
 }
 
 fn refuse(dir: &std::path::Path, refused: &[&str]) -> Failure {

@@ -4,6 +4,7 @@
 mod attest;
 mod attest_interop;
 mod bundle;
+mod bundle_steps;
 mod captures;
 mod ci;
 mod claim_hint;
