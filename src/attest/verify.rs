@@ -39,6 +39,8 @@ pub(crate) struct Checked {
     /// The record as evidence.json holds it, without what grows with the run (its
     /// exchanges, steps and bookings: read them again one at a time, or whole).
     pub recorded: Option<Evidence>,
+    /// How many exchanges the journal holds, when the record could be computed again.
+    pub exchanges: usize,
     /// The manifest's lines (digest, name).
     pub listed: Vec<(String, String)>,
     pub manifest_sha256: Option<String>,
@@ -108,6 +110,7 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
         problems: Vec::new(),
         derived: None,
         recorded: None,
+        exchanges: 0,
         listed: Vec::new(),
         manifest_sha256: None,
         signed: Signed::No,
@@ -201,6 +204,7 @@ fn rederive(
                 problems.push(problem(format!("{}: {difference}", evidence::FILE_NAME)));
             }
             checked.scenario = scenario_check(&rederived.evidence, problems);
+            checked.exchanges = rederived.exchanges;
             checked.derived = Some(rederived.evidence);
         }
         Err(e) => problems.push(problem(e.to_string())),

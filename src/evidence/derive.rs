@@ -26,6 +26,8 @@ pub(crate) struct Rederived {
     pub evidence: Evidence,
     /// Each difference, named by its place in evidence.json; empty when the record agrees.
     pub differences: Vec<String>,
+    /// How many exchanges the journal holds.
+    pub exchanges: usize,
 }
 
 /// What the journal holds, read one line at a time: counted as the run counts it, never held
@@ -298,6 +300,7 @@ fn compute<R: BufRead>(
             reason: f.reason,
         })
         .collect();
+    let exchanges = read.exchanges;
     let mut evidence = super::model::assemble(run, &requirements, read.tally, &results, Vec::new());
     evidence.unrecognised = read.unrecognised.section();
     resilience(&mut evidence, read.faults, recorded, &mut diff);
@@ -318,6 +321,7 @@ fn compute<R: BufRead>(
     Ok(Rederived {
         evidence,
         differences: diff.finish(),
+        exchanges,
     })
 }
 

@@ -59,6 +59,7 @@ mod proxy_recovery;
 mod proxy_unrecognised;
 mod quote_bundles;
 mod reports;
+mod reports_stream;
 mod resolved;
 mod resume;
 mod resume_retries;
