@@ -4,8 +4,9 @@
 //! at `--scale 1000`, process start to the first request and last answer to exit for the
 //! default batch, the evidence tools' peak RSS on bundles of `--scale 20` and `--scale 200`
 //! (each tool's own, from GNU time), and `verify` and `export --har` of a bundle of about
-//! 190,000 exchanges. `PPCERT_BENCH_BEFORE=PATH` runs an earlier build beside it for the
-//! CPU figure. The machine may be shared: compare only figures of one run.
+//! 190,000 exchanges (`cost-tools` runs these two alone). `PPCERT_BENCH_BEFORE=PATH` runs an
+//! earlier build beside it for the CPU figure. The machine may be shared: compare only
+//! figures of one run.
 
 use std::path::Path;
 use std::process::Command;
@@ -256,6 +257,12 @@ fn tools_190k() {
             if ok && mib < 128.0 { "met" } else { "not met" }
         );
     }
+}
+
+/// `cost-tools`: the evidence tools' figures alone.
+pub(crate) fn tools_only() {
+    tools();
+    tools_190k();
 }
 
 pub(crate) fn cost(runtime: &tokio::runtime::Runtime) {

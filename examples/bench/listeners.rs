@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use super::{RUNS, binary, median, quote_body};
 
 /// A `/proc/PID/status` field in KiB (`VmRSS`, `VmHWM`).
-fn status_kib(pid: u32, field: &str) -> u64 {
+pub(crate) fn status_kib(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
@@ -33,12 +33,12 @@ fn status_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn mib(kib: u64) -> String {
+pub(crate) fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
 
 /// Starts the release binary with `args`; returns it and the `host:port` of its first line.
-fn start(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+pub(crate) fn start(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut command = Command::new(binary());
     command
         .args(args)
@@ -68,13 +68,13 @@ fn interrupt(child: &mut Child) {
 }
 
 /// Samples a process's RSS every 250 ms until stopped: (seconds since start, KiB).
-struct Sampler {
+pub(crate) struct Sampler {
     stop: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<Vec<(f64, u64)>>,
 }
 
 impl Sampler {
-    fn start(pid: u32) -> Sampler {
+    pub(crate) fn start(pid: u32) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
@@ -89,14 +89,14 @@ impl Sampler {
         Sampler { stop, thread }
     }
 
-    fn finish(self) -> Vec<(f64, u64)> {
+    pub(crate) fn finish(self) -> Vec<(f64, u64)> {
         self.stop.store(true, Ordering::Relaxed);
         self.thread.join().unwrap_or_default()
     }
 }
 
 /// RSS at each quarter of the samples: whether memory is flat shows at a glance.
-fn quarters(samples: &[(f64, u64)]) -> String {
+pub(crate) fn quarters(samples: &[(f64, u64)]) -> String {
     if samples.is_empty() {
         return "no samples".into();
     }
@@ -166,7 +166,7 @@ pub fn webhook_flood(runtime: &tokio::runtime::Runtime) {
 
 /// One keep-alive client sending until `until`: quotes, and every `large_every`th request a
 /// 1 MiB body (never when 0).
-async fn flood_client(
+pub(crate) async fn flood_client(
     (addr, token): (String, String),
     until: Instant,
     large_every: u64,
@@ -329,7 +329,7 @@ fn proxy_flood_once(runtime: &tokio::runtime::Runtime, secs: u64, large_every: u
 
 /// One certification batch against `base`, the release binary as a user runs it: `None` when
 /// it passed, else its exit code and what it printed, its bundle kept for a look.
-fn batch(base: &str, token_file: &std::path::Path) -> Option<String> {
+pub(crate) fn batch(base: &str, token_file: &std::path::Path) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("b");
     let finished = Command::new(binary())

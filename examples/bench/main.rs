@@ -16,17 +16,22 @@
 //! - `proxy`: p50 and p95 latency of POST /quotes with keep-alive, sent directly to a
 //!   zero-latency sandbox, through `ppcert proxy` (the release binary) in front of it, and
 //!   through `ppcert proxy --faults` with a plan none of these calls meets: the latency each
-//!   proxy adds to a call without a fault (see `proxy.rs`).
+//!   proxy adds to a call without a fault (see `proxy.rs`); then its rate with one request in
+//!   ten carrying a 1 MiB body against its small-body rate (`proxy-large` runs that alone).
 //! - `webhook-flood`, `proxy-flood [SECS] [RUNS]`, `serve-batches [SECS]`: memory of the
 //!   long-lived listeners under hostile or heavy traffic (see `listeners.rs`).
 //! - `diff`: `ppcert diff` of two `--scale 100` bundles (see `diff.rs`).
 //! - `cost [RUNS]`: CPU per exchange, `--scale 1000`, start and end costs, and the evidence
-//!   tools' memory at two bundle sizes, each beside its goal (see `cost.rs`).
+//!   tools' memory at two bundle sizes, each beside its goal (see `cost.rs`); `cost-tools`
+//!   the evidence tools' figures alone.
+//! - `serve-mixed [SECS]`: `ppcert serve` under SECS (default 120) of mixed load, its RSS
+//!   sampled: whether it levels off, and at what (see `serve_mixed.rs`).
 
 mod cost;
 mod diff;
 mod listeners;
 mod proxy;
+mod serve_mixed;
 
 use std::path::Path;
 use std::process::Command;
@@ -541,6 +546,12 @@ fn main() {
     if all || which == "cost" {
         cost::cost(&runtime);
     }
+    if which == "cost-tools" {
+        cost::tools_only();
+    }
+    if which == "proxy-large" {
+        proxy::large_bodies(&runtime);
+    }
     ppcert::engine::http::install_crypto_provider();
     let secs = std::env::args()
         .nth(2)
@@ -558,5 +569,9 @@ fn main() {
     }
     if which == "serve-batches" {
         listeners::serve_batches(secs);
+    }
+    if which == "serve-mixed" {
+        let secs = std::env::args().nth(2).and_then(|s| s.parse().ok());
+        serve_mixed::serve_mixed(&runtime, secs.unwrap_or(120));
     }
 }

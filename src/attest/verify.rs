@@ -36,8 +36,11 @@ pub(crate) struct Checked {
     pub problems: Vec<Problem>,
     /// The record as computed again from the journal, when the journal could be read.
     pub derived: Option<Evidence>,
-    /// The record as evidence.json holds it.
+    /// The record as evidence.json holds it, without what grows with the run (its
+    /// exchanges, steps and bookings: read them again one at a time, or whole).
     pub recorded: Option<Evidence>,
+    /// How many exchanges the journal holds, when the record could be computed again.
+    pub exchanges: usize,
     /// The manifest's lines (digest, name).
     pub listed: Vec<(String, String)>,
     pub manifest_sha256: Option<String>,
@@ -107,6 +110,7 @@ pub(crate) fn check(source: &Source, key: Option<&VerifyingKey>, attestation: bo
         problems: Vec::new(),
         derived: None,
         recorded: None,
+        exchanges: 0,
         listed: Vec::new(),
         manifest_sha256: None,
         signed: Signed::No,
@@ -164,26 +168,31 @@ fn rederive(
         name: evidence::FILE_NAME.into(),
         error,
     };
-    // The record without its exchanges, then its exchanges one at a time, each compared with
-    // the journal's as it is read: neither file is ever held whole.
-    let recorded = (source.reader(evidence::FILE_NAME).map_err(unreadable))
-        .and_then(|reader| evidence::read::head(evidence::FILE_NAME, reader));
+    // The record without its exchanges, steps and bookings, then its steps and exchanges one
+    // at a time, each compared with the journal's as it is read: neither file is ever held.
+    let recorded = (source.reader(evidence::FILE_NAME).map_err(unreadable)).and_then(|reader| {
+        evidence::read::head(evidence::FILE_NAME, reader, evidence::read::Skip::Bulk)
+    });
     let recorded = match recorded {
         Ok(recorded) => recorded,
         Err(e) => return problems.push(problem(e.to_string())),
     };
-    let journal = match source.reader(journal::FILE_NAME) {
-        Ok(reader) => reader,
+    let journals = source.reader(journal::FILE_NAME).and_then(|journal| {
+        let steps = source.reader(journal::FILE_NAME)?;
+        Ok((journal, steps))
+    });
+    let (journal, steps) = match journals {
+        Ok(readers) => readers,
         Err(e) => {
             problems.push(problem(format!("{}: cannot read: {e}", journal::FILE_NAME)));
             checked.recorded = Some(recorded);
             return;
         }
     };
-    let mut derivation = evidence::derive::Derivation::new(journal, &recorded);
+    let mut derivation = evidence::derive::Derivation::new(journal, steps, &recorded);
     let streamed = (source.reader(evidence::FILE_NAME).map_err(unreadable)).and_then(|reader| {
-        evidence::read::each_exchange(evidence::FILE_NAME, reader, &mut |kept| {
-            derivation.recorded(kept)
+        evidence::read::each_item(evidence::FILE_NAME, reader, true, &mut |item| {
+            derivation.recorded(item)
         })
     });
     if let Err(e) = streamed {
@@ -195,6 +204,7 @@ fn rederive(
                 problems.push(problem(format!("{}: {difference}", evidence::FILE_NAME)));
             }
             checked.scenario = scenario_check(&rederived.evidence, problems);
+            checked.exchanges = rederived.exchanges;
             checked.derived = Some(rederived.evidence);
         }
         Err(e) => problems.push(problem(e.to_string())),

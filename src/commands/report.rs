@@ -27,14 +27,16 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
         .filter(|p| !p.rerenderable)
         .map(|p| p.message.as_str())
         .collect();
-    let (Some(mut evidence), Some(derived), true) =
-        (checked.recorded, checked.derived, refused.is_empty())
+    let (Some(_), Some(derived), true) = (checked.recorded, checked.derived, refused.is_empty())
     else {
         return Err(refuse(&args.dir, &refused));
     };
-    if let Err(e) = read_slim(&source, &args.dir, &mut evidence) {
-        return Err(refuse(&args.dir, &[e.as_str()]));
-    }
+    let mut evidence = match read_record(&source) {
+        Ok(evidence) => evidence,
+        Err(e) => return Err(refuse(&args.dir, &[e.as_str()])),
+    };
+    let journal = args.dir.join(crate::journal::FILE_NAME);
+    evidence.with_exchanges_in_journal(journal, checked.exchanges);
     // What the reports show of the outcome is what the journal gives, never a stored field.
     evidence.verdict = derived.verdict;
     evidence.requirements = derived.requirements;
@@ -45,11 +47,9 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     } else {
         args.format.iter().flatten().copied().collect()
     };
-    report::write_reports_hydrated(&args.dir, &mut evidence, &formats).map_err(|error| {
-        Failure::Io {
-            what: args.dir.display().to_string(),
-            error,
-        }
+    report::write_reports(&args.dir, &evidence, &formats).map_err(|error| Failure::Io {
+        what: args.dir.display().to_string(),
+        error,
     })?;
     for format in &formats {
         crate::console::say!("{}", args.dir.join(format.file_name()).display());
@@ -66,33 +66,17 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, Failure> {
     Ok(exit_codes::SUCCESS)
 }
 
-/// The record's exchanges, which the check read without holding them, read again one at a
-/// time and kept slim, as a run keeps its own; the few a report shows are put back whole from
-/// the journal when it renders (the check found the journal's equal to evidence.json's).
-fn read_slim(
-    source: &Source,
-    dir: &std::path::Path,
-    evidence: &mut crate::evidence::Evidence,
-) -> Result<(), String> {
-    use crate::evidence::{EvidenceError, FILE_NAME, read::each_exchange};
-    let mut marked = false;
-    let mut exchanges = Vec::new();
+/// The record as evidence.json holds it but for its exchanges (the check read it without what
+/// grows with the run): the reports read the exchanges from the journal one at a time, whole,
+/// as a run's own reports show them (the check found the journal's equal to evidence.json's).
+fn read_record(source: &Source) -> Result<crate::evidence::Evidence, String> {
+    use crate::evidence::read::{Skip, head};
+    use crate::evidence::{EvidenceError, FILE_NAME};
     let reader = (source.reader(FILE_NAME)).map_err(|error| {
         let name = FILE_NAME.into();
         EvidenceError::Unreadable { name, error }.to_string()
     })?;
-    each_exchange(FILE_NAME, reader, &mut |mut exchange| {
-        exchange.slim_marked_once(&mut marked);
-        exchanges.push(exchange);
-        true
-    })
-    .map_err(|e| e.to_string())?;
-    evidence.exchanges = exchanges;
-    evidence.archive = Some(crate::journal::Archive {
-        path: dir.join(crate::journal::FILE_NAME),
-        kept_whole: Default::default(),
-    });
-    Ok(())
+    head(FILE_NAME, reader, Skip::Exchanges).map_err(|e| e.to_string())
 }
 
 fn refuse(dir: &std::path::Path, refused: &[&str]) -> Failure {

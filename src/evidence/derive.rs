@@ -4,18 +4,15 @@
 
 use std::io::BufRead;
 
-use serde_json::Value;
-
+use super::differences::Differences;
+use super::journal_steps::StepsDiff;
 use super::tally::Tally;
 use super::{Evidence, RunInfo};
 use crate::journal::{self, FlowSummary, Line};
-use crate::record::{Exchange, StepEvent};
+use crate::record::Exchange;
 use crate::record::{FlowResult, FlowState};
 use crate::scenario::Requirement;
 use crate::timestamp::Timestamp;
-
-/// At most this many differences are named; the rest are counted.
-const NAMED: usize = 20;
 
 /// The checks' warnings the computed record keeps (nothing reads them: the reports show the
 /// record's own, which `verify` checks exchange by exchange).
@@ -23,15 +20,18 @@ const WARNINGS_KEPT: usize = 100;
 
 /// The record computed again from the journal, and how `evidence.json` differs from it.
 pub(crate) struct Rederived {
-    /// Built by the run's own code from the journal's lines, its exchanges counted (each kept
-    /// slim first, as a run keeps them) but not held: `exchanges` is empty.
+    /// Built by the run's own code from the journal's lines, its exchanges and steps counted
+    /// (each exchange kept slim first, as a run keeps them) but not held: `exchanges` and
+    /// `steps` are empty.
     pub evidence: Evidence,
     /// Each difference, named by its place in evidence.json; empty when the record agrees.
     pub differences: Vec<String>,
+    /// How many exchanges the journal holds.
+    pub exchanges: usize,
 }
 
 /// What the journal holds, read one line at a time: counted as the run counts it, never held
-/// whole (the steps only, which `evidence.json` is compared with).
+/// (its steps are compared with evidence.json's by [`StepsDiff`], from a reader of its own).
 #[derive(Default)]
 struct Read {
     run: Option<RunInfo>,
@@ -39,7 +39,6 @@ struct Read {
     tally: Tally,
     /// How many exchanges the journal gave so far.
     exchanges: usize,
-    steps: Vec<StepEvent>,
     end: Option<End>,
     sandbox_marked: bool,
     unrecognised: super::unrecognised::Unrecognised,
@@ -54,87 +53,6 @@ struct End {
     complete: bool,
     requirements: Option<Vec<Requirement>>,
     flows: Option<Vec<FlowSummary>>,
-}
-
-/// Collects differences, naming the first [`NAMED`] and counting the rest.
-#[derive(Default)]
-struct Differences {
-    named: Vec<String>,
-    more: usize,
-}
-
-impl Differences {
-    fn push(&mut self, difference: String) {
-        if self.named.len() < NAMED {
-            self.named.push(difference);
-        } else {
-            self.more += 1;
-        }
-    }
-
-    /// Names where `recorded` and `derived` differ, down to the first differing leaf.
-    fn compare(&mut self, path: &str, recorded: &Value, derived: &Value) {
-        match (recorded, derived) {
-            (Value::Object(a), Value::Object(b)) => {
-                let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-                for key in keys {
-                    let (x, y) = (a.get(key), b.get(key));
-                    let (x, y) = (x.unwrap_or(&Value::Null), y.unwrap_or(&Value::Null));
-                    self.compare(&format!("{path}.{key}"), x, y);
-                }
-            }
-            (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
-                for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                    self.compare(&format!("{path}[{i}]"), x, y);
-                }
-            }
-            (a, b) if a != b => self.push(format!(
-                "{path}: evidence.json says {}, the journal gives {}",
-                short(a),
-                short(b)
-            )),
-            _ => {}
-        }
-    }
-
-    fn compare_as_json<T: serde::Serialize>(&mut self, path: &str, recorded: &T, derived: &T) {
-        let as_json = |value: &T| serde_json::to_value(value).unwrap_or(Value::Null);
-        self.compare(path, &as_json(recorded), &as_json(derived));
-    }
-
-    /// As [`Differences::compare_as_json`] of two lists, naming the same differences, with
-    /// only the items that differ turned into JSON (a run's steps are thousands).
-    fn compare_lists<T: serde::Serialize + PartialEq>(
-        &mut self,
-        path: &str,
-        recorded: &[T],
-        derived: &[T],
-    ) {
-        if recorded.len() != derived.len() {
-            return self.compare_as_json(path, &recorded, &derived);
-        }
-        for (i, (a, b)) in recorded.iter().zip(derived).enumerate() {
-            if a != b {
-                self.compare_as_json(&format!("{path}[{i}]"), a, b);
-            }
-        }
-    }
-
-    fn finish(mut self) -> Vec<String> {
-        if self.more > 0 {
-            self.named
-                .push(format!("… and {} more differences", self.more));
-        }
-        self.named
-    }
-}
-
-fn short(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(80) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
 }
 
 /// Why a journal cannot be read as a finished run's.
@@ -221,7 +139,7 @@ impl Read {
                 self.run = Some(run);
             }
             Line::Run { .. } => return Err(DeriveError::SecondRun { line: number }),
-            Line::Step(step) => self.steps.push(step.without_state()),
+            Line::Step(step) => self.tally.step(&step),
             Line::Unrecognised {
                 method,
                 path,
@@ -261,11 +179,12 @@ impl Read {
     }
 }
 
-/// The record computed again from a journal while `evidence.json`'s exchanges are read one
-/// at a time ([`Derivation::recorded`]), each compared whole with the journal's next: neither
-/// file is held.
+/// The record computed again from a journal while `evidence.json`'s steps and exchanges are
+/// read one at a time ([`Derivation::recorded`]), each compared whole with the journal's next:
+/// neither file is held.
 pub(crate) struct Derivation<'a, R> {
     journal: Journal<R>,
+    steps: StepsDiff<R>,
     /// The record as evidence.json holds it, its exchanges aside (read by the caller).
     recorded: &'a Evidence,
     diff: Differences,
@@ -276,9 +195,12 @@ pub(crate) struct Derivation<'a, R> {
 }
 
 impl<'a, R: BufRead> Derivation<'a, R> {
-    pub(crate) fn new(journal: R, recorded: &'a Evidence) -> Self {
+    /// `journal` and `steps` read the same journal: the steps are read from the second, as
+    /// evidence.json (which holds them before the exchanges) gives its own.
+    pub(crate) fn new(journal: R, steps: R, recorded: &'a Evidence) -> Self {
         Derivation {
             journal: Journal::new(journal),
+            steps: StepsDiff::new(steps),
             recorded,
             diff: Differences::default(),
             extra: 0,
@@ -286,9 +208,16 @@ impl<'a, R: BufRead> Derivation<'a, R> {
         }
     }
 
-    /// evidence.json's next exchange, compared with the journal's next; false once the
-    /// journal cannot be read ([`Derivation::finish`] says why).
-    pub(crate) fn recorded(&mut self, kept: Exchange) -> bool {
+    /// evidence.json's next step or exchange, compared with the journal's next; false once
+    /// the journal cannot be read ([`Derivation::finish`] says why).
+    pub(crate) fn recorded(&mut self, item: super::read::Recorded) -> bool {
+        let kept = match item {
+            super::read::Recorded::Step(step) => {
+                self.steps.recorded(step);
+                return true;
+            }
+            super::read::Recorded::Exchange(kept) => *kept,
+        };
         if self.error.is_some() {
             return false;
         }
@@ -334,13 +263,14 @@ impl<'a, R: BufRead> Derivation<'a, R> {
                 self.extra
             ));
         }
-        compute(self.journal.read, self.recorded, self.diff)
+        compute(self.journal.read, self.steps, self.recorded, self.diff)
     }
 }
 
 /// The record of what the journal gave, and where `recorded` differs from it.
-fn compute(
+fn compute<R: BufRead>(
     read: Read,
+    steps: StepsDiff<R>,
     recorded: &Evidence,
     mut diff: Differences,
 ) -> Result<Rederived, DeriveError> {
@@ -370,12 +300,8 @@ fn compute(
             reason: f.reason,
         })
         .collect();
-    let mut tally = read.tally;
-    read.steps.iter().for_each(|step| tally.step(step));
-    let mut evidence = Evidence {
-        steps: read.steps,
-        ..super::model::assemble(run, &requirements, tally, &results, Vec::new())
-    };
+    let exchanges = read.exchanges;
+    let mut evidence = super::model::assemble(run, &requirements, read.tally, &results, Vec::new());
     evidence.unrecognised = read.unrecognised.section();
     resilience(&mut evidence, read.faults, recorded, &mut diff);
     diff.compare_as_json("verdict", &recorded.verdict, &evidence.verdict);
@@ -386,7 +312,7 @@ fn compute(
     );
     diff.compare_as_json("run", &recorded.run, &evidence.run);
     diff.compare_lists("flows", &recorded.flows, &evidence.flows);
-    diff.compare_lists("steps", &recorded.steps, &evidence.steps);
+    steps.finish(&mut diff);
     diff.compare_as_json(
         "unrecognised",
         &recorded.unrecognised,
@@ -395,6 +321,7 @@ fn compute(
     Ok(Rederived {
         evidence,
         differences: diff.finish(),
+        exchanges,
     })
 }
 

@@ -26,8 +26,12 @@ pub(crate) struct Evidence {
     pub run: RunInfo,
     pub verdict: Verdict,
     pub requirements: Vec<RequirementResult>,
+    /// Left empty by [`super::read::head`] with [`super::read::Skip::Bulk`].
+    #[serde(deserialize_with = "super::read::bookings")]
     pub bookings: Vec<BookingRecord>,
     pub flows: Vec<FlowSummary>,
+    /// Left empty by [`super::read::head`] with [`super::read::Skip::Bulk`].
+    #[serde(deserialize_with = "super::read::steps")]
     pub steps: Vec<StepEvent>,
     /// Left empty by [`super::read::head`], which reads the record without them.
     #[serde(deserialize_with = "super::read::exchanges")]

@@ -1,7 +1,8 @@
 //! Reading an `evidence.json` back without holding its exchanges: the record with its
-//! `exchanges` skipped ([`head`]), and the exchanges one at a time ([`each_exchange`]), each a
-//! pass over the file through a buffer. A bundle of hundreds of thousands of exchanges is then
-//! verified, compared and exported in the memory of one exchange, not of the file.
+//! `exchanges` skipped ([`head`]; its steps and bookings too with [`Skip::Bulk`]), and the
+//! exchanges (and steps) one at a time ([`each_exchange`], [`each_item`]), each a pass over the
+//! file through a buffer. A bundle of hundreds of thousands of exchanges is then verified,
+//! compared and exported in the memory of one exchange, not of the file.
 
 use std::cell::Cell;
 use std::fmt;
@@ -10,39 +11,73 @@ use std::io::Read;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, de};
 
-use super::model::{Evidence, EvidenceError, SCHEMA_VERSION};
-use crate::record::Exchange;
+use super::model::{BookingRecord, Evidence, EvidenceError, SCHEMA_VERSION};
+use crate::record::{Exchange, StepEvent};
 
-thread_local! {
-    /// Set while [`head`] reads: `Evidence::exchanges` is then skipped, not read.
-    static SKIPPING: Cell<bool> = const { Cell::new(false) };
+/// What [`head`] leaves out of the record it reads (the syntax is still checked; the
+/// exchanges' and steps' fields are checked when [`each_item`] reads them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Skip {
+    /// Nothing: the record whole (outside [`head`]).
+    Nothing,
+    /// The exchanges.
+    Exchanges,
+    /// The exchanges, the steps and the bookings: what grows with the run, for the tools
+    /// that compare or count them one at a time (`verify`, `export`, `diff`, `dossier`).
+    Bulk,
 }
 
-/// How `Evidence::exchanges` is read: whole, or skipped while [`head`] reads (the syntax is
-/// still checked; the exchanges' fields are checked by [`each_exchange`]).
-pub(super) fn exchanges<'de, D: Deserializer<'de>>(
+thread_local! {
+    /// What the running [`head`] skips.
+    static SKIPPING: Cell<Skip> = const { Cell::new(Skip::Nothing) };
+}
+
+/// A list read whole, or skipped while [`head`] reads with `skip` or more.
+fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     deserializer: D,
-) -> Result<Vec<Exchange>, D::Error> {
-    if SKIPPING.get() {
+    skip: Skip,
+) -> Result<Vec<T>, D::Error> {
+    if SKIPPING.get() >= skip {
         IgnoredAny::deserialize(deserializer)?;
         return Ok(Vec::new());
     }
     Vec::deserialize(deserializer)
 }
 
+/// How `Evidence::exchanges` is read.
+pub(super) fn exchanges<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Exchange>, D::Error> {
+    list(deserializer, Skip::Exchanges)
+}
+
+/// How `Evidence::steps` is read.
+pub(super) fn steps<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<StepEvent>, D::Error> {
+    list(deserializer, Skip::Bulk)
+}
+
+/// How `Evidence::bookings` is read.
+pub(super) fn bookings<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<BookingRecord>, D::Error> {
+    list(deserializer, Skip::Bulk)
+}
+
 /// Sets [`SKIPPING`] for as long as it lives, whatever ends the read.
 struct Skipping;
 
 impl Skipping {
-    fn start() -> Skipping {
-        SKIPPING.set(true);
+    fn start(skip: Skip) -> Skipping {
+        SKIPPING.set(skip);
         Skipping
     }
 }
 
 impl Drop for Skipping {
     fn drop(&mut self) {
-        SKIPPING.set(false);
+        SKIPPING.set(Skip::Nothing);
     }
 }
 
@@ -57,11 +92,11 @@ fn not_a_record(name: &str, error: serde_json::Error) -> EvidenceError {
     EvidenceError::NotARecord { name, error }
 }
 
-/// The record `reader` holds, its `exchanges` left empty (read them with [`each_exchange`]);
-/// `name` says where it came from in errors.
-pub(crate) fn head(name: &str, reader: impl Read) -> Result<Evidence, EvidenceError> {
+/// The record `reader` holds, what `skip` says left empty (read the exchanges and steps with
+/// [`each_item`]); `name` says where it came from in errors.
+pub(crate) fn head(name: &str, reader: impl Read, skip: Skip) -> Result<Evidence, EvidenceError> {
     let evidence: Evidence = {
-        let _skipping = Skipping::start();
+        let _skipping = Skipping::start(skip.max(Skip::Exchanges));
         serde_json::from_reader(std::io::BufReader::new(reader))
             .map_err(|e| not_a_record(name, e))?
     };
@@ -73,6 +108,12 @@ pub(crate) fn head(name: &str, reader: impl Read) -> Result<Evidence, EvidenceEr
     Ok(evidence)
 }
 
+/// One step or one exchange of a record, as [`each_item`] reads them.
+pub(crate) enum Recorded {
+    Step(StepEvent),
+    Exchange(Box<Exchange>),
+}
+
 /// Calls `each` with every exchange of the record `reader` holds, in order, one at a time;
 /// `each` returns false to stop. How many were read.
 pub(crate) fn each_exchange(
@@ -80,10 +121,25 @@ pub(crate) fn each_exchange(
     reader: impl Read,
     each: &mut dyn FnMut(Exchange) -> bool,
 ) -> Result<usize, EvidenceError> {
+    each_item(name, reader, false, &mut |item| match item {
+        Recorded::Exchange(exchange) => each(*exchange),
+        Recorded::Step(_) => true,
+    })
+}
+
+/// As [`each_exchange`], and with `steps` every step too, in order (the file holds them
+/// before the exchanges). How many exchanges were read.
+pub(crate) fn each_item(
+    name: &str,
+    reader: impl Read,
+    steps: bool,
+    each: &mut dyn FnMut(Recorded) -> bool,
+) -> Result<usize, EvidenceError> {
     let mut deserializer = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
     let mut count = 0;
     let top = Top {
         each,
+        steps,
         count: &mut count,
     };
     let read = top.deserialize(&mut deserializer);
@@ -95,9 +151,10 @@ pub(crate) fn each_exchange(
     }
 }
 
-/// The record's top level: every member skipped but `exchanges`.
+/// The record's top level: every member skipped but `exchanges` (and `steps`, when wanted).
 struct Top<'a> {
-    each: &'a mut dyn FnMut(Exchange) -> bool,
+    each: &'a mut dyn FnMut(Recorded) -> bool,
+    steps: bool,
     count: &'a mut usize,
 }
 
@@ -120,12 +177,16 @@ impl<'de> Visitor<'de> for Top<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut steps = 0;
         while let Some(key) = map.next_key::<String>()? {
+            let each = &mut *self.each;
             if key == "exchanges" {
-                map.next_value_seed(Exchanges {
-                    each: &mut *self.each,
-                    count: &mut *self.count,
-                })?;
+                let count = &mut *self.count;
+                let wrap = |exchange| Recorded::Exchange(Box::new(exchange));
+                map.next_value_seed(Elements(each, count, wrap, "a list of exchanges"))?;
+            } else if key == "steps" && self.steps {
+                let wrap = Recorded::Step;
+                map.next_value_seed(Elements(each, &mut steps, wrap, "a list of steps"))?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -134,13 +195,16 @@ impl<'de> Visitor<'de> for Top<'_> {
     }
 }
 
-/// The `exchanges` array, an element at a time.
-struct Exchanges<'a> {
-    each: &'a mut dyn FnMut(Exchange) -> bool,
-    count: &'a mut usize,
-}
+/// A list of exchanges or steps, an element at a time: each handed over as an item (the third
+/// member makes it one) and counted; the fourth says what the list should be.
+struct Elements<'a, T>(
+    &'a mut dyn FnMut(Recorded) -> bool,
+    &'a mut usize,
+    fn(T) -> Recorded,
+    &'static str,
+);
 
-impl<'de> DeserializeSeed<'de> for Exchanges<'_> {
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Elements<'_, T> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -148,17 +212,18 @@ impl<'de> DeserializeSeed<'de> for Exchanges<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Exchanges<'_> {
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Elements<'_, T> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of exchanges")
+        f.write_str(self.3)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(exchange) = seq.next_element::<Exchange>()? {
-            *self.count += 1;
-            if !(self.each)(exchange) {
+        let Elements(each, count, wrap, _) = self;
+        while let Some(element) = seq.next_element::<T>()? {
+            *count += 1;
+            if !each(wrap(element)) {
                 return Err(de::Error::custom(STOP));
             }
         }
@@ -203,7 +268,7 @@ mod tests {
     #[test]
     fn the_head_skips_the_exchanges_and_each_exchange_reads_them_one_at_a_time() {
         let text = record();
-        let head = head("evidence.json", text.as_bytes()).unwrap();
+        let head = head("evidence.json", text.as_bytes(), Skip::Exchanges).unwrap();
         assert!(head.exchanges.is_empty());
         assert_eq!(head.run.id, "r");
         let whole: Evidence = serde_json::from_str(&text).unwrap();
@@ -229,7 +294,10 @@ mod tests {
     #[test]
     fn a_broken_exchange_is_named_by_its_line() {
         let text = record().replace("\"attempt\":1", "\"attempt\":\"one\"");
-        assert!(head("evidence.json", text.as_bytes()).is_ok(), "skipped");
+        assert!(
+            head("evidence.json", text.as_bytes(), Skip::Bulk).is_ok(),
+            "skipped"
+        );
         let error = each_exchange("evidence.json", text.as_bytes(), &mut |_| true).unwrap_err();
         assert!(
             error
@@ -238,7 +306,7 @@ mod tests {
             "{error}"
         );
         let cut = &record()[..200];
-        let error = head("evidence.json", cut.as_bytes()).unwrap_err();
+        let error = head("evidence.json", cut.as_bytes(), Skip::Bulk).unwrap_err();
         assert!(error.to_string().contains("EOF"), "{error}");
     }
 }

@@ -3,7 +3,7 @@
 //! (evidence.json, the reports) never needs it whole.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::model::{Evidence, InJournal};
 use super::tally::Tally;
@@ -87,6 +87,27 @@ impl Evidence {
             Some((_, counted)) => counted.exchanges,
             None => self.exchanges.len(),
         }
+    }
+
+    /// A record read back from a verified bundle to render its reports: its `exchanges`
+    /// exchanges left in the journal at `path` and read from there one at a time, whole (a
+    /// run's own reports show the same: it puts back whole those it shows). Its steps stay
+    /// in memory as evidence.json holds them (the reports group them by flow), its warnings
+    /// all in `warnings`; the journal holds the same steps, which `verify` compared.
+    pub(crate) fn with_exchanges_in_journal(&mut self, path: PathBuf, exchanges: usize) {
+        self.exchanges = Vec::new();
+        self.archive = Some(crate::journal::Archive {
+            path,
+            kept_whole: Default::default(),
+        });
+        self.in_journal = Some(InJournal {
+            exchanges,
+            steps: self.steps.len(),
+            warnings_kept: self.warnings.len(),
+            more_warnings: 0,
+            // The hints read the steps in memory.
+            failure_reasons: Vec::new(),
+        });
     }
 
     /// Every warning, those a record left in the journal did not keep counted in.

@@ -160,7 +160,7 @@ struct Tag<'a> {
 /// The `type` of a journal line, parsing no more than needed: ppcert writes the tag first, so
 /// its own lines are told by their start; a line written otherwise (spaced, keys reordered) by
 /// its parsed tag, as [`parse_line`] tells it: both must agree on what the record holds.
-pub(super) fn kind_of(line: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+pub(crate) fn kind_of(line: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     if let Some(rest) = line.strip_prefix(br#"{"type":""#) {
         let end = rest.iter().position(|b| *b == b'"')?;
         return std::str::from_utf8(&rest[..end]).ok().map(Into::into);

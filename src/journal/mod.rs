@@ -8,6 +8,6 @@ pub(crate) mod writer;
 
 pub(crate) use lines::{
     EXCHANGE_TAG, FAULT_PLAN_TAG, FAULT_TAG, FILE_NAME, FlowSummary, Journal, Line, STEP_TAG,
-    UNRECOGNISED_TAG, WEBHOOK_TAG, parse_line,
+    UNRECOGNISED_TAG, WEBHOOK_TAG, kind_of, parse_line,
 };
 pub(crate) use read::{Archive, ReadError, each_line, read_numbered};

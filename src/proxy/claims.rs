@@ -190,6 +190,7 @@ impl ClaimWatch {
             duration_ms: started.elapsed().as_millis() as u64,
             request_headers: recorded_headers(&headers, Some(token)),
             request_body: Default::default(),
+            request_view: Default::default(),
             response,
             error,
             checks: vec![Check::pass(
@@ -209,12 +210,13 @@ impl ClaimWatch {
 /// `not_flagged` check when the provider flagged the claim for manual verification.
 fn record_status(forwarded: &mut Forwarded, status: String, from: &str, environment: Environment) {
     // A claim sent as multipart or a JSON:API document is read as the spec's body.
-    let request = Some(super::wire::view(&forwarded.request_body)).filter(|v| !v.is_null());
+    let view = forwarded.request_view.clone();
+    let request = Some(&*view).filter(|v| !v.is_null());
     forwarded
         .checks
         .push(match ClaimStatus::from(status.clone()) {
             ClaimStatus::ManualVerificationNeeded => {
-                Check::fail("not_flagged", flagged_reason(request.as_ref(), environment))
+                Check::fail("not_flagged", flagged_reason(request, environment))
             }
             other => Check::pass("not_flagged", format!("claim status {other}")),
         });

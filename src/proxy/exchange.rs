@@ -142,6 +142,9 @@ pub(crate) struct Forwarded {
     pub duration_ms: u64,
     pub request_headers: BTreeMap<String, String>,
     pub request_body: Bytes,
+    /// The spec's view of the request body, parsed once when it was judged (`Null` for a
+    /// request without one): what the answer teaches and a claim's status are read from it.
+    pub request_view: std::sync::Arc<Value>,
     pub response: Option<ResponseRecord>,
     pub error: Option<String>,
     pub checks: Vec<Check>,

@@ -449,6 +449,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         duration_ms: 0,
         request_headers: recorded_headers(&parts.headers, Some(&token)),
         request_body: body.clone(),
+        request_view: judged.view,
         response: None,
         error: None,
         checks: judged.checks,
@@ -534,7 +535,7 @@ fn relay(
                 proxy.rules.learn(
                     recognised,
                     forwarded.booking.as_deref(),
-                    &forwarded.request_body,
+                    &forwarded.request_view,
                     &record.json(),
                     Utc::now(),
                 );

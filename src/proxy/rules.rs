@@ -77,6 +77,9 @@ fn spec_rules(result: Result<(), crate::sandbox::validate::ApiFailure>) -> Check
 pub(crate) struct Judged {
     pub booking: Option<String>,
     pub checks: Vec<Check>,
+    /// The spec's view of the body ([`wire::view`]), parsed once for the checks and kept for
+    /// what the answer teaches ([`Rules::learn`]).
+    pub view: std::sync::Arc<Value>,
 }
 
 fn path_value(recognised: &Recognised, part: &str) -> Option<String> {
@@ -224,19 +227,23 @@ impl Rules {
             Operation::Claim => checks.push(claim_timing(&json, state, now, production)),
             _ => {}
         }
-        Judged { booking, checks }
+        Judged {
+            booking,
+            checks,
+            view: std::sync::Arc::new(json),
+        }
     }
 
-    /// Learns from an accepted answer what later requests will refer to.
+    /// Learns from an accepted answer what later requests will refer to; `request` is the
+    /// spec's view of the body (as [`Judged::view`]).
     pub(crate) fn learn(
         &self,
         recognised: &Recognised,
         booking: Option<&str>,
-        request: &[u8],
+        request: &Value,
         answer: &Value,
         now: DateTime<Utc>,
     ) {
-        let request = wire::view(request);
         let mut known = self.known();
         let mut contracts = Vec::new();
         contract_ids(answer, &mut contracts);
@@ -328,7 +335,7 @@ mod tests {
         assert_eq!(judged.booking.as_deref(), Some("BN1"));
         assert!(!failed(&judged).contains(&NOT_REUSED));
         let answer = serde_json::json!({"data": {"contracts": [{"id": "ct_1", "productType": "WITHDRAWAL"}]}});
-        rules.learn(&subscribe, Some("BN1"), body, &answer, now);
+        rules.learn(&subscribe, Some("BN1"), &wire::view(body), &answer, now);
         assert!(failed(&rules.judge(&subscribe, body, now)).contains(&NOT_REUSED));
 
         let update = recognised(Operation::Update, &[("booking.number", "BN1")]);
@@ -338,14 +345,14 @@ mod tests {
         rules.learn(
             &quote,
             Some("BN1"),
-            b"{}",
+            &wire::view(b"{}"),
             &serde_json::json!({"data": {"id": "q9"}}),
             now,
         );
         assert!(!failed(&rules.judge(&update, with_q9, now)).contains(&FRESH_UPDATE_QUOTE));
         // A multi-bundle answer: the second bundle's quote is a fresh update quote too.
         let bundled = serde_json::json!({"data": [{"id": "q10", "bundle": "Silver"}, {"id": "q11", "bundle": "Gold"}]});
-        rules.learn(&quote, Some("BN1"), b"{}", &bundled, now);
+        rules.learn(&quote, Some("BN1"), &wire::view(b"{}"), &bundled, now);
         let with_q11 = br#"{"data": {"quotes": [{"id": "q11", "travelers": []}]}}"#;
         assert!(!failed(&rules.judge(&update, with_q11, now)).contains(&FRESH_UPDATE_QUOTE));
 

@@ -226,10 +226,10 @@ pub(super) fn view(body: &[u8]) -> Value {
         let json = parts
             .iter()
             .find_map(|p| serde_json::from_slice::<Value>(&p.bytes).ok());
-        return json.map(|v| unwrapped(&v)).unwrap_or(Value::Null);
+        return json.map(unwrapped).unwrap_or(Value::Null);
     }
     let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    unwrapped(&value)
+    unwrapped(value)
 }
 
 /// A multipart body opens with its boundary line.
@@ -241,23 +241,26 @@ fn sniffed_boundary(body: &[u8]) -> Option<String> {
         .map(str::to_string)
 }
 
-fn unwrapped(value: &Value) -> Value {
-    if let Value::Array(ops) = value {
+/// The spec's view of a parsed body, taken apart rather than copied: a body of a megabyte is
+/// held once.
+fn unwrapped(mut value: Value) -> Value {
+    if let Value::Array(ops) = &mut value {
         let mut data = serde_json::Map::new();
         for op in ops {
             let path = op["path"].as_str().unwrap_or("");
-            if let (Some(key), Some(v)) = (path.strip_prefix('/'), op.get("value"))
-                && !key.contains('/')
+            if let Some(key) =
+                (path.strip_prefix('/').filter(|key| !key.contains('/'))).map(str::to_string)
+                && let Some(v) = op.get_mut("value")
             {
-                data.insert(key.to_string(), v.clone());
+                data.insert(key, v.take());
             }
         }
         return json!({ "data": data });
     }
-    let data = &value["data"];
-    match (data["type"].as_str(), data["attributes"].as_object()) {
-        (Some(_), Some(attributes)) => json!({ "data": attributes }),
-        _ => value.clone(),
+    let data = &mut value["data"];
+    match (data["type"].is_string(), data.get_mut("attributes")) {
+        (true, Some(attributes)) if attributes.is_object() => json!({ "data": attributes.take() }),
+        _ => value,
     }
 }
 

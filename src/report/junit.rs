@@ -125,12 +125,8 @@ fn for_each_suite(
     each: &mut dyn FnMut(TestSuite) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     each(requirements(evidence))?;
-    // One pass over each list: the last exchange of every (flow, step), and each flow's steps
-    // with the latest record per step (a resumed run records a step again).
-    let mut last_exchange: HashMap<(&str, &str), &Exchange> = HashMap::new();
-    for exchange in &evidence.exchanges {
-        last_exchange.insert((&exchange.flow, &exchange.step), exchange);
-    }
+    let last_exchange = quoted_exchanges(evidence)?;
+    // Each flow's steps with the latest record per step (a resumed run records a step again).
     let mut steps_of: HashMap<&str, BTreeMap<usize, &StepEvent>> = HashMap::new();
     for step in &evidence.steps {
         steps_of
@@ -145,14 +141,31 @@ fn for_each_suite(
             .into_iter()
             .flat_map(|s| s.values())
         {
-            let last = last_exchange
-                .get(&(flow.label.as_str(), step.step.as_str()))
-                .copied();
+            let last = (step.status == StepStatus::Failed)
+                .then(|| last_exchange.get(&(flow.label.clone(), step.step.clone())))
+                .flatten();
             suite.add_test_case(step_case(evidence, &flow.flow, step, last));
         }
         each(suite)?;
     }
     Ok(())
+}
+
+/// The last exchange of every (flow, step) a failed step's testcase quotes, in one pass over
+/// the exchanges (from memory, or from the journal one at a time): only those are kept.
+fn quoted_exchanges(evidence: &Evidence) -> std::io::Result<HashMap<(String, String), Exchange>> {
+    let failed: std::collections::HashSet<(&str, &str)> = (evidence.steps.iter())
+        .filter(|s| s.status == StepStatus::Failed)
+        .map(|s| (s.flow.as_str(), s.step.as_str()))
+        .collect();
+    let mut last = HashMap::new();
+    evidence.for_each_exchange(|x| {
+        if failed.contains(&(x.flow.as_str(), x.step.as_str())) {
+            last.insert((x.flow.clone(), x.step.clone()), x.clone());
+        }
+        Ok(())
+    })?;
+    Ok(last)
 }
 
 /// The requirement ledger as testcases, so a consumer fails the build exactly when the exit
