@@ -20,6 +20,9 @@
 //! - `webhook-flood`, `proxy-flood [SECS] [RUNS]`, `serve-batches [SECS]`: memory of the
 //!   long-lived listeners under hostile or heavy traffic (see `listeners.rs`).
 //! - `diff`: `ppcert diff` of two `--scale 100` bundles (see `diff.rs`).
+//! - `start [RUNS]`: process start to the first request and last request to exit for the
+//!   default batch, medians of RUNS (21); with `PPCERT_BENCH_BEFORE=PATH`, alternated with an
+//!   earlier build (see `start.rs`).
 //! - `cost [RUNS]`: CPU per exchange, `--scale 1000`, start and end costs, and the evidence
 //!   tools' memory at two bundle sizes, each beside its goal (see `cost.rs`).
 
@@ -27,6 +30,7 @@ mod cost;
 mod diff;
 mod listeners;
 mod proxy;
+mod start;
 
 use std::path::Path;
 use std::process::Command;
@@ -540,6 +544,9 @@ fn main() {
     }
     if all || which == "cost" {
         cost::cost(&runtime);
+    }
+    if which == "start" {
+        start::start(&runtime);
     }
     ppcert::engine::http::install_crypto_provider();
     let secs = std::env::args()
