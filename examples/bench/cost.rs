@@ -10,9 +10,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What GNU time says of one command: wall and CPU seconds, peak RSS in KiB.
 struct Timed {
@@ -116,64 +114,6 @@ fn scale_1000() {
     );
 }
 
-/// Process start to the sandbox's first request, and its last request to the process's exit
-/// (the bundle written), for the default batch at zero latency: the sandbox's request count is
-/// watched from a thread that spins, so the resolution is microseconds.
-fn start_and_end(runtime: &tokio::runtime::Runtime, runs: usize) {
-    let (mut starts, mut ends) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
-        let sandbox = Arc::new(super::sandbox(runtime, Duration::ZERO));
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("token"), sandbox.token()).unwrap();
-        let base = sandbox.base_url();
-        let done = Arc::new(AtomicBool::new(false));
-        let watcher = {
-            let (sandbox, done) = (sandbox.clone(), done.clone());
-            std::thread::spawn(move || {
-                let (mut first, mut last, mut seen) = (None, Instant::now(), 0);
-                while !done.load(Ordering::Relaxed) {
-                    let now = sandbox.requests_received();
-                    if now != seen {
-                        let at = Instant::now();
-                        first.get_or_insert(at);
-                        (last, seen) = (at, now);
-                    }
-                    std::hint::spin_loop();
-                }
-                (first, last)
-            })
-        };
-        let started = Instant::now();
-        let status = Command::new(super::binary())
-            .args([
-                "run",
-                "--base-url",
-                &base,
-                "--token-file",
-                "token",
-                "--quiet",
-                "--out",
-                "b",
-            ])
-            .current_dir(dir.path())
-            .env_remove("PPCERT_TOKEN")
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        let exited = Instant::now();
-        done.store(true, Ordering::Relaxed);
-        let (first, last) = watcher.join().unwrap();
-        assert!(status.success(), "the default batch passes");
-        starts.push((first.expect("a request came") - started).as_secs_f64() * 1e3);
-        ends.push((exited - last).as_secs_f64() * 1e3);
-    }
-    println!(
-        "start to first request: median {:.2} ms of {runs} (goal <= 2 ms); last request to exit, bundle written: median {:.2} ms (goal <= 3 ms)",
-        super::median(starts),
-        super::median(ends)
-    );
-}
-
 /// Runs `binary` with `args` in `dir` and gives its peak RSS in KiB, as GNU time counts it, and
 /// whether it exited 0. Not `wait4`'s `ru_maxrss` of our own child: across exec the kernel keeps
 /// the peak of the process that spawned it (this bench, sandbox and all), so every tool showed
@@ -272,7 +212,9 @@ pub(crate) fn cost(runtime: &tokio::runtime::Runtime) {
         .unwrap_or(3);
     cpu(runs);
     scale_1000();
-    start_and_end(runtime, runs.max(5));
+    let runs = runs.max(5);
+    let figures = super::start::start_and_end(runtime, &[super::binary()], runs);
+    super::start::say("default batch", figures[0], runs);
     tools();
     tools_190k();
 }

@@ -21,6 +21,9 @@
 //! - `webhook-flood`, `proxy-flood [SECS] [RUNS]`, `serve-batches [SECS]`: memory of the
 //!   long-lived listeners under hostile or heavy traffic (see `listeners.rs`).
 //! - `diff`: `ppcert diff` of two `--scale 100` bundles (see `diff.rs`).
+//! - `start [RUNS]`: process start to the first request and last request to exit for the
+//!   default batch, medians of RUNS (21); with `PPCERT_BENCH_BEFORE=PATH`, alternated with an
+//!   earlier build (see `start.rs`).
 //! - `cost [RUNS]`: CPU per exchange, `--scale 1000`, start and end costs, and the evidence
 //!   tools' memory at two bundle sizes, each beside its goal (see `cost.rs`); `cost-tools`
 //!   the evidence tools' figures alone.
@@ -32,6 +35,7 @@ mod diff;
 mod listeners;
 mod proxy;
 mod serve_mixed;
+mod start;
 
 use std::path::Path;
 use std::process::Command;
@@ -551,6 +555,9 @@ fn main() {
     }
     if which == "proxy-large" {
         proxy::large_bodies(&runtime);
+    }
+    if which == "start" {
+        start::start(&runtime);
     }
     ppcert::engine::http::install_crypto_provider();
     let secs = std::env::args()

@@ -37,7 +37,15 @@ pub fn execute(cli: Cli) -> u8 {
         Ok(runtime) => runtime,
         Err(e) => return said(Failure::Runtime(e)),
     };
-    runtime.block_on(dispatch(cli)).unwrap_or_else(said)
+    let run = matches!(cli.command, Command::Run(_));
+    let code = runtime.block_on(dispatch(cli)).unwrap_or_else(said);
+    if run {
+        // A run ends once its bundle is written and its journal closed: its threads are not
+        // waited for. Joining them (each returning its memory) was most of the time from the
+        // bundle written to the exit. Other commands may still drop what flushes a file.
+        runtime.shutdown_background();
+    }
+    code
 }
 
 /// Tells the failure on stderr, in one line (its words already say its cause), and ends with

@@ -111,7 +111,6 @@ pub(crate) fn common_env_set(
     file: &BTreeMap<String, String>,
     flags: &[String],
 ) -> Result<(), HeaderError> {
-    let reads = env_reads();
     let from_file = file
         .iter()
         .map(|(n, v)| (format!("target.headers.{n}"), v.as_str()));
@@ -120,7 +119,7 @@ pub(crate) fn common_env_set(
         Some((format!("--header {}", name.trim()), value))
     });
     for (key, template) in from_file.chain(from_flags) {
-        for found in reads.captures_iter(template) {
+        for found in env_reads_in(template) {
             let Some(name) = found.get(1).or_else(|| found.get(2)) else {
                 continue;
             };
@@ -149,15 +148,27 @@ pub(crate) fn merge(definitions: &mut Definitions, common: &[(String, String)]) 
 }
 
 /// What a template reads of the environment: `env.NAME` or `env["NAME"]`.
-fn env_reads() -> Regex {
-    Regex::new(r#"\benv\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])"#)
-        .expect("static pattern")
+/// Compiled once, and only when a template names `env` at all (most runs' never do): it was
+/// a tenth of a default batch's start, compiled afresh for each use.
+fn env_reads() -> &'static Regex {
+    static READS: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(r#"\benv\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])"#)
+            .expect("static pattern")
+    });
+    &READS
+}
+
+/// The `env.NAME` or `env["NAME"]` reads in `template`.
+fn env_reads_in(template: &str) -> impl Iterator<Item = regex::Captures<'_>> {
+    let reads = template.contains("env").then(env_reads);
+    reads
+        .into_iter()
+        .flat_map(|reads| reads.captures_iter(template))
 }
 
 /// The environment variables the endpoints' templates read (`env.NAME`, `env["NAME"]`), each
 /// checked set; their values come back as secrets to scrub from everything recorded.
 pub(crate) fn env_secrets(definitions: &Definitions) -> Result<Vec<Secret>, HeaderError> {
-    let reads = env_reads();
     let mut secrets = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for (op, endpoint) in definitions {
@@ -178,7 +189,7 @@ pub(crate) fn env_secrets(definitions: &Definitions) -> Result<Vec<Secret>, Head
                     .map(|b| (format!("endpoints.{op}.body"), b)),
             );
         for (key, template) in templates {
-            for found in reads.captures_iter(template) {
+            for found in env_reads_in(template) {
                 let Some(name) = found.get(1).or_else(|| found.get(2)) else {
                     continue;
                 };

@@ -15,7 +15,11 @@ pub(crate) fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let tmp = path.with_extension("partial");
+    // `report.html.partial`, not `report.partial`: reports are written side by side, and
+    // two of one stem must not share their unfinished file.
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".partial");
+    let tmp = std::path::PathBuf::from(tmp);
     let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
     write(&mut out)?;
     out.flush()?;

@@ -16,4 +16,4 @@ pub mod view;
 
 pub(crate) use crate::formats::Format;
 pub(crate) use files::write_atomic;
-pub(crate) use render::{append_step_summary, md, write_bundle, write_reports};
+pub(crate) use render::{append_step_summary, md, warm, write_bundle, write_reports};

@@ -32,6 +32,8 @@ async fn execute(
         cancel.cancel(); // no step starts: nothing is sent
     }
     let engine = tokio::spawn(engine::execute(shared, instances, points));
+    // The reports' templates compile while the first requests are in flight, not at the end.
+    drop(tokio::task::spawn_blocking(crate::report::warm));
     tokio::pin!(engine);
     let ctrl_c = async {
         if crate::ctrl_c::interrupted_early() {
