@@ -80,18 +80,7 @@ async fn any_other_write_accepted_with_nowhere_to_read_is_unconfirmed() {
         ("flight_cancellation", "POST", "/flight-cancellations"),
     ] {
         let sandbox = sandbox_with(fast_options()).await;
-        let rule: Rule = Arc::new(move |m, path, _| {
-            if m.as_str() == method && path.starts_with(prefix) {
-                Action::ForwardAs(202)
-            } else {
-                Action::Forward
-            }
-        });
-        let base = front(&sandbox, rule).await;
-        let (finished, evidence, _dir) = Run::at(&base, sandbox.token())
-            .args(&["--concurrency", "1", "--backoff-ms", "1"])
-            .evidence()
-            .await;
+        let (finished, evidence) = run_answered_202(&sandbox, method, prefix).await;
         let counted = requirement(&evidence, op);
         let staged = sandbox_counts(&sandbox)[op];
         assert!(staged > 0, "{op}");
@@ -115,18 +104,7 @@ async fn any_other_write_accepted_with_nowhere_to_read_is_unconfirmed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deletion_accepted_with_nowhere_to_read_counts_as_the_docs_answer() {
     let sandbox = sandbox_with(fast_options()).await;
-    let rule: Rule = Arc::new(|m, path, _| {
-        if m.as_str() == "DELETE" && path.starts_with("/quotes/") {
-            Action::ForwardAs(202)
-        } else {
-            Action::Forward
-        }
-    });
-    let base = front(&sandbox, rule).await;
-    let (finished, evidence, _dir) = Run::at(&base, sandbox.token())
-        .args(&["--concurrency", "1", "--backoff-ms", "1"])
-        .evidence()
-        .await;
+    let (finished, evidence) = run_answered_202(&sandbox, "DELETE", "/quotes/").await;
     assert_eq!(finished.code, 0, "{}", finished.stdout);
     let counted = requirement(&evidence, "quote_deletion");
     assert_eq!(
@@ -141,4 +119,26 @@ async fn a_deletion_accepted_with_nowhere_to_read_counts_as_the_docs_answer() {
         "{}",
         finished.stdout
     );
+}
+
+/// The default batch against `sandbox` behind a front that answers 202, with no `Location`,
+/// to every `method` request under `prefix` (after the sandbox did the write).
+async fn run_answered_202(
+    sandbox: &ppcert::sandbox::Sandbox,
+    method: &'static str,
+    prefix: &'static str,
+) -> (Finished, Value) {
+    let rule: Rule = Arc::new(move |m, path, _| {
+        if m.as_str() == method && path.starts_with(prefix) {
+            Action::ForwardAs(202)
+        } else {
+            Action::Forward
+        }
+    });
+    let base = front(sandbox, rule).await;
+    let (finished, evidence, _dir) = Run::at(&base, sandbox.token())
+        .args(&["--concurrency", "1", "--backoff-ms", "1"])
+        .evidence()
+        .await;
+    (finished, evidence)
 }

@@ -28,6 +28,18 @@ pub async fn living_sandbox() -> ppcert::sandbox::Sandbox {
     .await
 }
 
+/// A folder holding docs/flows.md's `scenarios/conditional.toml`, as the page shows it.
+pub fn dir_with_docs_scenario(flows: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    std::fs::write(
+        dir.path().join("scenarios/conditional.toml"),
+        toml_block(flows, "# scenarios/conditional.toml"),
+    )
+    .unwrap();
+    dir
+}
+
 /// docs/flows.md's `ppcert.toml` with docs/claims-and-data.md's `[data]`, as the pages show them.
 pub fn living_config(flows: &str) -> String {
     let data = include_str!("../../docs/claims-and-data.md");
@@ -44,13 +56,7 @@ async fn a_staging_with_all_five_behaviours_is_certified_from_the_docs_alone() {
     let pattern = PATTERN;
     let sandbox = living_sandbox().await;
     let config = living_config(flows);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
-    std::fs::write(
-        dir.path().join("scenarios/conditional.toml"),
-        toml_block(flows, "# scenarios/conditional.toml"),
-    )
-    .unwrap();
+    let dir = dir_with_docs_scenario(flows);
     let run = Run::against(&sandbox)
         .config(&config)
         .scenario("scenarios/conditional.toml")

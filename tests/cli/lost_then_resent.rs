@@ -104,13 +104,7 @@ async fn an_update_sent_again_under_a_stale_if_match_is_reconciled_by_its_412() 
         action => action,
     });
     let base = front(&sandbox, rule).await;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
-    std::fs::write(
-        dir.path().join("scenarios/conditional.toml"),
-        toml_block(flows, "# scenarios/conditional.toml"),
-    )
-    .unwrap();
+    let dir = crate::living_staging::dir_with_docs_scenario(flows);
     let (finished, evidence) = Run::at(&base, sandbox.token())
         .config(&crate::living_staging::living_config(flows))
         .scenario("scenarios/conditional.toml")

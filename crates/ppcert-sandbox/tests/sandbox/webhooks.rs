@@ -28,16 +28,18 @@ async fn every_scheme_signs_so_that_an_independent_hmac_verifies_it() {
     }
 }
 
+/// A receiver's answer: 503 to the first delivery, 200 from then on.
+fn refused_once(n: usize) -> StatusCode {
+    if n == 1 {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_delivery_is_retried_and_an_absent_receiver_is_given_up_on() {
-    let (url, received) = receiver(|n| {
-        if n == 1 {
-            StatusCode::SERVICE_UNAVAILABLE
-        } else {
-            StatusCode::OK
-        }
-    })
-    .await;
+    let (url, received) = receiver(refused_once).await;
     let sandbox = sandbox_sending_to(&url, Scheme::ProviderDocs, Duration::from_millis(20)).await;
     Api::new(&sandbox).subscribe("WH-RETRY-1").await;
     until(&received, |all| all.len() >= 2).await;
@@ -79,14 +81,7 @@ async fn a_refused_delivery_is_retried_and_an_absent_receiver_is_given_up_on() {
 /// its retry is delivered, not dropped after a fixed pause.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settling_waits_for_a_due_delivery_through_its_retry() {
-    let (url, received) = receiver(|n| {
-        if n == 1 {
-            StatusCode::SERVICE_UNAVAILABLE
-        } else {
-            StatusCode::OK
-        }
-    })
-    .await;
+    let (url, received) = receiver(refused_once).await;
     let sandbox = sandbox_sending_to(&url, Scheme::ProviderDocs, Duration::from_millis(400)).await;
     Api::new(&sandbox).subscribe("WH-SETTLE-1").await;
     sandbox.settle_webhooks(Duration::from_secs(5)).await;
