@@ -85,6 +85,12 @@ impl Attempt {
         self.response.as_ref().map(|r| r.status)
     }
 
+    /// Whether the client would try this attempt again: no answer, 429, or a 5xx other than
+    /// 501 and 505. A reconciliation that sends a write again judges its answers by this.
+    pub(crate) fn is_retryable(&self) -> bool {
+        self.retry() != Retry::No
+    }
+
     fn retry(&self) -> Retry {
         match &self.response {
             None => Retry::Backoff,

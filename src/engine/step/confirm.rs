@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::confirm_target::{Shown, Target, nowhere_named};
+use super::confirm_target::{Shown, Target, nowhere_named, taken_as_it_is};
 use super::context::StepContext;
 use crate::answer::reading::{self, as_text};
 use crate::answer::tolerant;
@@ -58,18 +58,9 @@ impl StepContext<'_> {
         }
         let context = self.answer_context(&write);
         let target = match self.target(&write, &context) {
-            // A claim's 202 naming nowhere to read: its status is read by the claim's built-in
-            // confirmation (`confirm_claim.rs`).
-            Ok(None) if op == Operation::Claim => return write,
-            // A deletion's: the provider's docs list 202 among a deletion's answers, and no
-            // read shows a quote that is gone.
+            // A 202 naming nowhere to read that is taken as it is (`confirm_target.rs`).
             Ok(None) => {
-                write.checks.push(Check::pass(
-                    "deletion_accepted",
-                    "HTTP 202 naming nowhere to read: counted as a deletion, one of the \
-                     answers (200, 202, 204) the provider's docs give it; set \
-                     `[endpoints.quote_deletion.confirm] read` to confirm it by a read",
-                ));
+                write.checks.extend(taken_as_it_is(op));
                 return write;
             }
             Ok(Some(target)) => target,

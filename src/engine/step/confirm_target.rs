@@ -11,6 +11,7 @@
 use super::context::StepContext;
 use crate::engine::caller::Pending;
 use crate::models::Operation;
+use crate::record::Check;
 
 /// What one confirmation read showed.
 pub(super) enum Shown {
@@ -55,6 +56,20 @@ pub(super) fn nowhere_named(op: Operation) -> Result<Option<Target>, String> {
              `[endpoints.{op}.confirm] read` to an endpoint or path that shows it"
         )),
     }
+}
+
+/// What a 202 of `op` that names nowhere to read and is taken as it is ([`nowhere_named`]'s
+/// `Ok(None)`) carries: nothing for a claim, whose status its built-in confirmation reads
+/// (`confirm_claim.rs`); for a deletion, the check saying why it counts.
+pub(super) fn taken_as_it_is(op: Operation) -> Option<Check> {
+    (op == Operation::QuoteDeletion).then(|| {
+        Check::pass(
+            "deletion_accepted",
+            "HTTP 202 naming nowhere to read: counted as a deletion, one of the answers (200, \
+             202, 204) the provider's docs give it; set `[endpoints.quote_deletion.confirm] \
+             read` to confirm it by a read",
+        )
+    })
 }
 
 impl StepContext<'_> {

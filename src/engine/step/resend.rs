@@ -59,13 +59,9 @@ pub(super) fn settled_by_resending(op: Operation) -> bool {
     )
 }
 
-/// An answer that says nothing of the write: none, 429, or a 5xx other than 501/505 (which
-/// say the request can never succeed as sent), as the client's retries judge it.
+/// An answer that says nothing of the write, as the client's retries judge it.
 pub(super) fn retryable(pending: &Pending) -> bool {
-    match pending.attempt.status() {
-        None => true,
-        Some(status) => status == 429 || (status >= 500 && !matches!(status, 501 | 505)),
-    }
+    pending.attempt.is_retryable()
 }
 
 /// Whether an attempt of the call may have been processed without our knowing.

@@ -10,7 +10,7 @@ use super::{after_loss, resend};
 use crate::engine::caller::{CallSpec, Expect, Pending};
 use crate::engine::gate::GateState;
 use crate::models::Operation;
-use crate::record::{Check, Delivery};
+use crate::record::Check;
 
 #[cfg(doc)]
 use crate::engine::caller::Caller;
@@ -147,7 +147,7 @@ impl StepContext<'_> {
 /// A subscription or a claim that ended without its success after an attempt whose answer
 /// was lost: reading the booking's contracts settles whether it took effect.
 fn unsettled_after_a_loss(pending: &Pending, lost_before: bool) -> bool {
-    let lost = lost_before || pending.attempt.delivery == Delivery::MaybeProcessed;
+    let lost = resend::lost(pending, lost_before);
     let readable = matches!(
         pending.spec.operation,
         Operation::Subscription | Operation::Claim
