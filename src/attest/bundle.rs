@@ -1,5 +1,5 @@
-//! A bundle to check, wherever it is: a directory, or a package read into memory (never
-//! unpacked to disk). Both answer the same questions: which entries, and each file's bytes.
+//! A bundle to check, wherever it is: a directory, or a package read where it lies (never
+//! unpacked to disk; its large files inflated again when read). Both answer the same questions: which entries, and each file's bytes.
 
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -69,8 +69,8 @@ impl Source {
             Source::Package(_, loaded) => loaded
                 .files
                 .get(name)
-                .map(|bytes| Box::new(bytes.as_slice()) as Box<dyn BufRead>)
-                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound)),
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?
+                .reader(&loaded.origin),
         }
     }
 

@@ -11,6 +11,7 @@ pub(crate) mod keys;
 pub(crate) mod package;
 mod shape;
 mod statement;
+mod stored;
 pub(crate) mod verify;
 
 pub(crate) use error::{ArchiveError, AttestationError, BundleError, KeyError};

@@ -1,6 +1,6 @@
 //! `ppcert package`: one `.tar.gz` of a bundle and its attestation, every file under one
-//! directory named after the bundle; and reading one back into memory to verify it, refusing
-//! what a careless `tar x` would let escape (`..`, absolute paths, links, duplicates), and
+//! directory named after the bundle; and reading one back, never unpacked, to verify it,
+//! refusing what a careless `tar x` would let escape (`..`, absolute paths, links, duplicates), and
 //! anything `tar` would read that the check did not (see `shape.rs`).
 
 use std::collections::{BTreeMap, HashSet};
@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::shape::{self, Bounded};
+use super::stored::{KEPT_BYTES, KEPT_TOTAL, Origin, Stored};
 use super::{ArchiveError, BundleError};
 use crate::bounds::{PACKAGE_FILE_BYTES, PACKAGE_MEMBERS};
 use crate::report::manifest::{Entry, Kind, Problem};
@@ -87,8 +88,10 @@ fn place(path: &str) -> Result<(String, Option<String>), Misplaced> {
 /// A package's files, read from its archive, and what was wrong with the archive itself.
 pub(crate) struct Loaded {
     pub entries: Vec<Entry>,
-    pub files: BTreeMap<String, Vec<u8>>,
+    pub files: BTreeMap<String, Stored>,
     pub problems: Vec<Problem>,
+    /// The package itself, to read a file that was not kept in memory.
+    pub origin: Origin,
 }
 
 /// What reading an archive gathers as it goes.
@@ -99,6 +102,8 @@ struct Reading {
     names: HashSet<String>,
     members: usize,
     total: u64,
+    /// The bytes of the files kept in memory so far.
+    kept: u64,
 }
 
 impl Reading {
@@ -109,7 +114,7 @@ impl Reading {
     }
 
     /// Takes one entry: its place and kind checked, its bytes kept when it is a file.
-    fn take<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), ArchiveError> {
+    fn take<R: Read>(&mut self, entry: tar::Entry<'_, R>) -> Result<(), ArchiveError> {
         self.members += 1;
         if self.members > PACKAGE_MEMBERS {
             return Err(ArchiveError::TooManyMembers {
@@ -152,36 +157,58 @@ impl Reading {
             kind,
         });
         if kind == Kind::File {
-            // Refused on the size its header declares, before a byte of it is inflated.
-            self.total = self.total.saturating_add(entry.size());
-            if self.total > PACKAGE_FILE_BYTES {
-                return Err(ArchiveError::TooLarge {
-                    mib: PACKAGE_FILE_BYTES >> 20,
-                });
-            }
-            let mut bytes = Vec::with_capacity(entry.size() as usize);
-            entry.read_to_end(&mut bytes)?;
-            self.loaded.files.insert(name, bytes);
+            let stored = self.keep(entry)?;
+            self.loaded.files.insert(name, stored);
         }
         Ok(())
     }
+
+    /// A file's bytes: kept when small, else where they lie in the decompressed stream.
+    fn keep<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<Stored, ArchiveError> {
+        // Refused on the size its header declares, before a byte of it is inflated.
+        self.total = self.total.saturating_add(entry.size());
+        if self.total > PACKAGE_FILE_BYTES {
+            return Err(ArchiveError::TooLarge {
+                mib: PACKAGE_FILE_BYTES >> 20,
+            });
+        }
+        if entry.size() > KEPT_BYTES || self.kept + entry.size() > KEPT_TOTAL {
+            // Inflated past here by the archive's next entry; found again by its place.
+            return Ok(Stored::At {
+                offset: entry.raw_file_position(),
+                size: entry.size(),
+            });
+        }
+        self.kept += entry.size();
+        let mut bytes = Vec::with_capacity(entry.size() as usize);
+        entry.read_to_end(&mut bytes)?;
+        Ok(Stored::Kept(bytes))
+    }
 }
 
-/// Reads a package into memory: its files, and every way its archive breaks the rules.
+/// Reads a package: its entries, its small files, where its large ones are, and every way its
+/// archive breaks the rules.
 pub(crate) fn read(path: &Path) -> Result<Loaded, BundleError> {
     let file = std::fs::File::open(path).map_err(|error| BundleError::Unopenable {
         path: path.to_path_buf(),
         error,
     })?;
-    read_from(path, std::io::BufReader::new(file))
+    let file = std::sync::Arc::new(file);
+    let input = std::io::BufReader::new(&*file);
+    read_from(path, input, Origin::File(file.clone()))
 }
 
 /// Reads a package from `bytes` (one kept inside a dossier); `path` names it in errors.
-pub(crate) fn read_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded, BundleError> {
-    read_from(path, bytes)
+pub(crate) fn read_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded, BundleError> {
+    let bytes: std::sync::Arc<[u8]> = bytes.into();
+    read_from(path, &bytes[..], Origin::Bytes(bytes.clone()))
 }
 
-fn read_from<B: std::io::BufRead>(path: &Path, input: B) -> Result<Loaded, BundleError> {
+fn read_from<B: std::io::BufRead>(
+    path: &Path,
+    input: B,
+    origin: Origin,
+) -> Result<Loaded, BundleError> {
     let gz = flate2::bufread::GzDecoder::new(input);
     let mut archive = tar::Archive::new(Bounded::new(gz));
     let bad = |error: ArchiveError| BundleError::NotTarGz {
@@ -193,11 +220,13 @@ fn read_from<B: std::io::BufRead>(path: &Path, input: B) -> Result<Loaded, Bundl
             entries: Vec::new(),
             files: BTreeMap::new(),
             problems: Vec::new(),
+            origin,
         },
         tops: Default::default(),
         names: HashSet::new(),
         members: 0,
         total: 0,
+        kept: 0,
     };
     for entry in archive.entries().map_err(|e| bad(e.into()))? {
         reading

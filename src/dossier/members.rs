@@ -67,7 +67,7 @@ pub(crate) fn member_file(run_id: &str, journal_sha256: &str) -> String {
     format!("{MEMBER_PREFIX}{id}-{digest}{MEMBER_SUFFIX}")
 }
 
-/// The member package `name` kept in the dossier `dossier`, read into memory.
+/// The member package `name` kept in the dossier `dossier`, its compressed bytes read into memory.
 pub(crate) fn open(dossier: &Source, name: &str) -> Result<Source, String> {
     let mut bytes = Vec::new();
     dossier
@@ -76,7 +76,7 @@ pub(crate) fn open(dossier: &Source, name: &str) -> Result<Source, String> {
         .map_err(|e| format!("{name}: cannot read: {e}"))?;
     let path = dossier.path().join(name);
     let loaded =
-        crate::attest::package::read_bytes(&path, &bytes).map_err(|e| format!("{name}: {e}"))?;
+        crate::attest::package::read_bytes(&path, bytes).map_err(|e| format!("{name}: {e}"))?;
     Ok(Source::Package(path, loaded))
 }
 

@@ -1,5 +1,5 @@
 //! The package handed to a provider: `ppcert package` writes one `.tar.gz`; `ppcert verify`
-//! checks it in memory, and refuses an archive built to escape (`..`, absolute paths, links,
+//! checks it without unpacking it, and refuses an archive built to escape (`..`, absolute paths, links,
 //! duplicates, nesting).
 
 use std::path::Path;
@@ -125,4 +125,60 @@ async fn a_hostile_package_is_refused_and_nothing_escapes() {
     );
     let missing = verify_with(dir.path(), &dir.path().join("nowhere.tar.gz"), &public).await;
     assert_eq!(missing.code, 2, "{}", missing.stderr);
+}
+
+/// A package's large files are not kept in memory but read again from the archive: a byte
+/// changed in the middle of the journal (larger than what is kept) is still found, and the
+/// untouched package still verifies from the same reading.
+#[tokio::test]
+async fn a_changed_byte_in_a_large_packed_file_is_found_when_it_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, public) = crate::attest::keygen(dir.path(), "key").await;
+    let signed = ppcert(
+        dir.path(),
+        &["run", "--out", "b", "--sign-key", "key"],
+        None,
+    )
+    .await;
+    assert_eq!(signed.code, 0, "{}", signed.stderr);
+    let bundle = dir.path().join("b");
+    let journal = std::fs::read(bundle.join("journal.jsonl")).unwrap();
+    assert!(
+        journal.len() > 64 << 10,
+        "the journal is read again, not kept"
+    );
+    let pack = |name: &str, changed: bool| {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut names: Vec<_> = std::fs::read_dir(&bundle)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        for file in names {
+            let mut bytes = std::fs::read(bundle.join(&file)).unwrap();
+            if changed && file == "journal.jsonl" {
+                let middle = bytes.len() / 2
+                    + (0..).find(|i| bytes[bytes.len() / 2 + i] == b'"').unwrap()
+                    + 1;
+                bytes[middle] = if bytes[middle] == b'x' { b'y' } else { b'x' };
+            }
+            raw_entry(
+                &mut tar,
+                format!("b/{file}").as_bytes(),
+                tar::EntryType::Regular,
+                &bytes,
+            );
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
+        let archive = dir.path().join(name);
+        std::fs::write(&archive, gz.finish().unwrap()).unwrap();
+        archive
+    };
+    let intact = verify_with(dir.path(), &pack("intact.tar.gz", false), &public).await;
+    assert_eq!(intact.code, 0, "{}{}", intact.stdout, intact.stderr);
+    let changed = verify_with(dir.path(), &pack("changed.tar.gz", true), &public).await;
+    assert_eq!(changed.code, 1, "{}", changed.stdout);
+    let said = format!("{}{}", changed.stdout, changed.stderr);
+    assert!(said.contains("journal.jsonl"), "{said}");
 }
