@@ -3,8 +3,8 @@
 //! measured it): CPU per exchange at `--scale 200 --concurrency 32`, throughput and peak RSS
 //! at `--scale 1000`, process start to the first request and last answer to exit for the
 //! default batch, the evidence tools' peak RSS on bundles of `--scale 20` and `--scale 200`
-//! (each tool's own, from GNU time), and `verify` and `export --har` of a bundle of about
-//! 190,000 exchanges (`cost-tools` runs these two alone). `PPCERT_BENCH_BEFORE=PATH` runs an
+//! (each tool's own, from GNU time; `verify` of the bundle's package too), and `verify` and
+//! `export --har` of a bundle of about 190,000 exchanges (`cost-tools` runs these two alone). `PPCERT_BENCH_BEFORE=PATH` runs an
 //! earlier build beside it for the CPU figure. The machine may be shared: compare only
 //! figures of one run.
 
@@ -141,8 +141,16 @@ fn tools_at(scale: &str) -> Vec<(&'static str, f64)> {
     let dir = tempfile::tempdir().unwrap();
     bundle(dir.path(), scale, "1", "a");
     bundle(dir.path(), scale, "2", "b");
-    let tools: [(&str, Vec<&str>); 5] = [
+    let packed = Command::new(super::binary())
+        .args(["package", "b"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(packed.success(), "`package b` writes b.tar.gz");
+    let tools: [(&str, Vec<&str>); 6] = [
         ("verify", vec!["verify", "b"]),
+        ("verify of its package", vec!["verify", "b.tar.gz"]),
         ("diff", vec!["diff", "a", "b"]),
         ("dossier", vec!["dossier", "b", "--out", "d"]),
         (
