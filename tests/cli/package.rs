@@ -64,6 +64,34 @@ fn raw_entry(tar: &mut tar::Builder<Vec<u8>>, path: &[u8], kind: tar::EntryType,
     tar.append(&header, data).unwrap();
 }
 
+/// `bundle`'s files under `b/` in name order, each passed through `edit`, then `extra` entries,
+/// gzipped into `archive`.
+fn pack_as(
+    bundle: &Path,
+    archive: &Path,
+    edit: impl Fn(&str, &mut Vec<u8>),
+    extra: &[(&[u8], tar::EntryType)],
+) {
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut names: Vec<_> = std::fs::read_dir(bundle)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    for name in names {
+        let mut bytes = std::fs::read(bundle.join(&name)).unwrap();
+        edit(&name, &mut bytes);
+        let entry = format!("b/{name}");
+        raw_entry(&mut tar, entry.as_bytes(), tar::EntryType::Regular, &bytes);
+    }
+    for (path, kind) in extra {
+        raw_entry(&mut tar, path, *kind, b"x");
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
+    std::fs::write(archive, gz.finish().unwrap()).unwrap();
+}
+
 #[tokio::test]
 async fn a_hostile_package_is_refused_and_nothing_escapes() {
     let (dir, bundle, public) = signed_run().await;
@@ -91,22 +119,8 @@ async fn a_hostile_package_is_refused_and_nothing_escapes() {
         ),
     ];
     for (i, (path, kind, said)) in cases.iter().enumerate() {
-        let mut tar = tar::Builder::new(Vec::new());
-        let mut names: Vec<_> = std::fs::read_dir(&bundle)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        names.sort();
-        for name in names {
-            let bytes = std::fs::read(bundle.join(&name)).unwrap();
-            let entry = format!("b/{}", name.to_str().unwrap());
-            raw_entry(&mut tar, entry.as_bytes(), tar::EntryType::Regular, &bytes);
-        }
-        raw_entry(&mut tar, path, *kind, b"x");
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        std::io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
         let archive = dir.path().join(format!("hostile{i}.tar.gz"));
-        std::fs::write(&archive, gz.finish().unwrap()).unwrap();
+        pack_as(&bundle, &archive, |_, _| {}, &[(path, *kind)]);
         let checked = verify_with(dir.path(), &archive, &public).await;
         assert_eq!(checked.code, 1, "{said}: {}", checked.stdout);
         assert!(checked.stderr.contains(said), "{said}: {}", checked.stderr);
@@ -148,31 +162,15 @@ async fn a_changed_byte_in_a_large_packed_file_is_found_when_it_is_read_again() 
         "the journal is read again, not kept"
     );
     let pack = |name: &str, changed: bool| {
-        let mut tar = tar::Builder::new(Vec::new());
-        let mut names: Vec<_> = std::fs::read_dir(&bundle)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        for file in names {
-            let mut bytes = std::fs::read(bundle.join(&file)).unwrap();
+        let archive = dir.path().join(name);
+        let edit = |file: &str, bytes: &mut Vec<u8>| {
             if changed && file == "journal.jsonl" {
-                let middle = bytes.len() / 2
-                    + (0..).find(|i| bytes[bytes.len() / 2 + i] == b'"').unwrap()
-                    + 1;
+                let half = bytes.len() / 2;
+                let middle = half + (0..).find(|i| bytes[half + i] == b'"').unwrap() + 1;
                 bytes[middle] = if bytes[middle] == b'x' { b'y' } else { b'x' };
             }
-            raw_entry(
-                &mut tar,
-                format!("b/{file}").as_bytes(),
-                tar::EntryType::Regular,
-                &bytes,
-            );
-        }
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        std::io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
-        let archive = dir.path().join(name);
-        std::fs::write(&archive, gz.finish().unwrap()).unwrap();
+        };
+        pack_as(&bundle, &archive, edit, &[]);
         archive
     };
     let intact = verify_with(dir.path(), &pack("intact.tar.gz", false), &public).await;
