@@ -34,10 +34,12 @@ struct Counts {
 }
 
 /// A call (same operation, flow and step) with an attempt lost so far: how many were lost,
-/// and whether its latest attempt counts as a success.
+/// whether its latest attempt counts as a success, and whether that latest attempt was counted
+/// failed as the call's last (a run stopped after it; a resumed run may go on with the call).
 struct Lost {
     lost: u32,
     settled: bool,
+    counted_failed: bool,
 }
 
 /// The provider's ledger, counted one exchange at a time in the order recorded: successes
@@ -60,16 +62,19 @@ impl Ledger {
         let success = exchange.counts_as_success();
         self.claims.add(exchange, success);
         let confirming = exchange.phase == Phase::Confirm;
+        // An attempt no retry followed, without success: the call failed (unless a resumed run
+        // goes on with it: below).
+        let fails = !success
+            && !exchange.retried
+            && !exchange.poll
+            && !confirming
+            && exchange.expectation.is_acceptance();
         if success {
             // A claim's success is counted when its status is known (`results`), a pending
             // write's when a confirmation read settles it (below).
             let later = exchange.operation == Operation::Claim || PendingWrites::holds(exchange);
             counts.succeeded += u32::from(!later);
-        } else if !exchange.retried
-            && !exchange.poll
-            && !confirming
-            && exchange.expectation.is_acceptance()
-        {
+        } else if fails {
             counts.failed += 1;
         }
         if let Some((operation, settled)) = self.pending.add(exchange, success) {
@@ -95,13 +100,23 @@ impl Ledger {
         {
             counts.unconfirmed += settle(exchange.operation, &previous);
         }
+        // A later attempt of a call whose lost attempt was counted as its last: a resumed run
+        // went on with the call, so that attempt was not its end and is no failure.
+        if exchange.attempt > 1
+            && let Some(call) = self.lost.get_mut(&key)
+            && std::mem::take(&mut call.counted_failed)
+        {
+            counts.failed -= 1;
+        }
         if exchange.delivery == Delivery::MaybeProcessed {
             let call = self.lost.entry(key).or_insert(Lost {
                 lost: 0,
                 settled: false,
+                counted_failed: false,
             });
             call.lost += 1;
             call.settled = success;
+            call.counted_failed = fails;
         } else if let Some(call) = self.lost.get_mut(&key) {
             call.settled = success;
         }
@@ -283,6 +298,30 @@ mod tests {
             ]
         );
         assert_eq!(ledger_of(false).len(), 3, "not a flight seller");
+    }
+
+    /// A run stopped after a lost attempt, and the resumed run went on with the call (its next
+    /// attempt numbered on): the lost attempt was not the call's end, so no failure, and the
+    /// success settles it. A run that never went on keeps both marks.
+    #[test]
+    fn a_call_a_resumed_run_went_on_with_is_no_failure() {
+        use Operation::Subscription;
+        let requirements = [Requirement {
+            operation: Subscription,
+            required: 1,
+            flight_sellers_only: false,
+        }];
+        let counted = |exchanges: &[Exchange]| {
+            let r = &ledger(&requirements, false, exchanges)[0];
+            (r.succeeded, r.failed, r.unconfirmed)
+        };
+        let stopped = attempt(Subscription, "a#1", 1, None);
+        assert_eq!(counted(std::slice::from_ref(&stopped)), (0, 1, 1));
+        let went_on = [stopped.clone(), attempt(Subscription, "a#1", 2, Some(201))];
+        assert_eq!(counted(&went_on), (1, 0, 0));
+        // Lost again after going on, and never settled: one failure, one unconfirmed.
+        let lost_again = [stopped, attempt(Subscription, "a#1", 2, None)];
+        assert_eq!(counted(&lost_again), (0, 1, 1));
     }
 
     /// A claim counts once its status is read (in its answer or a later contracts read of
