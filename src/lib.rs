@@ -7,6 +7,7 @@
 // A function over 60 lines (clippy.toml) is split into named parts.
 #![warn(clippy::too_many_lines)]
 
+pub(crate) mod allocator;
 pub(crate) mod answer;
 pub(crate) mod attest;
 pub(crate) mod bounds;

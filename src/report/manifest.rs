@@ -76,15 +76,44 @@ pub(crate) fn entries(dir: &Path) -> std::io::Result<Vec<Entry>> {
 
 /// Lists every regular file of `dir` but the manifest and the attestation.
 pub(crate) fn write(dir: &Path) -> std::io::Result<()> {
+    write_known(dir, &Known::new())
+}
+
+/// Digests already taken of files of a bundle that no one writes again, by file name.
+pub(crate) type Known = std::collections::HashMap<String, String>;
+
+/// [`write`], taking a file's digest from `known` where it is there instead of reading the
+/// file again (a run's end hashes the record while its reports render).
+pub(crate) fn write_known(dir: &Path, known: &Known) -> std::io::Result<()> {
     let mut text = String::new();
     for entry in entries(dir)? {
         if entry.kind != Kind::File || !entry.utf8 || is_outside(&entry.name) {
             continue;
         }
-        let digest = crate::digest::file_sha256_hex(&dir.join(&entry.name))?;
+        let digest = match known.get(&entry.name) {
+            Some(digest) => digest.clone(),
+            None => crate::digest::file_sha256_hex(&dir.join(&entry.name))?,
+        };
         text.push_str(&format!("{digest}  {}\n", entry.name));
     }
     super::write_atomic(&dir.join(FILE_NAME), text.as_bytes())
+}
+
+/// The digests of the regular files of `dir` that the manifest lists, but for those named in
+/// `leaving` (about to be written) and unfinished `*.partial` files: taken while the reports
+/// render, by [`write_known`].
+pub(crate) fn digests_but(dir: &Path, leaving: &[&str]) -> std::io::Result<Known> {
+    let mut known = Known::new();
+    for entry in entries(dir)? {
+        let name = entry.name;
+        let listed = entry.kind == Kind::File && entry.utf8 && !is_outside(&name);
+        if !listed || leaving.contains(&name.as_str()) || name.ends_with(".partial") {
+            continue;
+        }
+        let digest = crate::digest::file_sha256_hex(&dir.join(&name))?;
+        known.insert(name, digest);
+    }
+    Ok(known)
 }
 
 /// The manifest itself and the attestation are the files the manifest does not list.

@@ -104,8 +104,10 @@ pub(crate) fn write_reports(
         None
     };
     // Each report on a thread of its own: they read the same record and write their own file,
-    // and the run's end waits for the slowest instead of the sum.
-    std::thread::scope(|scope| {
+    // and the run's end waits for the slowest instead of the sum. The files already there (the
+    // record) are hashed for the manifest meanwhile, on the calling thread.
+    let leaving: Vec<&str> = formats.iter().map(|f| f.file_name()).collect();
+    let known = std::thread::scope(|scope| {
         let writing: Vec<_> = (formats.iter())
             .map(|format| {
                 let pass = pass.as_ref();
@@ -116,12 +118,14 @@ pub(crate) fn write_reports(
                 })
             })
             .collect();
+        let known = manifest::digests_but(dir, &leaving);
         (writing.into_iter()).try_for_each(|w| {
             w.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        })
+        })?;
+        known
     })?;
-    manifest::write(dir)
+    manifest::write_known(dir, &known)
 }
 
 /// Writes `evidence.json`, every report and the manifest into `dir`. A run's own record keeps

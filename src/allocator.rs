@@ -1,0 +1,21 @@
+//! What a command may tell the binary's allocator (mimalloc) once it is running.
+
+/// mimalloc 3's `mi_option_purge_delay` (the crate's constants are version 2's; `main.rs`
+/// gives the same option its default before mimalloc starts).
+const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Freed pages are kept until the process exits instead of returned to the system one by one
+/// (the binary returns them at once: `main.rs`). For the end of a small run: each return is an
+/// `madvise` and a TLB flush on every core the process runs on, and the reports' threads
+/// return each of their pages as they end; that was most of a default batch's last
+/// milliseconds, for memory the exit returns anyway a moment later. A process not running on
+/// mimalloc (the library's tests) only has an unused option set.
+pub(crate) fn keep_freed_pages() {
+    // SAFETY: a plain store into mimalloc's option table, a static array; `mi_version`
+    // returns a constant. mimalloc reads the option at each purge, so it takes effect at once.
+    unsafe {
+        if libmimalloc_sys::mi_version() >= 300 {
+            libmimalloc_sys::mi_option_set(PURGE_DELAY, -1);
+        }
+    }
+}
