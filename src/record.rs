@@ -18,6 +18,7 @@ pub(crate) mod fault;
 mod flags;
 mod flow;
 pub(crate) mod phase;
+mod slim;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -176,7 +177,7 @@ impl ResponseRecord {
 
     /// The error the body states (problem details, `{"error": ...}`), whatever the status.
     pub(crate) fn error_words(&self) -> Option<String> {
-        crate::problem::error_words(&self.body.to_value(), self.content_type())
+        crate::problem::error_words_in(self.body.json(), self.content_type())
     }
 
     /// The server's words for a refusal, else an excerpt of its body; a redirect by where it
