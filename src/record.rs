@@ -18,7 +18,6 @@ pub(crate) mod fault;
 mod flags;
 mod flow;
 pub(crate) mod phase;
-mod slim;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
