@@ -5,8 +5,15 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+/// Lower-case hex, two digits a byte, into one string (not a string per byte).
+pub(crate) fn hex(digest: &[u8]) -> String {
+    let mut text = String::with_capacity(digest.len() * 2);
+    for byte in digest {
+        for digit in [byte >> 4, byte & 0x0f] {
+            text.push(char::from_digit(u32::from(digit), 16).unwrap_or('0'));
+        }
+    }
+    text
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

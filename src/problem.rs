@@ -35,6 +35,70 @@ pub(crate) fn error_words(body: &Value, content_type: Option<&str>) -> Option<St
     }
 }
 
+/// The top-level keys [`error_words`] reads: a JSON object naming none of them states no
+/// error, whatever the content type.
+const ERROR_KEYS: [&str; 6] = ["type", "title", "status", "detail", "error", "errors"];
+
+/// [`error_words`] of a body's JSON text. Most answers are ordinary objects: their top-level
+/// keys are scanned without building the body (a run asks this of every answer, several
+/// times), and only a body naming one of [`ERROR_KEYS`] is parsed whole.
+pub(crate) fn error_words_in(json: &str, content_type: Option<&str>) -> Option<String> {
+    if !names_an_error_key(json) {
+        return None;
+    }
+    let body = serde_json::from_str(json).unwrap_or(Value::Null);
+    error_words(&body, content_type)
+}
+
+/// Whether `json` is an object with one of [`ERROR_KEYS`] at its top level; true too when the
+/// text cannot be scanned (the whole parse then decides, as before).
+fn names_an_error_key(json: &str) -> bool {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Scan;
+    impl<'de> Visitor<'de> for Scan {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut named = false;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                named |= ERROR_KEYS.contains(&key.as_ref());
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(named)
+        }
+        // Anything but an object states no error.
+        fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_unit<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(false)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(json);
+    match de.deserialize_any(Scan) {
+        Ok(named) => named || de.end().is_err(),
+        Err(_) => true,
+    }
+}
+
 /// What to say about a refused answer: its error words, else an excerpt of the body.
 pub(crate) fn describe(body: &Value, content_type: Option<&str>) -> String {
     error_words(body, content_type).unwrap_or_else(|| match body {
@@ -242,6 +306,40 @@ mod tests {
         }
         assert_eq!(describe(&Value::Null, None), "an empty body");
         assert!(describe(&json!({"x": 1}), None).starts_with("the answer was: "));
+    }
+
+    /// The scan that passes over ordinary answers says what the whole parse says.
+    #[test]
+    fn the_text_of_a_body_gives_the_words_of_its_value() {
+        for body in [
+            json!({"data": {"id": "q1", "status": "active", "error": "inside"}}),
+            json!({"error": null, "id": 3}),
+            json!({"error": {"code": "E", "message": "no"}}),
+            json!({"errors": ["a", "b"]}),
+            json!({"errors": {"field": "bad"}}),
+            json!({"title": "Bad", "detail": "worse", "status": 400}),
+            json!({"title": "Only a title"}),
+            json!({"type": "about:blank", "id": 1}),
+            json!([{"error": "in a list"}]),
+            json!("error"),
+            json!(7),
+            json!(null),
+        ] {
+            let text = serde_json::to_string(&body).unwrap();
+            for content_type in [None, Some("application/problem+json")] {
+                assert_eq!(
+                    error_words_in(&text, content_type),
+                    error_words(&body, content_type),
+                    "{text}"
+                );
+            }
+        }
+        let escaped = r#"{"\u0065rror": "spelled with an escape"}"#;
+        assert_eq!(
+            error_words_in(escaped, None).as_deref(),
+            Some("spelled with an escape")
+        );
+        assert_eq!(error_words_in("not json", None), None);
     }
 
     #[test]

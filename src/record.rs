@@ -176,7 +176,7 @@ impl ResponseRecord {
 
     /// The error the body states (problem details, `{"error": ...}`), whatever the status.
     pub(crate) fn error_words(&self) -> Option<String> {
-        crate::problem::error_words(&self.body.to_value(), self.content_type())
+        crate::problem::error_words_in(self.body.json(), self.content_type())
     }
 
     /// The server's words for a refusal, else an excerpt of its body; a redirect by where it

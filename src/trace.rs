@@ -53,7 +53,7 @@ pub(crate) fn fill(headers: &mut axum::http::HeaderMap) {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::hex(bytes)
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ pub(crate) fn idempotency_key(
     bytes.copy_from_slice(&digest[..16]);
     bytes[6] = (bytes[6] & 0x0f) | 0x80;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::digest::hex(&bytes);
     format!(
         "{}-{}-{}-{}-{}",
         &hex[..8],

@@ -15,6 +15,7 @@ mod letter;
 mod part_error;
 mod parts;
 mod payload;
+mod projected;
 mod success;
 mod template;
 mod utc;
@@ -53,6 +54,8 @@ pub(crate) struct Endpoints {
     bundle: Option<String>,
     /// Where each operation's templates read `captured.NAME` (see `flow_reads.rs`).
     reads: Arc<flow_reads::FlowReads>,
+    /// The top-level names each path template reads (see `projected.rs`).
+    path_names: Arc<BTreeMap<Operation, Option<Vec<String>>>>,
 }
 
 impl std::fmt::Debug for Endpoints {
@@ -90,8 +93,14 @@ impl Endpoints {
             confirms: Arc::new(templates.confirms),
             bundle: None,
             reads: Arc::default(),
+            path_names: Arc::default(),
         };
         compiled.reads = Arc::new(compiled.find_reads());
+        compiled.path_names = Arc::new(
+            (Operation::ALL.into_iter())
+                .map(|op| (op, projected::names(&compiled.paths, op.as_str())))
+                .collect(),
+        );
         Ok(compiled)
     }
 
@@ -437,8 +446,9 @@ impl Endpoints {
             .paths
             .get_template(op.as_str())
             .map_err(RenderError::NoTemplate)?;
+        let names = self.path_names.get(&op).and_then(Option::as_deref);
         template
-            .render(Context::from(minijinja::value::Serde(context)))
+            .render(projected::context(context, names))
             .map_err(|error| RenderError::Path { op, error })
     }
 

@@ -322,11 +322,21 @@ impl Caller<'_> {
             // Already on the record (and in the ledger) from the interrupted run.
             return passed;
         }
+        // The record takes the attempt's request and answer as they are, not a copy of them.
+        let request = std::mem::replace(
+            &mut pending.attempt.request,
+            crate::record::RequestRecord {
+                headers: Default::default(),
+                body: None,
+                cut: None,
+            },
+        );
+        let response = pending.attempt.response.take();
+        let answered = response.is_some() || pending.reconciled();
         let mut exchange = self.exchange(&pending.attempt, &pending.spec, booking);
-        exchange.outcome = match (
-            passed,
-            pending.attempt.response.is_some() || pending.reconciled(),
-        ) {
+        exchange.request = request;
+        exchange.response = response;
+        exchange.outcome = match (passed, answered) {
             (true, _) => Outcome::Passed,
             (false, true) => Outcome::Failed,
             (false, false) => Outcome::Error,

@@ -98,13 +98,15 @@ impl Subscriber for Collector {
         }
         match event {
             RunEvent::ExchangeFinished(exchange) => {
-                let mut kept = Exchange::clone(exchange);
-                kept.slim_marked_once(&mut collected.sandbox_marked);
+                let kept =
+                    super::slim::slim_copy_marked_once(exchange, &mut collected.sandbox_marked);
                 collected.exchanges.push(kept);
             }
             // The flow state travels to the journal only: resume reads it from there, and a
             // snapshot per step in memory would grow a large run by megabytes for nothing.
-            RunEvent::StepFinished(step) => collected.steps.push(step.clone().without_state()),
+            RunEvent::StepFinished(step) => {
+                collected.steps.push(super::slim::step_without_state(step))
+            }
             _ => {}
         }
     }

@@ -17,6 +17,7 @@ pub(crate) mod read;
 pub(crate) mod resilience;
 pub(crate) mod resume;
 pub(crate) mod resume_error;
+mod slim;
 pub(crate) mod stream;
 pub(crate) mod suite;
 mod tally;

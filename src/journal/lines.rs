@@ -126,7 +126,8 @@ impl Journal {
     }
 
     /// Writes one line and flushes it to the OS, so a killed run loses nothing recorded.
-    pub(crate) fn append(&mut self, line: &Line) -> std::io::Result<()> {
+    /// `line` is a [`Line`], or a borrowed spelling of one that serializes the same.
+    pub(crate) fn append<L: Serialize>(&mut self, line: &L) -> std::io::Result<()> {
         let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         text.push('\n');
         self.file.write_all(text.as_bytes())?;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use super::{Journal, Line};
+use super::Journal;
 use crate::engine::{RunEvent, Subscriber};
 use crate::record::Exchange;
 
@@ -44,8 +44,8 @@ impl JournalWriter {
         &self.path
     }
 
-    /// Appends a line; whether it reached the file.
-    pub(crate) fn write(&self, line: &Line) -> bool {
+    /// Appends a line (a [`Line`](super::Line) or a [`LineRef`]); whether it reached the file.
+    pub(crate) fn write<L: serde::Serialize>(&self, line: &L) -> bool {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         match inner.journal.append(line) {
             Ok(()) => true,
@@ -66,6 +66,29 @@ impl JournalWriter {
     }
 }
 
+/// The lines the engine's events become, written from the events as they are: the same JSON
+/// as the [`Line`] of each kind, without copying an exchange (its bodies and headers) or a
+/// step (its flow state) into a `Line` first.
+#[derive(serde::Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum LineRef<'a> {
+    Exchange(&'a Exchange),
+    StepStarted {
+        flow: &'a str,
+        step_index: usize,
+    },
+    Step(&'a crate::record::StepEvent),
+    Sending {
+        flow: &'a str,
+        step: &'a str,
+        operation: crate::models::Operation,
+        method: &'a str,
+        url: &'a str,
+        at: crate::timestamp::Timestamp,
+        attempt: u32,
+    },
+}
+
 impl Subscriber for JournalWriter {
     fn on(&self, event: &RunEvent) {
         match event {
@@ -80,24 +103,24 @@ impl Subscriber for JournalWriter {
                 at,
                 attempt,
             } => {
-                self.write(&Line::Sending {
-                    flow: flow.clone(),
-                    step: step.clone(),
+                self.write(&LineRef::Sending {
+                    flow,
+                    step,
                     operation: *operation,
-                    method: method.clone(),
-                    url: url.clone(),
+                    method,
+                    url,
                     at: *at,
-                    attempt: Some(*attempt),
+                    attempt: *attempt,
                 });
             }
             RunEvent::StepStarted { flow, step_index } => {
-                self.write(&Line::StepStarted {
-                    flow: flow.clone(),
+                self.write(&LineRef::StepStarted {
+                    flow,
                     step_index: *step_index,
                 });
             }
             RunEvent::ExchangeFinished(exchange) => {
-                if !self.write(&Line::Exchange(exchange.clone())) {
+                if !self.write(&LineRef::Exchange(exchange)) {
                     let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
                     inner
                         .unwritten
@@ -105,7 +128,7 @@ impl Subscriber for JournalWriter {
                 }
             }
             RunEvent::StepFinished(step) => {
-                self.write(&Line::Step(step.clone()));
+                self.write(&LineRef::Step(step));
             }
             RunEvent::FlowFinished { .. } => {}
         }
@@ -117,6 +140,7 @@ mod tests {
     use super::*;
     use crate::engine::RunEvent;
     use crate::evidence::collect::Recording;
+    use crate::journal::Line;
 
     fn exchange() -> Box<Exchange> {
         serde_json::from_value(serde_json::json!({
@@ -158,6 +182,64 @@ mod tests {
             })
             .unwrap();
         assert!(whole[0].request.body.is_some(), "whole in the journal");
+    }
+
+    /// The lines written from the events are those a [`Line`] of each kind writes, byte for
+    /// byte: `--resume` and `verify` read them as `Line`s.
+    #[test]
+    fn the_lines_written_from_events_are_the_lines_of_each_kind() {
+        let at = crate::timestamp::Timestamp::now();
+        let exchange = exchange();
+        let step: crate::record::StepEvent = serde_json::from_value(serde_json::json!({
+            "flow": "f#1", "step_index": 2, "step": "quote", "status": "passed",
+            "reason": null, "started_at": "2027-01-01T00:00:00Z", "duration_ms": 4,
+            "state": {"captured": {}, "open_quotes": []},
+        }))
+        .unwrap();
+        let op = crate::models::Operation::Quote;
+        let pairs = [
+            (
+                serde_json::to_string(&LineRef::Exchange(&exchange)),
+                serde_json::to_string(&Line::Exchange(exchange.clone())),
+            ),
+            (
+                serde_json::to_string(&LineRef::Step(&step)),
+                serde_json::to_string(&Line::Step(step.clone())),
+            ),
+            (
+                serde_json::to_string(&LineRef::StepStarted {
+                    flow: "f#1",
+                    step_index: 3,
+                }),
+                serde_json::to_string(&Line::StepStarted {
+                    flow: "f#1".into(),
+                    step_index: 3,
+                }),
+            ),
+            (
+                serde_json::to_string(&LineRef::Sending {
+                    flow: "f#1",
+                    step: "quote",
+                    operation: op,
+                    method: "POST",
+                    url: "http://x/quotes",
+                    at,
+                    attempt: 2,
+                }),
+                serde_json::to_string(&Line::Sending {
+                    flow: "f#1".into(),
+                    step: "quote".into(),
+                    operation: op,
+                    method: "POST".into(),
+                    url: "http://x/quotes".into(),
+                    at,
+                    attempt: Some(2),
+                }),
+            ),
+        ];
+        for (borrowed, owned) in pairs {
+            assert_eq!(borrowed.unwrap(), owned.unwrap());
+        }
     }
 
     /// A full disk must not lose an exchange: memory keeps it whole and the evidence says why.

@@ -96,9 +96,25 @@ impl FlowResult {
         if let Some(booking) = state.booking.as_mut() {
             booking.plans = Vec::new();
             booking.product_types = Vec::new();
+            // Of the booking, the evidence reads its number and currency only.
+            let client = &mut booking.client;
+            let beneficiary = &mut booking.beneficiary;
+            for text in [
+                &mut client.email,
+                &mut client.firstname,
+                &mut client.lastname,
+                &mut beneficiary.name,
+                &mut beneficiary.iban,
+                &mut beneficiary.bic,
+                &mut booking.language,
+            ] {
+                *text = String::new();
+            }
         }
         state.open_quotes = Vec::new();
         state.quotes = Vec::new();
+        // Grown a quote at a time (room for four at the first): a quote or two are kept.
+        state.made_quotes.shrink_to_fit();
         state.captured = BTreeMap::new();
         self
     }

@@ -10,6 +10,7 @@ use reqwest::header::HeaderMap;
 
 use super::response::{describe, read_response};
 use super::retry_after::announced_wait;
+use crate::endpoints::Payload;
 use crate::engine::cancel::Cancel;
 use crate::engine::token::{Lease, Tokens};
 use crate::record::{Body, Delivery, RequestRecord, ResponseRecord};
@@ -45,7 +46,7 @@ pub(crate) struct Request {
     pub method: Method,
     pub path: String,
     /// JSON, text or multipart parts; sent with the `Content-Type` configured, else JSON.
-    pub body: Option<crate::endpoints::Payload>,
+    pub body: Option<Payload>,
     /// The endpoint's configured headers (checked when the endpoints compiled).
     pub headers: Vec<(String, String)>,
     /// Sent instead of the real token (the bad-token conformance check).
@@ -308,7 +309,7 @@ impl ApiClient {
         }
         let record = RequestRecord {
             headers: recorded,
-            body: request.body.as_ref().map(|b| Body::from_value(&b.record())),
+            body: request.body.as_ref().map(recorded_body),
             cut: None,
         };
         (headers, record)
@@ -330,7 +331,12 @@ impl ApiClient {
             .request(request.method.clone(), &url)
             .headers(headers);
         if let Some(body) = &request.body {
-            builder = builder.body(body.bytes());
+            // A JSON body travels as the very text recorded: serialized once, not twice.
+            let bytes = match (body, &record.body) {
+                (Payload::Json(_), Some(recorded)) => recorded.json().as_bytes().to_vec(),
+                _ => body.bytes(),
+            };
+            builder = builder.body(bytes);
         }
         let mut attempt = Attempt {
             number,
@@ -380,6 +386,15 @@ impl ApiClient {
         }
         attempt.duration = clock.elapsed();
         attempt
+    }
+}
+
+/// The request body as the evidence records it; a JSON body without a copy of its value
+/// (the same text as [`Payload::record`]'s).
+fn recorded_body(payload: &Payload) -> Body {
+    match payload {
+        Payload::Json(value) => Body::from_value(value),
+        other => Body::from_value(&other.record()),
     }
 }
 

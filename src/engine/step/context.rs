@@ -106,7 +106,6 @@ impl StepContext<'_> {
         if operation.is_write() {
             context["idempotency_key"] = json!(self.next_idempotency_key(operation));
         }
-        let context = &context;
         let endpoints = &self.shared.endpoints;
         // A dialect's body template re-spells the body the spec would send, given as `request`.
         let body = match &default_body {
@@ -118,7 +117,7 @@ impl StepContext<'_> {
                     .map_err(|e| StepError::Template(e.to_string()))?
             }
             _ => endpoints
-                .body(operation, context, default_body)
+                .body(operation, &context, default_body)
                 .map_err(|e| StepError::Template(e.to_string()))?,
         };
         Ok(CallSpec {
@@ -126,16 +125,16 @@ impl StepContext<'_> {
             step: step.to_string(),
             method: endpoints.method(operation),
             path: endpoints
-                .path(operation, context)
+                .path(operation, &context)
                 .map_err(|e| StepError::Template(e.to_string()))?,
             body,
             headers: endpoints
-                .headers(operation, context)
+                .headers(operation, &context)
                 .map_err(|e| StepError::Template(e.to_string()))?,
             expect,
             wrong_token: None,
             uses: self.captured_uses(operation),
-            context: context.clone(),
+            context,
         })
     }
 
