@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::common::*;
+use crate::hostile::{Action, Rule, front};
 use crate::proxy::{Partner, start_proxy, stop};
 
 /// The dossier's `succeeded` per operation.
@@ -36,8 +38,13 @@ fn staging_counts(sandbox: &ppcert::sandbox::Sandbox) -> BTreeMap<String, u64> {
 /// A partner's proxy session (its own client) that does everything but report flight
 /// cancellations, `bookings` times, joining the dossier `d`; the proxy's exit code.
 async fn proxy_session(dir: &Path, sandbox: &ppcert::sandbox::Sandbox, bookings: usize) -> i32 {
-    let (mut proxy, url) = start_proxy(dir, &sandbox.base_url(), &["--dossier", "d"]).await;
-    let partner = Partner::at(url, sandbox.token());
+    proxy_session_to(dir, &sandbox.base_url(), sandbox.token(), bookings).await
+}
+
+/// As [`proxy_session`], the proxy in front of `upstream`.
+async fn proxy_session_to(dir: &Path, upstream: &str, token: &str, bookings: usize) -> i32 {
+    let (mut proxy, url) = start_proxy(dir, upstream, &["--dossier", "d"]).await;
+    let partner = Partner::at(url, token);
     for i in 0..bookings {
         partner.booking(&format!("DOSSIER-{i}"), false).await;
     }
@@ -45,9 +52,12 @@ async fn proxy_session(dir: &Path, sandbox: &ppcert::sandbox::Sandbox, bookings:
 }
 
 async fn run_dossier(dir: &Path, sandbox: &ppcert::sandbox::Sandbox, out: &str) -> Finished {
-    let base = sandbox.base_url();
-    let args = ["run", "--base-url", &base, "--dossier", "d", "--out", out];
-    ppcert(dir, &args, Some(sandbox.token())).await
+    run_dossier_at(dir, &sandbox.base_url(), sandbox.token(), out).await
+}
+
+async fn run_dossier_at(dir: &Path, base: &str, token: &str, out: &str) -> Finished {
+    let args = ["run", "--base-url", base, "--dossier", "d", "--out", out];
+    ppcert(dir, &args, Some(token)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -199,10 +209,24 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
         ..fast_options()
     })
     .await;
+    // Every piece talks to the staging through a front that, once armed, holds the claims
+    // until the test has interrupted the run: the run cannot finish before its Ctrl-C, however
+    // slow the machine.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (held, holding) = (gate.clone(), armed.clone());
+    let rule: Rule = Arc::new(move |method, path, _| match (method.as_str(), path) {
+        ("POST", p) if p.ends_with("/claims") && holding.load(Ordering::SeqCst) => {
+            Action::ForwardWhenOpen(held.clone())
+        }
+        _ => Action::ForwardWithHeaders,
+    });
+    let base = front(&sandbox, rule).await;
     let dir = tempfile::tempdir().unwrap();
-    proxy_session(dir.path(), &sandbox, 2).await;
+    proxy_session_to(dir.path(), &base, sandbox.token(), 2).await;
+    armed.store(true, Ordering::SeqCst);
 
-    let child = Run::against(&sandbox).out("i").spawn(dir.path());
+    let child = Run::at(&base, sandbox.token()).out("i").spawn(dir.path());
     let journal = dir.path().join("i/journal.jsonl");
     // Well into the run: its Ctrl-C handler is installed by then (a run killed by the signal
     // before it is would end with no code at all).
@@ -210,6 +234,9 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     interrupt(&child).await;
+    // The signal is delivered; the claims in flight may now end, and none is started after.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    gate.add_permits(tokio::sync::Semaphore::MAX_PERMITS / 2);
     let stopped = child.wait_with_output().await.unwrap();
     assert_eq!(stopped.status.code(), Some(130));
     assert_eq!(
@@ -219,7 +246,7 @@ async fn a_partner_certified_in_three_pieces_holds_one_signed_passed_dossier() {
     let added = ppcert(dir.path(), &["dossier", "i", "--out", "d"], None).await;
     assert_eq!(added.code, 1, "still lacking: {}", added.stderr);
 
-    let filled = run_dossier(dir.path(), &sandbox, "f").await;
+    let filled = run_dossier_at(dir.path(), &base, sandbox.token(), "f").await;
     assert_eq!(filled.code, 0, "{}{}", filled.stdout, filled.stderr);
     let keygen = ppcert(dir.path(), &["keygen", "--out", "k"], None).await;
     assert_eq!(keygen.code, 0, "{}", keygen.stderr);

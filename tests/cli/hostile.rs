@@ -32,6 +32,8 @@ pub enum Action {
     Answer(u16, Headers, String),
     /// Forward, then rewrite the answer's body and headers.
     Rewrite(Rewriter),
+    /// Hold it until the gate has a permit (the test opens it), then as `ForwardWithHeaders`.
+    ForwardWhenOpen(Arc<tokio::sync::Semaphore>),
 }
 
 /// Extra headers to send back.
@@ -86,7 +88,13 @@ async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
         let headers = answer.headers().clone();
         (status, headers, answer.bytes().await.unwrap())
     };
-    match (front.rule)(&method, &shape, count) {
+    let mut action = (front.rule)(&method, &shape, count);
+    if let Action::ForwardWhenOpen(gate) = &action {
+        let gate = gate.clone();
+        let _passed = gate.acquire().await.unwrap();
+        action = Action::ForwardWithHeaders;
+    }
+    match action {
         Action::Forward => {
             let (status, _, bytes) = forward().await;
             json_answer(status, vec![], bytes.to_vec())
@@ -120,6 +128,7 @@ async fn handle(State(front): State<Arc<Front>>, request: Request) -> Response {
             let (extra, value) = rewrite(&front.token, value);
             json_answer(status, extra, value.to_string().into_bytes())
         }
+        Action::ForwardWhenOpen(_) => unreachable!("opened above"),
     }
 }
 
