@@ -173,8 +173,10 @@ pub(crate) async fn flood_client(
     sent: Arc<AtomicU64>,
 ) {
     let client = reqwest::Client::new();
-    let quote = quote_body();
-    let large = format!(r#"{{"data":{{"pad":"{}"}}}}"#, "z".repeat(1 << 20));
+    // Shared, not copied for each request: the load generator shares the machine.
+    let quote = axum::body::Bytes::from(quote_body());
+    let large =
+        axum::body::Bytes::from(format!(r#"{{"data":{{"pad":"{}"}}}}"#, "z".repeat(1 << 20)));
     let mut n = 0u64;
     while Instant::now() < until {
         n += 1;

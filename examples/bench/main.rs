@@ -34,6 +34,7 @@ mod cost;
 mod diff;
 mod listeners;
 mod proxy;
+mod proxy_free;
 mod serve_mixed;
 mod start;
 

@@ -25,6 +25,7 @@ pub mod multipart;
 mod oauth;
 mod operations;
 mod options;
+mod pooled;
 mod quirks;
 mod server;
 mod shape;
@@ -46,7 +47,7 @@ pub use options::{
 pub use quirks::{FLIGHT_STATUS_PATH, Quirks, QuirksSeen};
 pub use server::{SANDBOX_HEADER, Sandbox};
 pub use store::{
-    DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, PRODUCT_RATE,
+    DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, Held, PRODUCT_RATE,
     QUOTE_VALIDITY_HOURS,
 };
 pub use transport::parse_header;

@@ -258,9 +258,20 @@ async fn bounded_body(State(limits): State<Limits>, request: Request, next: Next
         return too_large(limits.max_body);
     }
     let (parts, body) = request.into_parts();
-    let read = Limited::new(body, limits.max_body).collect();
+    let read = async {
+        match declared {
+            // A large body is copied once, as it arrives, into a kept buffer (`pooled`).
+            Some(len) if len as usize >= crate::pooled::FROM => {
+                crate::pooled::read(body, len as usize, limits.max_body).await
+            }
+            _ => Ok(Limited::new(body, limits.max_body)
+                .collect()
+                .await?
+                .to_bytes()),
+        }
+    };
     let bytes = match tokio::time::timeout(limits.body_timeout, read).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Ok(bytes)) => bytes,
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
             return too_large(limits.max_body);
         }

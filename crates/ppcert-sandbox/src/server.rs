@@ -113,6 +113,15 @@ impl Sandbox {
         self.shared.store().counts()
     }
 
+    /// How many entries each of the sandbox's stores holds (each is capped).
+    pub fn held(&self) -> crate::Held {
+        let mut held = self.shared.store().held();
+        held.idempotency_keys = self.shared.keys.len();
+        held.operations = self.shared.operations.lock().1.len();
+        held.tokens = self.shared.issued.len();
+        held
+    }
+
     /// What the sandbox saw of its [`Quirks`](crate::Quirks) (and of clients accepting gzip)
     /// so far.
     pub fn quirks_seen(&self) -> QuirksSeen {

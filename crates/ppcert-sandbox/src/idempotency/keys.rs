@@ -47,6 +47,11 @@ impl Keys {
         Some(Ok(response))
     }
 
+    /// Keys remembered.
+    pub(crate) fn len(&self) -> usize {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).1.len()
+    }
+
     pub(super) fn keep(&self, key: String, kept: Kept) {
         let mut guard = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let (table, order) = &mut *guard;

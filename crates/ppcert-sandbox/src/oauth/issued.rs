@@ -30,6 +30,15 @@ impl Issued {
         }
     }
 
+    /// Tokens remembered.
+    pub(crate) fn len(&self) -> usize {
+        self.tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .len()
+    }
+
     pub(super) fn issue(&self, ttl: Duration) -> String {
         let token = format!("tok_{:032x}", rand::random::<u128>());
         let mut guard = self.tokens.lock().unwrap_or_else(|e| e.into_inner());

@@ -244,7 +244,7 @@ impl Store {
         travelers: Vec<Traveler>,
         now: DateTime<Utc>,
     ) -> Booking {
-        let quotes: Vec<&QuoteRecord> = ids.iter().map(|id| &self.quotes[id]).collect();
+        let quotes: Vec<&QuoteRecord> = ids.iter().map(|id| &*self.quotes[id]).collect();
         Booking {
             version: 0,
             created_at: now,

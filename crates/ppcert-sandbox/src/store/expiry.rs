@@ -26,6 +26,22 @@ impl Store {
         self.expiry.order.push_back((counter, created));
         self.expiry.open += 1;
         self.sweep(created);
+        // The sweep stops at the oldest quote still open and young: one quote left unused
+        // kept every quote made after it in `order` for its 72 h. Past twice the open quotes'
+        // limit, the entries of used or deleted quotes go (at most `max_open` stay, so this
+        // runs once per `max_open` quotes at most).
+        if self.expiry.order.len() > 2 * self.expiry.max_open {
+            let order = std::mem::take(&mut self.expiry.order);
+            self.expiry.order = (order.into_iter())
+                .filter(|(counter, _)| self.open_quote(*counter))
+                .collect();
+        }
+    }
+
+    /// Whether the quote made from `counter` is held and open.
+    fn open_quote(&self, counter: u64) -> bool {
+        (self.quotes.get(&self.id_text("qt_", counter)))
+            .is_some_and(|q| q.state == QuoteState::Open)
     }
 
     /// An open quote was used or deleted: it no longer counts against the limit.

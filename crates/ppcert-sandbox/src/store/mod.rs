@@ -6,11 +6,13 @@ mod bookings;
 mod claims;
 mod events;
 mod expiry;
+mod held;
 mod model;
 mod quotes;
 mod retention;
 
 pub use expiry::QUOTE_VALIDITY_HOURS;
+pub use held::Held;
 pub use model::{
     DEFAULT_MAX_BOOKINGS, DEFAULT_MAX_OPEN_QUOTES, FRAUD_WINDOW_HOURS, QuoteCreated, Rules,
     Scheduled, Store,

@@ -103,7 +103,9 @@ pub struct QuoteCreated {
 
 #[derive(Default)]
 pub struct Store {
-    pub(super) quotes: HashMap<String, QuoteRecord>,
+    /// Boxed: a steady 140,000 entries (open and closed) made the table double to 2^19
+    /// buckets after enough churn, and a bucket holding the record inline cost 176 bytes.
+    pub(super) quotes: HashMap<String, Box<QuoteRecord>>,
     pub(super) quote_ids_by_reference: HashMap<String, String>,
     pub(super) bookings: HashMap<String, Booking>,
     pub(super) contracts: HashMap<String, Contract>,

@@ -110,7 +110,7 @@ impl Store {
             .insert(reference.clone(), id.clone());
         self.quotes.insert(
             id.clone(),
-            QuoteRecord {
+            Box::new(QuoteRecord {
                 currency: quote.currency.clone(),
                 price,
                 travelers: facts.travelers,
@@ -123,7 +123,7 @@ impl Store {
                 state: QuoteState::Open,
                 created_at: now,
                 bundle: bundle.map(Into::into),
-            },
+            }),
         );
         self.remember_open(counter, now);
         (id, reference)

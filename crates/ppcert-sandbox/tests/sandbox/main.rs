@@ -2,6 +2,7 @@
 //! a sandbox on an ephemeral loopback port and talks to it through real HTTP, with the fixtures
 //! of `ppcert_sandbox::testing` and nothing of ppcert's client.
 
+mod bounds;
 mod bundles;
 mod claims;
 mod expiry;
