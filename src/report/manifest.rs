@@ -99,21 +99,29 @@ pub(crate) fn write_known(dir: &Path, known: &Known) -> std::io::Result<()> {
     super::write_atomic(&dir.join(FILE_NAME), text.as_bytes())
 }
 
-/// The digests of the regular files of `dir` that the manifest lists, but for those named in
-/// `leaving` (about to be written) and unfinished `*.partial` files: taken while the reports
-/// render, by [`write_known`].
-pub(crate) fn digests_but(dir: &Path, leaving: &[&str]) -> std::io::Result<Known> {
-    let mut known = Known::new();
-    for entry in entries(dir)? {
-        let name = entry.name;
-        let listed = entry.kind == Kind::File && entry.utf8 && !is_outside(&name);
-        if !listed || leaving.contains(&name.as_str()) || name.ends_with(".partial") {
-            continue;
-        }
-        let digest = crate::digest::file_sha256_hex(&dir.join(&name))?;
-        known.insert(name, digest);
-    }
-    Ok(known)
+/// The regular files of `dir` that the manifest lists, but for those named in `leaving`
+/// (about to be written) and unfinished `*.partial` files. Listed before anything is written
+/// beside them: a file renamed while the directory is read would fail the listing.
+pub(crate) fn settled(dir: &Path, leaving: &[&str]) -> std::io::Result<Vec<String>> {
+    let listed = |e: &Entry| e.kind == Kind::File && e.utf8 && !is_outside(&e.name);
+    Ok((entries(dir)?.into_iter())
+        .filter(|e| {
+            listed(e) && !leaving.contains(&e.name.as_str()) && !e.name.ends_with(".partial")
+        })
+        .map(|e| e.name)
+        .collect())
+}
+
+/// The digests of `names` in `dir`, for [`write_known`]: taken while the reports render.
+pub(crate) fn digests_of(dir: &Path, names: &[String]) -> std::io::Result<Known> {
+    (names.iter())
+        .map(|name| {
+            Ok((
+                name.clone(),
+                crate::digest::file_sha256_hex(&dir.join(name))?,
+            ))
+        })
+        .collect()
 }
 
 /// The manifest itself and the attestation are the files the manifest does not list.

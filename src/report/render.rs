@@ -107,6 +107,7 @@ pub(crate) fn write_reports(
     // and the run's end waits for the slowest instead of the sum. The files already there (the
     // record) are hashed for the manifest meanwhile, on the calling thread.
     let leaving: Vec<&str> = formats.iter().map(|f| f.file_name()).collect();
+    let settled = manifest::settled(dir, &leaving)?;
     let known = std::thread::scope(|scope| {
         let writing: Vec<_> = (formats.iter())
             .map(|format| {
@@ -118,7 +119,7 @@ pub(crate) fn write_reports(
                 })
             })
             .collect();
-        let known = manifest::digests_but(dir, &leaving);
+        let known = manifest::digests_of(dir, &settled);
         (writing.into_iter()).try_for_each(|w| {
             w.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
