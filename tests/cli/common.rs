@@ -377,7 +377,17 @@ pub async fn resume_run(sandbox: &Sandbox, dir: &std::path::Path) -> Finished {
 
 /// [`resume_run`] through `base`, a front on `sandbox` (a hostile server passing calls on).
 pub async fn resume_run_at(base: &str, sandbox: &Sandbox, dir: &std::path::Path) -> Finished {
-    let args = [
+    resume_run_with(base, sandbox.token(), dir, &[]).await
+}
+
+/// [`resume_run_at`] with `token` and `extra` arguments after the usual ones.
+pub async fn resume_run_with(
+    base: &str,
+    token: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> Finished {
+    let mut args = vec![
         "run",
         "--resume",
         "b",
@@ -386,7 +396,8 @@ pub async fn resume_run_at(base: &str, sandbox: &Sandbox, dir: &std::path::Path)
         "--backoff-ms",
         "1",
     ];
-    ppcert(dir, &args, Some(sandbox.token())).await
+    args.extend_from_slice(extra);
+    ppcert(dir, &args, Some(token)).await
 }
 
 /// [`resume_run`], and the evidence it leaves in `b`.

@@ -15,22 +15,10 @@ use crate::hostile::{Action, Rule, front};
 const KEYED: &str = "[endpoints.subscription.headers]\nIdempotency-Key = \"{{ idempotency_key }}\"\n\
                      [endpoints.claim.headers]\nIdempotency-Key = \"{{ idempotency_key }}\"\n";
 
-/// `ppcert run --resume b` through `base`, with a 1 s request timeout.
+/// `ppcert run --resume b` through `base`, with the keyed config and a 1 s request timeout.
 async fn resume_through(base: &str, token: &str, dir: &std::path::Path) -> Finished {
-    let args = [
-        "run",
-        "--resume",
-        "b",
-        "--base-url",
-        base,
-        "--config",
-        "ppcert.toml",
-        "--backoff-ms",
-        "1",
-        "--timeout",
-        "1",
-    ];
-    ppcert(dir, &args, Some(token)).await
+    let extra = ["--config", "ppcert.toml", "--timeout", "1"];
+    resume_run_with(base, token, dir, &extra).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
