@@ -329,47 +329,6 @@ impl Exchange {
             .is_some_and(|r| r.headers.contains_key(crate::sandbox::SANDBOX_HEADER))
     }
 
-    /// [`Exchange::slim`], keeping the sandbox's header on the first answer that shows it;
-    /// `marked` says whether one has been kept already.
-    pub(crate) fn slim_marked_once(&mut self, marked: &mut bool) {
-        let names_sandbox = self.names_sandbox();
-        self.slim(names_sandbox && !*marked);
-        *marked |= names_sandbox;
-    }
-
-    /// What a run keeps in memory of an exchange once the journal holds it: what the ledger,
-    /// the verdict, the failures, the timeline and the webhooks section read. Bodies, headers,
-    /// the URL and passed checks are read back from the journal for evidence.json and for the
-    /// exchanges a report shows, so a large run's memory does not grow with what it exchanged.
-    /// `sandbox_mark`: keep the header by which the sandbox names itself (the evidence needs
-    /// one answer that shows it, not every one).
-    pub(crate) fn slim(&mut self, sandbox_mark: bool) {
-        self.request.headers.clear();
-        self.request.body = None;
-        // What did not pass is listed among the failures and quoted: it stays as it was.
-        let passed = self.outcome == Outcome::Passed;
-        if let Some(response) = self.response.as_mut().filter(|r| passed && r.accepted()) {
-            response.body = Body::null();
-            response.full_json = None;
-            response.body_truncated = false;
-            // Rebuilt, not `retain`ed: an emptied BTreeMap keeps its node (half a KiB each).
-            response.headers = std::mem::take(&mut response.headers)
-                .into_iter()
-                .filter(|(name, _)| sandbox_mark && name == crate::sandbox::SANDBOX_HEADER)
-                .collect();
-            self.url = String::new();
-            self.method = String::new();
-        }
-        self.checks.retain(|check| !check.passed);
-        self.checks.shrink_to_fit();
-        // The webhooks section compares polled claim statuses; no other read is summed up.
-        let claim_read = matches!(self.operation, Operation::Claim | Operation::ReadContracts);
-        self.reads
-            .retain(|read| claim_read && read.name == "claim_status");
-        self.reads.shrink_to_fit();
-        self.layout = None;
-    }
-
     /// Counted by the provider's ledger: the server accepted it (or an earlier attempt it
     /// answered was lost and is reconciled), whatever ppcert could or could not read from the
     /// answer afterwards. Negative checks never count.
@@ -408,10 +367,16 @@ pub(crate) struct StepEvent {
 impl StepEvent {
     /// The step as the evidence keeps it: the flow's state is the journal's alone (for
     /// `--resume`), and a copy per step would grow a large run's memory for nothing.
-    pub(crate) fn without_state(self) -> StepEvent {
+    pub(crate) fn without_state(&self) -> StepEvent {
         StepEvent {
+            flow: self.flow.clone(),
+            step_index: self.step_index,
+            step: self.step.clone(),
+            status: self.status,
+            reason: self.reason.clone(),
+            started_at: self.started_at,
+            duration_ms: self.duration_ms,
             state: None,
-            ..self
         }
     }
 }

@@ -104,9 +104,7 @@ impl Subscriber for Collector {
             }
             // The flow state travels to the journal only: resume reads it from there, and a
             // snapshot per step in memory would grow a large run by megabytes for nothing.
-            RunEvent::StepFinished(step) => {
-                collected.steps.push(super::slim::step_without_state(step))
-            }
+            RunEvent::StepFinished(step) => collected.steps.push(step.without_state()),
             _ => {}
         }
     }
@@ -125,14 +123,16 @@ impl Recording {
     /// journal, so kept slim); numbering continues after them.
     pub(crate) fn new(
         journal: Journal,
-        mut exchanges: Vec<Exchange>,
+        exchanges: Vec<Exchange>,
         steps: Vec<StepEvent>,
         others: Vec<Arc<dyn Subscriber>>,
     ) -> Recording {
         // The journal's flow states stay there, as for the steps this session records.
-        let steps = steps.into_iter().map(StepEvent::without_state).collect();
+        let steps = steps.iter().map(StepEvent::without_state).collect();
         let next_seq = exchanges.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
-        exchanges.iter_mut().for_each(|x| x.slim(true));
+        let exchanges = (exchanges.iter())
+            .map(|x| super::slim::slim_copy(x, true))
+            .collect();
         let journal = Arc::new(JournalWriter::new(journal));
         let collector = Arc::new(Collector(Mutex::new(Collected {
             exchanges,

@@ -169,11 +169,11 @@ impl Read {
 
     /// Takes in one journaled exchange: graded, then kept slim and counted as the run's
     /// collector does.
-    fn exchange(&mut self, mut exchange: Exchange) {
+    fn exchange(&mut self, exchange: Exchange) {
         if self.faults.active() {
             self.faults.exchange(&exchange);
         }
-        exchange.slim_marked_once(&mut self.sandbox_marked);
+        let exchange = super::slim::slim_copy_marked_once(&exchange, &mut self.sandbox_marked);
         self.tally.exchange(&exchange);
         self.exchanges += 1;
     }

@@ -1,13 +1,18 @@
-//! What the evidence keeps of each exchange and step the run emits, taken without copying
-//! what it drops: [`Exchange::slim`] of a clone, and a step without its flow state.
+//! What the evidence keeps in memory of each exchange once the journal holds it, taken without
+//! copying what it drops.
 
 use std::collections::BTreeMap;
 
 use crate::models::Operation;
-use crate::record::{Body, Exchange, Outcome, RequestRecord, ResponseRecord, StepEvent};
+use crate::record::{Body, Exchange, Outcome, RequestRecord, ResponseRecord};
 
-/// A clone of the exchange, [`slimmed`](Exchange::slim) with the same `sandbox_mark`,
-/// without copying the bodies, headers and checks the slim one drops.
+/// What a run keeps in memory of an exchange once the journal holds it: what the ledger, the
+/// verdict, the failures, the timeline and the webhooks section read. Bodies, headers, the URL
+/// and passed checks are read back from the journal for evidence.json and for the exchanges a
+/// report shows, so a large run's memory does not grow with what it exchanged. What did not
+/// pass is listed among the failures and quoted: its answer stays as it was. `sandbox_mark`:
+/// keep the header by which the sandbox names itself (the evidence needs one answer that shows
+/// it, not every one).
 pub(super) fn slim_copy(x: &Exchange, sandbox_mark: bool) -> Exchange {
     let passed = x.outcome == Outcome::Passed;
     let answer_dropped = (x.response.as_ref()).is_some_and(|r| passed && r.accepted());
@@ -61,8 +66,8 @@ pub(super) fn slim_copy(x: &Exchange, sandbox_mark: bool) -> Exchange {
     }
 }
 
-/// [`slim_copy`], keeping the sandbox's header on the first exchange that shows it (as
-/// [`Exchange::slim_marked_once`] does).
+/// [`slim_copy`], keeping the sandbox's header on the first answer that shows it; `marked`
+/// says whether one has been kept already.
 pub(super) fn slim_copy_marked_once(x: &Exchange, marked: &mut bool) -> Exchange {
     let names_sandbox = x.names_sandbox();
     let kept = slim_copy(x, names_sandbox && !*marked);
@@ -95,20 +100,6 @@ fn exact<T>(items: impl Iterator<Item = T>) -> Vec<T> {
     items
 }
 
-/// [`StepEvent::without_state`] of a clone, without copying the state.
-pub(super) fn step_without_state(step: &StepEvent) -> StepEvent {
-    StepEvent {
-        flow: step.flow.clone(),
-        step_index: step.step_index,
-        step: step.step.clone(),
-        status: step.status,
-        reason: step.reason.clone(),
-        started_at: step.started_at,
-        duration_ms: step.duration_ms,
-        state: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -133,25 +124,59 @@ mod tests {
         .unwrap()
     }
 
-    /// The copy is exactly the slimmed clone, for answers dropped and kept, marked or not.
+    /// An accepted, passed exchange keeps neither bodies, request headers, URL nor method,
+    /// and of its answer's headers only the sandbox's when marked; one that did not pass keeps
+    /// its answer whole. Every exchange keeps its failed checks, its claim status read, its
+    /// cut and its identity.
     #[test]
-    fn a_slim_copy_is_the_slimmed_clone() {
-        for x in [
-            exchange("passed", 201, json!({"data": {"id": "c1"}})),
-            exchange("passed", 200, json!({"error": "refused"})),
-            exchange("failed", 201, json!({"data": {"id": "c1"}})),
-            exchange("failed", 500, json!(null)),
-        ] {
-            for mark in [false, true] {
-                let mut slimmed = x.clone();
-                slimmed.slim(mark);
-                assert_eq!(slim_copy(&x, mark), slimmed, "{:?} {mark}", x.outcome);
-            }
-            let (mut a, mut b) = (false, false);
-            let mut slimmed = x.clone();
-            slimmed.slim_marked_once(&mut a);
-            assert_eq!(slim_copy_marked_once(&x, &mut b), slimmed);
-            assert_eq!(a, b);
+    fn a_slim_exchange_keeps_what_the_ledger_and_failures_read() {
+        let accepted = exchange("passed", 201, json!({"data": {"id": "c1"}}));
+        for mark in [false, true] {
+            let slim = slim_copy(&accepted, mark);
+            let answer = slim.response.as_ref().unwrap();
+            assert_eq!(answer.body, Body::null());
+            let headers: Vec<&str> = answer.headers.keys().map(String::as_str).collect();
+            assert_eq!(
+                headers,
+                if mark {
+                    vec!["x-ppcert-sandbox"]
+                } else {
+                    vec![]
+                }
+            );
+            assert!(slim.url.is_empty() && slim.method.is_empty());
         }
+        let refused = exchange("passed", 200, json!({"error": "refused"}));
+        let failed = exchange("failed", 201, json!({"data": {"id": "c1"}}));
+        for kept_whole in [&refused, &failed] {
+            let slim = slim_copy(kept_whole, false);
+            assert_eq!(
+                slim.response, kept_whole.response,
+                "{:?}",
+                kept_whole.outcome
+            );
+            assert_eq!(slim.url, kept_whole.url);
+        }
+        for x in [&accepted, &refused, &failed] {
+            let slim = slim_copy(x, true);
+            assert!(slim.request.headers.is_empty() && slim.request.body.is_none());
+            assert_eq!(slim.request.cut, x.request.cut);
+            let checks: Vec<&str> = slim.checks.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(checks, ["b"], "passed checks dropped, failed ones kept");
+            let reads: Vec<&str> = slim.reads.iter().map(|r| r.name.as_str()).collect();
+            assert_eq!(reads, ["claim_status"]);
+            assert_eq!(slim.layout, None);
+            assert_eq!(
+                (slim.seq, &slim.flow, slim.attempt),
+                (x.seq, &x.flow, x.attempt)
+            );
+        }
+        // The sandbox's header is kept on the first answer that shows it, and only there.
+        let mut marked = false;
+        let first = slim_copy_marked_once(&accepted, &mut marked);
+        let second = slim_copy_marked_once(&accepted, &mut marked);
+        assert!(marked);
+        assert_eq!(first.response.unwrap().headers.len(), 1);
+        assert!(second.response.unwrap().headers.is_empty());
     }
 }
