@@ -26,9 +26,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// The SHA-256 of a file, read through a buffer: a large run's journal and evidence are
 /// hundreds of megabytes, never held whole to be hashed.
 pub fn file_sha256_hex(path: &Path) -> std::io::Result<String> {
+    read_sha256_hex(std::fs::File::open(path)?)
+}
+
+/// The SHA-256 of everything `reader` gives, read through a buffer.
+pub(crate) fn read_sha256_hex(mut reader: impl std::io::Read) -> std::io::Result<String> {
     let mut hasher = Sha256::new();
-    let mut file = std::fs::File::open(path)?;
-    std::io::copy(&mut file, &mut hasher)?;
+    std::io::copy(&mut reader, &mut hasher)?;
     Ok(hex(&hasher.finalize()))
 }
 

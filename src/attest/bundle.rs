@@ -86,14 +86,7 @@ impl Source {
     }
 
     pub(crate) fn digest(&self, name: &str) -> std::io::Result<String> {
-        use sha2::Digest;
-        let mut hasher = sha2::Sha256::new();
-        std::io::copy(&mut self.reader(name)?, &mut hasher)?;
-        Ok(hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect())
+        crate::digest::read_sha256_hex(self.reader(name)?)
     }
 }
 
