@@ -1,7 +1,5 @@
 //! The `ppcert` binary: parse arguments, hand them to the library, exit with its code.
 
-use clap::Parser;
-
 // glibc's malloc, free and consolidation were a third of a run's CPU; mimalloc takes 40 % off
 // the CPU per exchange (BENCHMARKS.md, issue 45).
 #[global_allocator]
@@ -11,7 +9,7 @@ fn main() -> std::process::ExitCode {
     // First: a Ctrl-C from here on is either handled by the command or ends the process as
     // before anything was sent, never half-way through a run's start.
     ppcert::listen_from_start();
-    let cli = ppcert::cli::Cli::parse();
+    let cli = ppcert::cli::Cli::from_env();
     std::process::ExitCode::from(ppcert::commands::execute(cli))
 }
 
