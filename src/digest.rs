@@ -36,6 +36,39 @@ pub(crate) fn read_sha256_hex(mut reader: impl std::io::Read) -> std::io::Result
     Ok(hex(&hasher.finalize()))
 }
 
+/// A writer that hashes what it passes on: a file's digest taken as it is written, not by
+/// reading the file back (a run's end lists every file of its bundle in the manifest).
+pub(crate) struct HashingWriter<W> {
+    inner: W,
+    hasher: Sha256,
+}
+
+impl<W: std::io::Write> HashingWriter<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            hasher: Sha256::new(),
+        }
+    }
+
+    /// The writer back, and the SHA-256 (lower-case hex) of everything it took.
+    pub(crate) fn finish(self) -> (W, String) {
+        (self.inner, hex(&self.hasher.finalize()))
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(buf)?;
+        self.hasher.update(&buf[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,6 +81,27 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, "abc").unwrap();
         assert_eq!(file_sha256_hex(&path).unwrap(), abc);
+    }
+
+    /// A writer that takes its input a little at a time hashes exactly what it wrote.
+    #[test]
+    fn a_hashing_writer_hashes_what_it_wrote() {
+        struct Trickle(Vec<u8>);
+        impl std::io::Write for Trickle {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(3);
+                self.0.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut writer = HashingWriter::new(Trickle(Vec::new()));
+        std::io::Write::write_all(&mut writer, b"the bundle's file").unwrap();
+        let (written, digest) = writer.finish();
+        assert_eq!(written.0, b"the bundle's file");
+        assert_eq!(digest, sha256_hex(b"the bundle's file"));
     }
 
     /// The digests recorded stay those of before: ring's and sha2's agree on a body of a

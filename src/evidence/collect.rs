@@ -86,6 +86,11 @@ struct Collected {
     sandbox_marked: bool,
     /// Keep nothing: `take` counts the record in the journal ([`super::walk`]), where it stays.
     spill: bool,
+    /// Keep each exchange whole, not slim: a small run's end then writes its record from
+    /// memory instead of reading the journal back (see [`Recording::keeping_whole`]).
+    whole: bool,
+    /// The exchanges kept whole by `whole`.
+    whole_seqs: std::collections::HashSet<u64>,
 }
 
 pub(crate) struct Collector(Mutex<Collected>);
@@ -97,6 +102,10 @@ impl Subscriber for Collector {
             return;
         }
         match event {
+            RunEvent::ExchangeFinished(exchange) if collected.whole => {
+                collected.whole_seqs.insert(exchange.seq);
+                collected.exchanges.push((**exchange).clone());
+            }
             RunEvent::ExchangeFinished(exchange) => {
                 let kept =
                     super::slim::slim_copy_marked_once(exchange, &mut collected.sandbox_marked);
@@ -139,6 +148,8 @@ impl Recording {
             steps,
             sandbox_marked: false,
             spill: false,
+            whole: false,
+            whole_seqs: Default::default(),
         })));
         let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![journal.clone(), collector.clone()];
         subscribers.extend(others);
@@ -163,6 +174,15 @@ impl Recording {
         recording
     }
 
+    /// A recording that keeps this session's exchanges whole in memory, for a run small
+    /// enough (a few hundred exchanges, a few MiB): its end writes evidence.json and the
+    /// reports from memory, where a slim record reads the journal back twice (BENCHMARKS.md,
+    /// issue 45). What it records is the same.
+    pub(crate) fn keeping_whole(self) -> Recording {
+        (self.collector.0.lock().unwrap_or_else(|e| e.into_inner())).whole = true;
+        self
+    }
+
     /// A line of the run itself (its end), outside the engine's events.
     pub(crate) fn write_line(&self, line: &Line) {
         self.journal.write(line);
@@ -177,7 +197,7 @@ impl Recording {
         }
         let mut unwritten = self.journal.take_unwritten();
         let mut exchanges = collected.exchanges;
-        let mut kept_whole = std::collections::HashSet::new();
+        let mut kept_whole = collected.whole_seqs;
         for exchange in &mut exchanges {
             if let Some(whole) = unwritten.exchanges.remove(&exchange.seq) {
                 *exchange = whole;

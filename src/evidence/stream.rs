@@ -193,27 +193,35 @@ impl Serialize for Whole<'_> {
     }
 }
 
-/// Puts back whole, from the journal, the exchanges `wanted` by seq (those a report shows).
-pub(crate) fn hydrate(evidence: &mut Evidence, wanted: &HashSet<u64>) -> std::io::Result<()> {
+/// Puts back whole, from the journal, the exchanges `wanted` by seq (those a report shows);
+/// whether every exchange in memory is whole afterwards (then the record can be written from
+/// memory, without reading the journal again).
+pub(crate) fn hydrate(evidence: &mut Evidence, wanted: &HashSet<u64>) -> std::io::Result<bool> {
     let Some(archive) = evidence.archive.clone() else {
-        return Ok(());
+        return Ok(true);
     };
-    let index: HashMap<u64, usize> = evidence
+    let mut index: HashMap<u64, usize> = evidence
         .exchanges
         .iter()
         .enumerate()
         .filter(|(_, x)| wanted.contains(&x.seq) && !archive.kept_whole.contains(&x.seq))
         .map(|(i, x)| (x.seq, i))
         .collect();
-    if index.is_empty() {
-        return Ok(());
+    let slim = (evidence.exchanges.iter())
+        .filter(|x| !archive.kept_whole.contains(&x.seq))
+        .count();
+    let mut put_back = 0;
+    if !index.is_empty() {
+        archive.exchanges(|exchange| {
+            // Removed once put back: a seq the journal repeats is put back once.
+            if let Some(i) = index.remove(&exchange.seq) {
+                evidence.exchanges[i] = exchange;
+                put_back += 1;
+            }
+            Ok(!index.is_empty())
+        })?;
     }
-    archive.exchanges(|exchange| {
-        if let Some(&i) = index.get(&exchange.seq) {
-            evidence.exchanges[i] = exchange;
-        }
-        Ok(true)
-    })
+    Ok(put_back == slim)
 }
 
 #[cfg(test)]

@@ -178,7 +178,7 @@ pub(crate) fn parse_line(text: &str) -> serde_json::Result<Line> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::models::Operation;
     use crate::record::{Body, Outcome, RequestRecord, ResponseRecord};

@@ -1,7 +1,7 @@
 //! `journal.jsonl`: one JSON line per exchange and per step event, appended and flushed as the
 //! run goes. It is the crash-safe record and the basis of `--resume`.
 
-mod lines;
+pub(crate) mod lines;
 mod order;
 mod read;
 pub(crate) mod writer;

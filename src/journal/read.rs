@@ -11,7 +11,8 @@ use crate::bounds::JOURNAL_LINE_BYTES;
 use crate::record::Exchange;
 
 /// Where a run's whole exchanges are once memory keeps them slim: in the journal, except the
-/// ones `kept_whole` (their line could not be written, so memory kept them as they were).
+/// ones `kept_whole` (their line could not be written, or the run was small enough to keep
+/// them, so memory holds them as they were).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Archive {
     pub path: PathBuf,

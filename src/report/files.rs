@@ -15,14 +15,24 @@ pub(crate) fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    write_atomic_hashed(path, write).map(drop)
+}
+
+/// [`write_atomic_with`], returning the SHA-256 of the file written (for the manifest).
+pub(crate) fn write_atomic_hashed(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<String> {
     // `report.html.partial`, not `report.partial`: reports are written side by side, and
     // two of one stem must not share their unfinished file.
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".partial");
     let tmp = std::path::PathBuf::from(tmp);
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    let file = crate::digest::HashingWriter::new(std::fs::File::create(&tmp)?);
+    let mut out = std::io::BufWriter::new(file);
     write(&mut out)?;
-    out.flush()?;
-    drop(out);
-    std::fs::rename(&tmp, path)
+    let (file, digest) = out.into_inner().map_err(|e| e.into_error())?.finish();
+    drop(file);
+    std::fs::rename(&tmp, path)?;
+    Ok(digest)
 }

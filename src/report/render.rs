@@ -1,6 +1,6 @@
 //! Rendering the reports from the evidence (HTML, Markdown, JUnit) and writing the bundle's files.
 
-use super::files::write_atomic_with;
+use super::files::write_atomic_hashed;
 use super::pass::Pass;
 use super::{junit, junit_listed, manifest, view};
 use crate::formats::{Format, MARKDOWN};
@@ -97,73 +97,118 @@ pub(crate) fn write_reports(
     evidence: &Evidence,
     formats: &[Format],
 ) -> std::io::Result<()> {
+    write_files(dir, evidence, formats, None)
+}
+
+/// How `evidence.json` is written: from memory when every exchange there is whole, else with
+/// each exchange read back from the journal.
+#[derive(Clone, Copy)]
+enum Record {
+    FromMemory,
+    Streamed,
+}
+
+/// Writes `evidence.json` (when `record` says how), `formats` and the manifest last. They
+/// read the same record and write their own file: the HTML report, the slowest to render, on
+/// a thread of its own, the rest in turn beside it, then the files already there (the journal)
+/// hashed; what is written is hashed as it is written. The end waits for about the HTML
+/// report alone.
+fn write_files(
+    dir: &Path,
+    evidence: &Evidence,
+    formats: &[Format],
+    record: Option<Record>,
+) -> std::io::Result<()> {
+    let mut leaving: Vec<&str> = formats.iter().map(|f| f.file_name()).collect();
+    leaving.extend(record.map(|_| evidence::FILE_NAME));
+    // Listed before anything is written beside them: a file renamed while the directory is
+    // read would fail the listing.
+    let settled = manifest::settled(dir, &leaving)?;
     let templated = (formats.iter()).any(|f| matches!(f, Format::Html | Format::Md));
     let pass = if templated {
         Some(Pass::of(evidence)?)
     } else {
         None
     };
-    // Each report on a thread of its own: they read the same record and write their own file,
-    // and the run's end waits for the slowest instead of the sum. The files already there (the
-    // record) are hashed for the manifest meanwhile, on the calling thread.
-    let leaving: Vec<&str> = formats.iter().map(|f| f.file_name()).collect();
-    let settled = manifest::settled(dir, &leaving)?;
+    let pass = pass.as_ref();
     let known = std::thread::scope(|scope| {
-        let writing: Vec<_> = (formats.iter())
-            .map(|format| {
-                let pass = pass.as_ref();
-                scope.spawn(move || {
-                    write_atomic_with(&dir.join(format.file_name()), |out| {
-                        render_with(*format, evidence, pass, out)
-                    })
-                })
-            })
-            .collect();
-        let known = manifest::digests_of(dir, &settled);
-        (writing.into_iter()).try_for_each(|w| {
-            w.join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        })?;
-        known
+        let html = (formats.contains(&Format::Html))
+            .then(|| scope.spawn(move || write_report(dir, Format::Html, evidence, pass)));
+        let mut known = manifest::Known::new();
+        if let Some(how) = record {
+            known.insert(
+                evidence::FILE_NAME.to_string(),
+                write_record(dir, evidence, how)?,
+            );
+        }
+        for format in formats.iter().filter(|f| **f != Format::Html) {
+            let digest = write_report(dir, *format, evidence, pass)?;
+            known.insert(format.file_name().to_string(), digest);
+        }
+        known.extend(manifest::digests_of(dir, &settled)?);
+        if let Some(html) = html {
+            known.insert(Format::Html.file_name().to_string(), joined(html)?);
+        }
+        Ok::<_, std::io::Error>(known)
     })?;
     manifest::write_known(dir, &known)
 }
 
+/// Writes one report; its digest.
+fn write_report(
+    dir: &Path,
+    format: Format,
+    evidence: &Evidence,
+    pass: Option<&Pass>,
+) -> std::io::Result<String> {
+    write_atomic_hashed(&dir.join(format.file_name()), |out| {
+        render_with(format, evidence, pass, out)
+    })
+}
+
+/// A thread's result, its panic carried on.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Writes `evidence.json`; its digest.
+fn write_record(dir: &Path, evidence: &Evidence, how: Record) -> std::io::Result<String> {
+    write_atomic_hashed(&dir.join(evidence::FILE_NAME), |out| {
+        match (how, &evidence.archive) {
+            (Record::Streamed, Some(archive)) => {
+                serde_json::to_writer_pretty(out, &evidence::stream::Streamed { evidence, archive })
+            }
+            _ => serde_json::to_writer_pretty(out, evidence),
+        }
+        .map_err(std::io::Error::other)
+    })
+}
+
 /// Writes `evidence.json`, every report and the manifest into `dir`. A run's own record keeps
-/// its exchanges slim: evidence.json reads them whole from the journal, and the few a report
-/// shows are put back whole first. A record left in the journal is read from there whole.
+/// its exchanges slim: the few a report shows are put back whole from the journal first (all
+/// of them in a small run, whose evidence.json is then written from memory); evidence.json
+/// reads the rest whole from the journal. A record left in the journal is read from there.
 pub(crate) fn write_bundle(
     dir: &Path,
     evidence: &mut Evidence,
     formats: &[Format],
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    write_atomic_with(&dir.join(evidence::FILE_NAME), |out| {
-        match &evidence.archive {
-            Some(archive) => {
-                serde_json::to_writer_pretty(out, &evidence::stream::Streamed { evidence, archive })
-                    .map_err(std::io::Error::other)
-            }
-            None => serde_json::to_writer_pretty(out, evidence).map_err(std::io::Error::other),
-        }
-    })?;
-    if evidence.in_journal.is_none() {
-        return write_reports_hydrated(dir, evidence, formats);
-    }
-    write_reports(dir, evidence, formats)
-}
-
-/// Renders the reports of a record whose exchanges are slim (a run's own, or one `ppcert
-/// report` read back): the few a report shows are put back whole from the journal first.
-pub(crate) fn write_reports_hydrated(
-    dir: &Path,
-    evidence: &mut Evidence,
-    formats: &[Format],
-) -> std::io::Result<()> {
-    let mut wanted = view::shown(evidence);
-    wanted.extend(junit::quoted(evidence));
-    evidence::stream::hydrate(evidence, &wanted)?;
-    write_reports(dir, evidence, formats)
+    let all_whole = if evidence.in_journal.is_none() {
+        let mut wanted = view::shown(evidence);
+        wanted.extend(junit::quoted(evidence));
+        evidence::stream::hydrate(evidence, &wanted)?
+    } else {
+        false
+    };
+    let record = if all_whole {
+        Record::FromMemory
+    } else {
+        Record::Streamed
+    };
+    write_files(dir, evidence, formats, Some(record))
 }
 
 /// Appends the Markdown report to `$GITHUB_STEP_SUMMARY` when that is set.
@@ -184,6 +229,53 @@ pub(crate) fn append_step_summary(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::md;
+
+    /// A body's pretty text kept in the view (a small run's) and one the template
+    /// pretty-prints as it writes it (past the budget) read the same, and mixed as well.
+    #[test]
+    fn bodies_kept_pretty_or_printed_by_the_template_read_the_same() {
+        let run: crate::evidence::RunInfo = serde_json::from_value(serde_json::json!({
+            "id": "r", "started_at": "2026-01-01T00:00:00Z", "finished_at": null,
+            "scenario": "s", "scenario_description": "", "scenario_source": "builtin:s",
+            "scenario_sha256": "", "seed": 1, "complete": true,
+            "partner": {"name": "p", "flight_seller": false},
+            "target": {"base_url": "http://127.0.0.1", "environment": "staging", "embedded": false},
+            "token_fingerprint": "", "concurrency": 1, "scale": 1, "notice": null
+        }))
+        .unwrap();
+        let exchanges = (1..=3)
+            .map(|seq| {
+                let mut x = crate::journal::lines::tests::exchange();
+                x.seq = seq;
+                x
+            })
+            .collect();
+        let mut evidence = crate::evidence::build(run, &[], exchanges, Vec::new(), &[], Vec::new());
+        evidence.flows.push(crate::evidence::FlowSummary {
+            label: "lifecycle#1".into(),
+            flow: "lifecycle".into(),
+            status: crate::record::FlowStatus::Failed,
+            reason: None,
+        });
+        let pass = super::Pass::of(&evidence).unwrap();
+        let render = |kept: usize| {
+            let view = super::view::build_keeping(&evidence, &pass, true, kept);
+            let template = super::ENVIRONMENT.get_template("report.html.j2").unwrap();
+            template.render(minijinja::value::Serde(&view)).unwrap()
+        };
+        let kept = render(super::view::PRETTY_KEPT);
+        assert!(
+            kept.contains("&quot;a&quot;: ["),
+            "the request body, pretty"
+        );
+        assert!(
+            kept.contains("&lt;html&gt;bad gateway"),
+            "the answer's text"
+        );
+        for budget in [0, 40] {
+            assert_eq!(render(budget), kept, "kept at most {budget} bytes");
+        }
+    }
 
     #[test]
     fn server_text_cannot_break_out_of_a_markdown_table_or_code_span() {

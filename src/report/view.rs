@@ -97,8 +97,10 @@ pub(crate) struct FlowView<'a> {
 }
 
 #[derive(Serialize)]
-/// Bodies stay raw JSON here; the template pretty-prints each one as it writes it (the
-/// `pretty_body` filter), so a large run never holds every pretty body at once.
+/// Bodies stay raw JSON here. Their pretty text, taken anyway to know what to show, is kept
+/// beside while it fits [`PRETTY_KEPT`] in all (a small run's every body); past that the
+/// template pretty-prints each body as it writes it (the `pretty_body` filter), so a large run
+/// never holds every pretty body at once.
 pub(crate) struct ExchangeView<'a> {
     pub seq: u64,
     pub step: String,
@@ -112,8 +114,10 @@ pub(crate) struct ExchangeView<'a> {
     pub outcome: Outcome,
     pub request_headers: Vec<(String, String)>,
     pub request_body: Option<&'a str>,
+    pub request_pretty: Option<String>,
     pub response_headers: Vec<(String, String)>,
     pub response_body: Option<&'a str>,
+    pub response_pretty: Option<String>,
     pub notes: Vec<String>,
     pub checks: Vec<crate::record::Check>,
     pub error: Option<String>,
@@ -145,24 +149,49 @@ pub(crate) fn pretty_json(json: &str, truncated: bool) -> (Option<String>, Optio
     (Some(text), note)
 }
 
-/// The body's JSON text when there is something to show, and the note about its size.
-fn shown_body(body: Option<&Body>, truncated: bool) -> (Option<&str>, Option<String>) {
-    let Some(body) = body else {
-        return (None, None);
-    };
-    let (text, note) = pretty_body(body, truncated);
-    (text.filter(|t| !t.is_empty()).map(|_| body.json()), note)
+/// The pretty text the views of one report keep in all, beside the raw bodies: a default
+/// batch's bodies are some 100 KiB. A report's every body was pretty-printed twice (once to
+/// know whether and how it is shown, once to write it), a fifth of the HTML report's time.
+pub(crate) const PRETTY_KEPT: usize = 1 << 20;
+
+/// A body to show: its JSON text, its pretty text while `budget` has room for it, and the note
+/// about its size.
+struct Shown<'a> {
+    json: Option<&'a str>,
+    pretty: Option<String>,
+    note: Option<String>,
 }
 
-fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
-    let mut notes = Vec::new();
-    let (request_body, request_note) = shown_body(x.request.body.as_ref(), false);
-    notes.extend(request_note);
-    let (response_body, response_note) = match &x.response {
-        Some(r) => shown_body(Some(&r.body), r.body_truncated),
-        None => (None, None),
+fn shown_body<'a>(body: Option<&'a Body>, truncated: bool, budget: &mut usize) -> Shown<'a> {
+    let Some(body) = body else {
+        return Shown {
+            json: None,
+            pretty: None,
+            note: None,
+        };
     };
-    notes.extend(response_note);
+    let (text, note) = pretty_body(body, truncated);
+    let text = text.filter(|t| !t.is_empty());
+    let json = text.as_ref().map(|_| body.json());
+    let pretty = text.filter(|t| match budget.checked_sub(t.len()) {
+        Some(left) => {
+            *budget = left;
+            true
+        }
+        None => false,
+    });
+    Shown { json, pretty, note }
+}
+
+fn exchange_view<'a>(x: &'a Exchange, budget: &mut usize) -> ExchangeView<'a> {
+    let mut notes = Vec::new();
+    let request = shown_body(x.request.body.as_ref(), false, budget);
+    notes.extend(request.note);
+    let response = match &x.response {
+        Some(r) => shown_body(Some(&r.body), r.body_truncated, budget),
+        None => shown_body(None, false, budget),
+    };
+    notes.extend(response.note);
     if x.retried {
         notes.push("retried".into());
     }
@@ -192,7 +221,8 @@ fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        request_body,
+        request_body: request.json,
+        request_pretty: request.pretty,
         response_headers: x
             .response
             .as_ref()
@@ -203,7 +233,8 @@ fn exchange_view(x: &Exchange) -> ExchangeView<'_> {
                     .collect()
             })
             .unwrap_or_default(),
-        response_body,
+        response_body: response.json,
+        response_pretty: response.pretty,
         notes,
         checks: x.checks.clone(),
         error: x.error.clone(),
@@ -226,15 +257,17 @@ fn flow_views<'a>(
     evidence: &'a Evidence,
     pass: &'a Pass,
     exchanges: bool,
+    kept: usize,
 ) -> (Vec<FlowView<'a>>, usize, usize) {
     let mut grouped: BTreeMap<&str, Vec<ExchangeView>> = BTreeMap::new();
     let mut shown = 0;
+    let mut budget = kept;
     for x in pass.sample.iter().filter(|_| exchanges) {
         shown += 1;
         grouped
             .entry(x.flow.as_str())
             .or_default()
-            .push(exchange_view(x));
+            .push(exchange_view(x, &mut budget));
     }
     // A passing flow none of whose exchanges is shown adds nothing but length.
     let listed: Vec<&crate::evidence::FlowSummary> = evidence
@@ -298,7 +331,17 @@ fn marks(flow: &FlowView<'_>) -> (String, Vec<Mark>) {
 /// exchanges and the timeline empty, for a summary that shows neither (report.md) and should
 /// not pay for thousands of exchange views.
 pub(crate) fn build<'a>(evidence: &'a Evidence, pass: &'a Pass, exchanges: bool) -> View<'a> {
-    let (flows, shown, flows_not_listed) = flow_views(evidence, pass, exchanges);
+    build_keeping(evidence, pass, exchanges, PRETTY_KEPT)
+}
+
+/// [`build`], keeping at most `kept` bytes of pretty bodies.
+pub(super) fn build_keeping<'a>(
+    evidence: &'a Evidence,
+    pass: &'a Pass,
+    exchanges: bool,
+    kept: usize,
+) -> View<'a> {
+    let (flows, shown, flows_not_listed) = flow_views(evidence, pass, exchanges, kept);
     let verdict = evidence.verdict.word();
     let timeline = timeline::timeline(pass.span, flows.len(), flows.iter().map(marks));
     View {

@@ -80,6 +80,11 @@ pub(super) fn begin(
         instances.len(),
     ));
     let recording = Recording::new(journal, exchanges, steps, vec![progress.clone()]);
+    let recording = if config.scale.get() <= super::SMALL_RUN_SCALE {
+        recording.keeping_whole()
+    } else {
+        recording
+    };
     // Requests a dead run had in flight go on the record before anything new is sent.
     for exchange in in_flight {
         recording

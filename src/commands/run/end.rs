@@ -27,11 +27,6 @@ pub(super) struct Beside {
     pub sandbox: Option<Sandbox>,
 }
 
-/// Up to this scale (about 49 exchanges each), a run's end keeps the pages it frees until the
-/// process exits: a few MiB at most, and returning them page by page cost more than the rest of
-/// the default batch's end. Larger runs return them as before (their peak RSS is a goal).
-const SMALL_RUN_SCALE: u32 = 10;
-
 /// Builds the evidence, and ends the session as `ending` says: its one outcome.
 pub(super) async fn conclude(
     config: &RunConfig,
@@ -44,7 +39,9 @@ pub(super) async fn conclude(
     ending: &Ending<'_>,
 ) -> Result<Outcome, Failure> {
     session.progress.finish();
-    if config.scale.get() <= SMALL_RUN_SCALE {
+    if config.scale.get() <= super::SMALL_RUN_SCALE {
+        // A few MiB at most, and returning them page by page cost more than the rest of the
+        // default batch's end; larger runs return them as before (their peak RSS is a goal).
         crate::allocator::keep_freed_pages();
     }
     let gate = session.shared.gate.state();
