@@ -276,6 +276,10 @@ fn unwrapped(mut value: Value) -> Value {
         }
         return json!({ "data": data });
     }
+    if !(value.is_object() || value.is_null()) {
+        // Indexing a string or a number by key would panic.
+        return value;
+    }
     let data = &mut value["data"];
     match (data["type"].is_string(), data.get_mut("attributes")) {
         (true, Some(attributes)) if attributes.is_object() => json!({ "data": attributes.take() }),
@@ -324,6 +328,9 @@ mod tests {
             assert_eq!(parsed, as_parsed.as_ref() == Some(&view), "{i}");
         }
         assert_eq!(view(b"{}"), json!({"data": null}));
+        for scalar in ["5", "\"text\"", "true"] {
+            assert_eq!(view(scalar.as_bytes()).to_string(), scalar);
+        }
     }
 
     /// The proxy holds a quote to the configured JSON:API form and media type: the spec's
