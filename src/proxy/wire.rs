@@ -251,8 +251,13 @@ fn is_plain(value: &Value) -> bool {
     !(data["type"].is_string() && data.get("attributes").is_some_and(Value::is_object))
 }
 
-/// A multipart body opens with its boundary line.
+/// A multipart body opens with its boundary line. Any other body is passed over at its first
+/// two bytes: looking for the end of its first line read all of a megabyte of JSON written
+/// on one line, byte by byte, then checked it as UTF-8.
 fn sniffed_boundary(body: &[u8]) -> Option<String> {
+    if !body.starts_with(b"--") {
+        return None;
+    }
     let line = body.split(|b| *b == b'\n').next()?;
     let line = std::str::from_utf8(line).ok()?.trim_end_matches('\r');
     line.strip_prefix("--")
@@ -328,6 +333,13 @@ mod tests {
             assert_eq!(parsed, as_parsed.as_ref() == Some(&view), "{i}");
         }
         assert_eq!(view(b"{}"), json!({"data": null}));
+        assert_eq!(
+            sniffed_boundary(b"--b1\r\nContent-Disposition: x").as_deref(),
+            Some("b1")
+        );
+        for not_multipart in [&b"{\"a\": \"--b1\"}\n"[..], b" --b1\n", b"--\n", b"-"] {
+            assert_eq!(sniffed_boundary(not_multipart), None);
+        }
         for scalar in ["5", "\"text\"", "true"] {
             assert_eq!(view(scalar.as_bytes()).to_string(), scalar);
         }
