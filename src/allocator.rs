@@ -19,3 +19,17 @@ pub(crate) fn keep_freed_pages() {
         }
     }
 }
+
+/// Freed pages are returned to the system only after `ms` milliseconds unused, instead of at
+/// once (`main.rs`). For `ppcert proxy`: each large body it judges is parsed into a fresh
+/// megabyte, and a megabyte returned at once was faulted in and zeroed again, page by page,
+/// for the next one; on a 1 MiB body that was about a fifth of the proxy's CPU
+/// (BENCHMARKS.md, issue 45). Kept for a moment, the pages serve the next body.
+pub(crate) fn return_freed_pages_after(ms: std::ffi::c_long) {
+    // SAFETY: as in `keep_freed_pages`.
+    unsafe {
+        if libmimalloc_sys::mi_version() >= 300 {
+            libmimalloc_sys::mi_option_set(PURGE_DELAY, ms);
+        }
+    }
+}

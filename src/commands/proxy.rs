@@ -100,6 +100,8 @@ fn run_info(config: &ProxyConfig, base_url: &str, embedded: bool) -> RunInfo {
 
 pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
+    // A large body's pages serve the next one rather than being faulted in again each time.
+    crate::allocator::return_freed_pages_after(100);
     // The signing key is read before anything is forwarded: a session must not end unsignable.
     let signer = (args.sign_key.as_deref())
         .map(crate::attest::keys::load_signing)

@@ -19,7 +19,7 @@ use crate::environment::Environment;
 use crate::models::Operation;
 use crate::record::Check;
 use crate::sandbox::ApiDialect;
-use crate::sandbox::validate::check_request;
+use crate::sandbox::validate::{check_parsed_request, check_request};
 
 pub(crate) const SPEC_RULES: &str = "request follows the spec's rules";
 pub(crate) struct Rules {
@@ -77,7 +77,7 @@ fn spec_rules(result: Result<(), crate::sandbox::validate::ApiFailure>) -> Check
 pub(crate) struct Judged {
     pub booking: Option<String>,
     pub checks: Vec<Check>,
-    /// The spec's view of the body ([`wire::view`]), parsed once for the checks and kept for
+    /// The spec's view of the body ([`wire::parsed_view`]), parsed once for the checks and kept for
     /// what the answer teaches ([`Rules::learn`]).
     pub view: std::sync::Arc<Value>,
 }
@@ -185,7 +185,7 @@ impl Rules {
         body: &[u8],
         now: DateTime<Utc>,
     ) -> Judged {
-        let json = wire::view(body);
+        let (json, parsed) = wire::parsed_view(body);
         let booking = self.booking_of(recognised, &json);
         let op = recognised.operation;
         let production = self.environment == Environment::Production;
@@ -207,6 +207,15 @@ impl Rules {
                     checks.push(spec_rules(judged));
                 }
             }
+            // The view of a plain JSON body is the body parsed: judged as it is, not parsed
+            // again (same verdict and words, `check_parsed_request`'s test).
+            _ if parsed => checks.push(spec_rules(check_parsed_request(
+                self.dialect,
+                op,
+                &json,
+                now,
+                production,
+            ))),
             _ => checks.push(spec_rules(check_request(
                 self.dialect,
                 op,

@@ -216,24 +216,48 @@ fn multipart_problem(
     None
 }
 
+/// The spec's view of a partner's body ([`parsed_view`]'s first half).
+#[cfg(test)]
+pub(super) fn view(body: &[u8]) -> Value {
+    parsed_view(body).0
+}
+
 /// The spec's view of a partner's body: a JSON:API document's attributes under `data`, a
 /// multipart body's first JSON part (so viewed), a JSON Patch's top-level values under `data`;
-/// any other JSON as it is.
-pub(super) fn view(body: &[u8]) -> Value {
+/// any other JSON as it is. And whether the view is the body itself as parsed (plain JSON
+/// with `data`): then the spec's rules may judge the view instead of parsing the body again.
+pub(super) fn parsed_view(body: &[u8]) -> (Value, bool) {
     if let Some(boundary) = sniffed_boundary(body)
         && let Ok(parts) = crate::sandbox::multipart::parse(body, &boundary)
     {
         let json = parts
             .iter()
             .find_map(|p| serde_json::from_slice::<Value>(&p.bytes).ok());
-        return json.map(unwrapped).unwrap_or(Value::Null);
+        return (json.map(unwrapped).unwrap_or(Value::Null), false);
     }
-    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    unwrapped(value)
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) if is_plain(&value) => (value, true),
+        Ok(value) => (unwrapped(value), false),
+        Err(_) => (Value::Null, false),
+    }
 }
 
-/// A multipart body opens with its boundary line.
+/// A body [`unwrapped`] gives back as it is: an object with `data` that is not a JSON:API
+/// document's.
+fn is_plain(value: &Value) -> bool {
+    let Some(data) = value.get("data") else {
+        return false;
+    };
+    !(data["type"].is_string() && data.get("attributes").is_some_and(Value::is_object))
+}
+
+/// A multipart body opens with its boundary line. Any other body is passed over at its first
+/// two bytes: looking for the end of its first line read all of a megabyte of JSON written
+/// on one line, byte by byte, then checked it as UTF-8.
 fn sniffed_boundary(body: &[u8]) -> Option<String> {
+    if !body.starts_with(b"--") {
+        return None;
+    }
     let line = body.split(|b| *b == b'\n').next()?;
     let line = std::str::from_utf8(line).ok()?.trim_end_matches('\r');
     line.strip_prefix("--")
@@ -256,6 +280,10 @@ fn unwrapped(mut value: Value) -> Value {
             }
         }
         return json!({ "data": data });
+    }
+    if !(value.is_object() || value.is_null()) {
+        // Indexing a string or a number by key would panic.
+        return value;
     }
     let data = &mut value["data"];
     match (data["type"].is_string(), data.get_mut("attributes")) {
@@ -280,6 +308,41 @@ mod tests {
             json!({"data": {"claimDate": "2027-01-01"}})
         );
         assert_eq!(view(br#"{"data": {"a": 1}}"#), json!({"data": {"a": 1}}));
+    }
+
+    /// The view is said to be the body as parsed only when it is, so judging the view in
+    /// place of the bytes changes nothing; a body without `data` is viewed with a null one.
+    #[test]
+    fn the_view_is_the_parsed_body_only_when_it_is() {
+        let bodies: [&[u8]; 10] = [
+            br#"{"data": {"a": 1}, "b": 2}"#,
+            br#"{"data": 5}"#,
+            br#"{"data": {"type": 1, "attributes": {}}}"#,
+            br#"{"data": {"type": "q", "attributes": 5}}"#,
+            br#"{"data": {"type": "q", "attributes": {"a": 1}}}"#,
+            br#"{"b": 2}"#,
+            b"{}",
+            b"null",
+            br#"[{"op": "replace", "path": "/a", "value": 1}]"#,
+            b"{not json",
+        ];
+        for (i, body) in bodies.iter().enumerate() {
+            let (view, parsed) = parsed_view(body);
+            let as_parsed = serde_json::from_slice::<Value>(body).ok();
+            assert_eq!(parsed, i < 4, "{i}");
+            assert_eq!(parsed, as_parsed.as_ref() == Some(&view), "{i}");
+        }
+        assert_eq!(view(b"{}"), json!({"data": null}));
+        assert_eq!(
+            sniffed_boundary(b"--b1\r\nContent-Disposition: x").as_deref(),
+            Some("b1")
+        );
+        for not_multipart in [&b"{\"a\": \"--b1\"}\n"[..], b" --b1\n", b"--\n", b"-"] {
+            assert_eq!(sniffed_boundary(not_multipart), None);
+        }
+        for scalar in ["5", "\"text\"", "true"] {
+            assert_eq!(view(scalar.as_bytes()).to_string(), scalar);
+        }
     }
 
     /// The proxy holds a quote to the configured JSON:API form and media type: the spec's

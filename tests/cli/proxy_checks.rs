@@ -201,3 +201,31 @@ async fn against_production_strict_is_the_default() {
         "only the clean quote reached production"
     );
 }
+
+/// A body that is JSON but not an object (a number, a string, `true`) is forwarded and
+/// recorded, held to the spec's rules like any other: it once ended the proxy's handler with
+/// a panic, and the partner got a closed connection instead of the staging's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_body_that_is_not_an_object_is_forwarded_and_judged() {
+    let (upstream, hits) = lenient().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut proxy, url) = start_proxy(dir.path(), &upstream, &[]).await;
+    let partner = Partner::at(url, "partner_token_0123456789");
+    for body in [json!(5), json!("text"), json!(true)] {
+        let (status, answer) = partner.call("POST", "/quotes", Some(body)).await;
+        assert_eq!(status, 201, "{answer}");
+    }
+    stop(&mut proxy).await;
+    assert_eq!(hits.lock().unwrap().len(), 3);
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    assert_eq!(evidence["exchanges"].as_array().unwrap().len(), 3);
+    let failed = failed_checks(&evidence);
+    assert_eq!(
+        failed
+            .iter()
+            .filter(|c| c.contains("missing field `data`"))
+            .count(),
+        3,
+        "{failed:?}"
+    );
+}

@@ -7,7 +7,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::validate::{ApiFailure, Checked, parse_data};
+use crate::validate::{ApiFailure, Checked, parse_data, parse_parsed_data};
 
 /// Which document the sandbox enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,14 +28,36 @@ pub fn parse_request<T: DeserializeOwned>(dialect: ApiDialect, body: &[u8]) -> C
     }
 }
 
+/// [`parse_request`] of a body already parsed (`body` is `serde_json::from_slice` of its
+/// bytes): the same refusals, without parsing it again.
+pub fn parse_parsed_request<T: DeserializeOwned>(dialect: ApiDialect, body: &Value) -> Checked<T> {
+    match dialect {
+        ApiDialect::Spec => parse_parsed_data(body),
+        ApiDialect::ProviderDocs => {
+            let mut respelled = body.clone();
+            respell(&mut respelled)?;
+            parse_parsed_data(&respelled).map_err(docs_names)
+        }
+    }
+}
+
 /// Checks the documented names and re-spells the body; a body that is not a JSON object with
 /// `data` is passed on for the spec parser to refuse in its own words.
 fn to_spec_shape(body: &[u8]) -> Checked<Vec<u8>> {
     let Ok(mut value) = serde_json::from_slice::<Value>(body) else {
         return Ok(body.to_vec());
     };
-    let Some(data) = value.get_mut("data").and_then(Value::as_object_mut) else {
+    if !respell(&mut value)? {
         return Ok(body.to_vec());
+    }
+    Ok(value.to_string().into_bytes())
+}
+
+/// Re-spells a parsed body in place; false (and untouched) when it is not an object with a
+/// `data` object.
+fn respell(value: &mut Value) -> Checked<bool> {
+    let Some(data) = value.get_mut("data").and_then(Value::as_object_mut) else {
+        return Ok(false);
     };
     if data.contains_key("client") {
         return Err(ApiFailure::invalid(
@@ -50,7 +72,7 @@ fn to_spec_shape(body: &[u8]) -> Checked<Vec<u8>> {
     };
     data.insert("client".into(), Value::Object(client_of(customer)?));
     respell_travelers(data)?;
-    Ok(value.to_string().into_bytes())
+    Ok(true)
 }
 
 fn client_of(mut customer: Map<String, Value>) -> Checked<Map<String, Value>> {
@@ -140,6 +162,11 @@ fn docs_names(mut failure: ApiFailure) -> ApiFailure {
 pub fn check_flight_status(body: &[u8]) -> Checked<()> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|_| ApiFailure::invalid("data", "body is not valid JSON"))?;
+    check_parsed_flight_status(&value)
+}
+
+/// [`check_flight_status`] of a body already parsed.
+pub fn check_parsed_flight_status(value: &Value) -> Checked<()> {
     let data = &value["data"];
     let provided = data["providedAt"]
         .as_str()

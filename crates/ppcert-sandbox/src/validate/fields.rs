@@ -59,35 +59,61 @@ pub type Checked<T> = Result<T, ApiFailure>;
 
 /// Parses `{"data": {...}}` into `T`, naming the exact path of a missing or mistyped field.
 pub fn parse_data<T: DeserializeOwned>(body: &[u8]) -> Checked<T> {
-    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
-        ApiFailure::new(
-            StatusCode::BAD_REQUEST,
-            "INVALID_JSON",
-            format!("body is not valid JSON: {e}"),
-        )
-    })?;
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(not_json)?;
     let data = match value {
         serde_json::Value::Object(mut map) => map.remove("data"),
         _ => None,
     };
     let data = match data {
         Some(data @ serde_json::Value::Object(_)) => data,
-        Some(_) => return Err(ApiFailure::invalid("data", "`data` must be an object")),
-        None => return Err(ApiFailure::invalid("data", "missing field `data`")),
+        Some(_) => return Err(not_an_object()),
+        None => return Err(no_data()),
     };
-    serde_path_to_error::deserialize(data).map_err(|err| {
-        let path = err.path().to_string();
-        let message = err.inner().to_string();
-        let mut field = if path == "." {
-            "data".to_string()
-        } else {
-            format!("data.{path}")
-        };
-        if let Some(missing) = missing_field_name(&message) {
-            field = format!("{field}.{missing}");
-        }
-        ApiFailure::invalid(field, message)
-    })
+    serde_path_to_error::deserialize(data).map_err(data_failure)
+}
+
+/// [`parse_data`] of a body already parsed (`body` is `serde_json::from_slice` of its bytes):
+/// the same refusals in the same words, without parsing it again. `T` is read from the value
+/// in place, so a large field that `T` does not name is skipped, never copied.
+pub fn parse_parsed_data<T: DeserializeOwned>(body: &serde_json::Value) -> Checked<T> {
+    let data = match body.get("data") {
+        Some(data @ serde_json::Value::Object(_)) => data,
+        Some(_) => return Err(not_an_object()),
+        None => return Err(no_data()),
+    };
+    serde_path_to_error::deserialize(data).map_err(data_failure)
+}
+
+/// The refusal of a body that is not JSON.
+pub(crate) fn not_json(e: serde_json::Error) -> ApiFailure {
+    ApiFailure::new(
+        StatusCode::BAD_REQUEST,
+        "INVALID_JSON",
+        format!("body is not valid JSON: {e}"),
+    )
+}
+
+fn not_an_object() -> ApiFailure {
+    ApiFailure::invalid("data", "`data` must be an object")
+}
+
+fn no_data() -> ApiFailure {
+    ApiFailure::invalid("data", "missing field `data`")
+}
+
+/// A field of `data` missing or mistyped, by its whole path.
+fn data_failure(err: serde_path_to_error::Error<serde_json::Error>) -> ApiFailure {
+    let path = err.path().to_string();
+    let message = err.inner().to_string();
+    let mut field = if path == "." {
+        "data".to_string()
+    } else {
+        format!("data.{path}")
+    };
+    if let Some(missing) = missing_field_name(&message) {
+        field = format!("{field}.{missing}");
+    }
+    ApiFailure::invalid(field, message)
 }
 
 fn missing_field_name(message: &str) -> Option<&str> {
