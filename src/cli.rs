@@ -1,6 +1,5 @@
 //! The command line, declared with clap derive; the doc comments are the help text.
 
-mod parse;
 mod values;
 
 use std::net::SocketAddr;

@@ -12,6 +12,7 @@ pub(crate) mod answer;
 pub(crate) mod attest;
 pub(crate) mod bounds;
 pub mod cli;
+pub mod command_line;
 pub mod commands;
 pub mod config;
 pub(crate) mod console;

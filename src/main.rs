@@ -9,7 +9,7 @@ fn main() -> std::process::ExitCode {
     // First: a Ctrl-C from here on is either handled by the command or ends the process as
     // before anything was sent, never half-way through a run's start.
     ppcert::listen_from_start();
-    let cli = ppcert::cli::Cli::from_env();
+    let cli = ppcert::command_line::parse();
     std::process::ExitCode::from(ppcert::commands::execute(cli))
 }
 

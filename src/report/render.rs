@@ -234,15 +234,7 @@ mod tests {
     /// pretty-prints as it writes it (past the budget) read the same, and mixed as well.
     #[test]
     fn bodies_kept_pretty_or_printed_by_the_template_read_the_same() {
-        let run: crate::evidence::RunInfo = serde_json::from_value(serde_json::json!({
-            "id": "r", "started_at": "2026-01-01T00:00:00Z", "finished_at": null,
-            "scenario": "s", "scenario_description": "", "scenario_source": "builtin:s",
-            "scenario_sha256": "", "seed": 1, "complete": true,
-            "partner": {"name": "p", "flight_seller": false},
-            "target": {"base_url": "http://127.0.0.1", "environment": "staging", "embedded": false},
-            "token_fingerprint": "", "concurrency": 1, "scale": 1, "notice": null
-        }))
-        .unwrap();
+        let run = crate::evidence::test_run();
         let exchanges = (1..=3)
             .map(|seq| {
                 let mut x = crate::journal::lines::tests::exchange();

@@ -39,7 +39,7 @@ pub(super) async fn conclude(
     ending: &Ending<'_>,
 ) -> Result<Outcome, Failure> {
     session.progress.finish();
-    if config.scale.get() <= super::SMALL_RUN_SCALE {
+    if config.scale.get() <= super::begin::SMALL_RUN_SCALE {
         // A few MiB at most, and returning them page by page cost more than the rest of the
         // default batch's end; larger runs return them as before (their peak RSS is a goal).
         crate::allocator::keep_freed_pages();

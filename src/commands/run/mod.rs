@@ -16,12 +16,6 @@ use crate::evidence::resume::{Previous, read_previous};
 use crate::output::{OutputMode, ProgressMode};
 use begin::{Plan, Session};
 
-/// Up to this scale (about 49 exchanges each), a run keeps its exchanges whole in memory and
-/// its end keeps the pages it frees until the process exits: the end of a small run (the
-/// default batch) is what a user waits for, and its memory is a few MiB at most. Larger runs
-/// keep their exchanges slim and return freed pages (their peak RSS is a goal).
-const SMALL_RUN_SCALE: u32 = 10;
-
 /// Runs the engine until it ends, or until Ctrl-C: then no new step starts, in-flight requests end.
 async fn execute(
     shared: Arc<Shared>,

@@ -1,23 +1,22 @@
-//! Parsing this process's command line, with a short way for `ppcert run`.
+//! Parsing this process's command line (`cli.rs` declares it), with a short way for `ppcert run`.
 
 use std::ffi::OsString;
 
 use clap::{Args, FromArgMatches, Parser};
 
-use super::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, RunArgs};
 
-impl Cli {
-    /// The command line of this process, parsed (exits with clap's message on an error or
-    /// `--help`, as [`Parser::parse`]).
-    ///
-    /// `ppcert run …`, the command CI jobs start on every change, is parsed by its own
-    /// arguments' parser alone: clap otherwise builds every command's, some 0.3 ms of the
-    /// run's start (BENCHMARKS.md, issue 45). Whatever that parser does not take as it is
-    /// (`--help`, a mistake) is parsed again by the whole one, so every message is the same.
-    pub fn from_env() -> Cli {
-        let args: Vec<OsString> = std::env::args_os().collect();
-        run_alone(&args).unwrap_or_else(|| Cli::parse_from(args))
-    }
+/// The command line of this process, parsed (exits with clap's message on an error or
+/// `--help`, as [`Parser::parse`]).
+///
+///
+/// `ppcert run …`, the command CI jobs start on every change, is parsed by its own arguments'
+/// parser alone: clap otherwise builds every command's, some 0.3 ms of the run's start
+/// (BENCHMARKS.md, issue 45). Whatever that parser does not take as it is (`--help`, a
+/// mistake) is parsed again by the whole one, so every message is the same.
+pub fn parse() -> Cli {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    run_alone(&args).unwrap_or_else(|| Cli::parse_from(args))
 }
 
 /// `args` (the binary's name first) parsed as `ppcert run …` by the run command's own parser;
