@@ -9,7 +9,6 @@ use crate::cli::{Cli, Command, RunArgs};
 /// The command line of this process, parsed (exits with clap's message on an error or
 /// `--help`, as [`Parser::parse`]).
 ///
-///
 /// `ppcert run …`, the command CI jobs start on every change, is parsed by its own arguments'
 /// parser alone: clap otherwise builds every command's, some 0.3 ms of the run's start
 /// (BENCHMARKS.md, issue 45). Whatever that parser does not take as it is (`--help`, a
@@ -58,11 +57,22 @@ mod tests {
             "ppcert run --help",
             "ppcert run --no-such-flag",
             "ppcert run --scale",
-            "ppcert serve",
-            "ppcert",
+            "ppcert run --accept-drift",
+            "ppcert run --dossier d --resume r",
+            "ppcert run --cert c",
+            "ppcert run --public",
         ] {
             let args: Vec<OsString> = refused.split(' ').map(OsString::from).collect();
             assert!(run_alone(&args).is_none(), "{refused}");
+            assert!(
+                Cli::try_parse_from(&args).is_err(),
+                "{refused}: the whole parser too"
+            );
         }
+        let serve: Vec<OsString> = ["ppcert", "serve"].map(OsString::from).to_vec();
+        assert!(
+            run_alone(&serve).is_none(),
+            "another command is the whole parser's"
+        );
     }
 }

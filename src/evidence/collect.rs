@@ -1,5 +1,6 @@
 //! The evidence's subscriber to the run's event stream: every exchange and step of the run,
-//! each exchange kept slim once the journal has it, and the wiring of a run's recording.
+//! each exchange kept slim once the journal has it (whole, in a small run), and the wiring of
+//! a run's recording.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,8 @@ use crate::record::{Exchange, StepEvent};
 
 /// Everything recorded, for the evidence.
 pub(crate) struct Recorded {
-    /// Slim (see [`Exchange::slim`]) except those the journal could not hold.
+    /// Slim (see [`Exchange::slim`]) except those the journal could not hold and those a small
+    /// run kept whole (both in the archive's `kept_whole`).
     pub exchanges: Vec<Exchange>,
     pub steps: Vec<StepEvent>,
     pub journal_error: Option<String>,
@@ -22,6 +24,32 @@ pub(crate) struct Recorded {
     /// Set when the exchanges and steps stayed in the journal (a spilling recording): what
     /// one pass over it counted. `exchanges` then holds only those the journal could not.
     tally: Option<Tally>,
+}
+
+/// What a small run keeps of its exchanges whole, at most: the default batch's 49 take about
+/// 150 KiB, `--scale 10` about 1.5 MiB.
+const WHOLE_KEPT: usize = 4 << 20;
+
+/// An exchange whole, as the journal gives it back: without the whole answer a cut body was
+/// read from (never written to the record).
+fn as_journaled(exchange: &Exchange) -> Exchange {
+    let mut whole = exchange.clone();
+    if let Some(response) = &mut whole.response {
+        response.full_json = None;
+    }
+    whole
+}
+
+/// About what an exchange holds in memory: its bodies, headers and URL, and a little for the
+/// rest.
+fn rough_size(x: &Exchange) -> usize {
+    let headers = |h: &std::collections::BTreeMap<String, String>| -> usize {
+        h.iter().map(|(k, v)| k.len() + v.len() + 48).sum()
+    };
+    let request =
+        x.request.body.as_ref().map_or(0, |b| b.json().len()) + headers(&x.request.headers);
+    let response = (x.response.as_ref()).map_or(0, |r| r.body.json().len() + headers(&r.headers));
+    512 + x.url.len() + request + response
 }
 
 /// The checks' warnings a record left in the journal keeps in memory, for the reports (which
@@ -86,10 +114,12 @@ struct Collected {
     sandbox_marked: bool,
     /// Keep nothing: `take` counts the record in the journal ([`super::walk`]), where it stays.
     spill: bool,
-    /// Keep each exchange whole, not slim: a small run's end then writes its record from
-    /// memory instead of reading the journal back (see [`Recording::keeping_whole`]).
-    whole: bool,
-    /// The exchanges kept whole by `whole`.
+    /// Bytes of exchanges still to keep whole, not slim (see [`Recording::keeping_whole`]);
+    /// once one does not fit, none is any more.
+    whole_left: usize,
+    /// Whether every exchange so far was kept whole (the budget never ran out).
+    all_whole: bool,
+    /// The exchanges kept whole within `whole_left`.
     whole_seqs: std::collections::HashSet<u64>,
 }
 
@@ -102,9 +132,22 @@ impl Subscriber for Collector {
             return;
         }
         match event {
-            RunEvent::ExchangeFinished(exchange) if collected.whole => {
-                collected.whole_seqs.insert(exchange.seq);
-                collected.exchanges.push((**exchange).clone());
+            RunEvent::ExchangeFinished(exchange) if collected.all_whole => {
+                match collected.whole_left.checked_sub(rough_size(exchange)) {
+                    Some(left) => {
+                        collected.whole_left = left;
+                        collected.whole_seqs.insert(exchange.seq);
+                        collected.exchanges.push(as_journaled(exchange));
+                    }
+                    None => {
+                        collected.all_whole = false;
+                        let kept = super::slim::slim_copy_marked_once(
+                            exchange,
+                            &mut collected.sandbox_marked,
+                        );
+                        collected.exchanges.push(kept);
+                    }
+                }
             }
             RunEvent::ExchangeFinished(exchange) => {
                 let kept =
@@ -148,7 +191,8 @@ impl Recording {
             steps,
             sandbox_marked: false,
             spill: false,
-            whole: false,
+            whole_left: 0,
+            all_whole: false,
             whole_seqs: Default::default(),
         })));
         let mut subscribers: Vec<Arc<dyn Subscriber>> = vec![journal.clone(), collector.clone()];
@@ -174,13 +218,23 @@ impl Recording {
         recording
     }
 
-    /// A recording that keeps this session's exchanges whole in memory, for a run small
-    /// enough (a few hundred exchanges, a few MiB): its end writes evidence.json and the
-    /// reports from memory, where a slim record reads the journal back twice (BENCHMARKS.md,
-    /// issue 45). What it records is the same.
+    /// A recording that keeps this session's exchanges whole in memory while they fit
+    /// [`WHOLE_KEPT`], for a small run: its end writes evidence.json and the reports from
+    /// memory, where a slim record reads the journal back twice (BENCHMARKS.md, issue 45).
+    /// Past the budget (a scenario with large repeats, large answers) the rest are kept slim
+    /// and read back as in any run. What it records is the same.
     pub(crate) fn keeping_whole(self) -> Recording {
-        (self.collector.0.lock().unwrap_or_else(|e| e.into_inner())).whole = true;
+        let mut collected = self.collector.0.lock().unwrap_or_else(|e| e.into_inner());
+        collected.whole_left = WHOLE_KEPT;
+        collected.all_whole = true;
+        drop(collected);
         self
+    }
+
+    /// Whether every exchange so far was kept whole ([`Recording::keeping_whole`] and all
+    /// within its budget): the run was as small as it meant to be.
+    pub(crate) fn all_kept_whole(&self) -> bool {
+        (self.collector.0.lock().unwrap_or_else(|e| e.into_inner())).all_whole
     }
 
     /// A line of the run itself (its end), outside the engine's events.

@@ -35,16 +35,5 @@ pub(crate) use model::{
 };
 pub(crate) use tally::check_warnings;
 
-/// A run's description for tests that build evidence by hand.
 #[cfg(test)]
-pub(crate) fn test_run() -> RunInfo {
-    serde_json::from_value(serde_json::json!({
-        "id": "r", "started_at": "2026-01-01T00:00:00Z", "finished_at": null,
-        "scenario": "s", "scenario_description": "", "scenario_source": "builtin:s",
-        "scenario_sha256": "", "seed": 1, "complete": true,
-        "partner": {"name": "p", "flight_seller": false},
-        "target": {"base_url": "http://127.0.0.1", "environment": "staging", "embedded": false},
-        "token_fingerprint": "", "concurrency": 1, "scale": 1, "notice": null
-    }))
-    .unwrap()
-}
+pub(crate) use model::test_run;

@@ -28,11 +28,18 @@ pub(crate) fn write_atomic_hashed(
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".partial");
     let tmp = std::path::PathBuf::from(tmp);
-    let file = crate::digest::HashingWriter::new(std::fs::File::create(&tmp)?);
-    let mut out = std::io::BufWriter::new(file);
-    write(&mut out)?;
-    let (file, digest) = out.into_inner().map_err(|e| e.into_error())?.finish();
-    drop(file);
-    std::fs::rename(&tmp, path)?;
-    Ok(digest)
+    let written = (|| {
+        let file = crate::digest::HashingWriter::new(std::fs::File::create(&tmp)?);
+        let mut out = std::io::BufWriter::new(file);
+        write(&mut out)?;
+        let (file, digest) = out.into_inner().map_err(|e| e.into_error())?.finish();
+        drop(file);
+        std::fs::rename(&tmp, path)?;
+        Ok(digest)
+    })();
+    // An unfinished file is not left beside the bundle (a later manifest would list it).
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }

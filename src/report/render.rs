@@ -187,9 +187,10 @@ fn write_record(dir: &Path, evidence: &Evidence, how: Record) -> std::io::Result
 }
 
 /// Writes `evidence.json`, every report and the manifest into `dir`. A run's own record keeps
-/// its exchanges slim: the few a report shows are put back whole from the journal first (all
-/// of them in a small run, whose evidence.json is then written from memory); evidence.json
-/// reads the rest whole from the journal. A record left in the journal is read from there.
+/// its exchanges slim (a small run's whole): those a report shows are put back whole from the
+/// journal first, and when every exchange in memory is then whole (a small run, where nothing
+/// is read back) evidence.json is written from memory; otherwise it reads each exchange whole
+/// from the journal. A record left in the journal is read from there.
 pub(crate) fn write_bundle(
     dir: &Path,
     evidence: &mut Evidence,
@@ -237,7 +238,7 @@ mod tests {
         let run = crate::evidence::test_run();
         let exchanges = (1..=3)
             .map(|seq| {
-                let mut x = crate::journal::lines::tests::exchange();
+                let mut x = crate::journal::test_exchange();
                 x.seq = seq;
                 x
             })
@@ -267,6 +268,53 @@ mod tests {
         for budget in [0, 40] {
             assert_eq!(render(budget), kept, "kept at most {budget} bytes");
         }
+    }
+
+    /// A small run's record kept whole is written from memory; the same record kept slim is
+    /// read back from the journal: the two bundles' evidence.json and reports are the same
+    /// bytes.
+    #[test]
+    fn a_record_kept_whole_writes_the_same_bundle_as_one_read_back() {
+        use crate::evidence::collect::Recording;
+        let write = |whole: bool| {
+            let dir = tempfile::tempdir().unwrap();
+            let journal = crate::journal::Journal::open(dir.path(), false).unwrap();
+            let recording = Recording::new(journal, Vec::new(), Vec::new(), Vec::new());
+            let recording = if whole {
+                recording.keeping_whole()
+            } else {
+                recording
+            };
+            for _ in 0..3 {
+                let exchange = Box::new(crate::journal::test_exchange());
+                recording
+                    .events
+                    .emit(crate::engine::RunEvent::ExchangeFinished(exchange));
+            }
+            let recorded = recording.take();
+            let kept = recorded.archive.as_ref().unwrap().kept_whole.len();
+            let run = crate::evidence::test_run();
+            let mut evidence = recorded.into_evidence(run, &[], &[], Vec::new());
+            let formats = [super::Format::Html, super::Format::Md, super::Format::Junit];
+            super::write_bundle(dir.path(), &mut evidence, &formats).unwrap();
+            let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+            let files = ["evidence.json", "report.html", "report.md", "junit.xml"].map(read);
+            (kept, files, dir)
+        };
+        let (kept_whole, whole, _a) = write(true);
+        let (kept_slim, slim, _b) = write(false);
+        assert_eq!((kept_whole, kept_slim), (3, 0), "kept whole, then slim");
+        for (name, (a, b)) in ["evidence.json", "report.html", "report.md", "junit.xml"]
+            .iter()
+            .zip(whole.iter().zip(slim.iter()))
+        {
+            assert!(a == b, "{name} differs");
+        }
+        let evidence = String::from_utf8(whole[0].clone()).unwrap();
+        assert!(
+            evidence.contains("application/JSON"),
+            "whole exchanges: {evidence}"
+        );
     }
 
     #[test]

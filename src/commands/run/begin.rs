@@ -23,11 +23,12 @@ use crate::output::{OutputMode, Progress};
 use crate::scenario::Step;
 use crate::timestamp::Timestamp;
 
-/// Up to this scale (about 49 exchanges each), a run keeps its exchanges whole in memory and
-/// its end keeps the pages it frees until the process exits: the end of a small run (the
-/// default batch) is what a user waits for, and its memory is a few MiB at most. Larger runs
-/// keep their exchanges slim and return freed pages (their peak RSS is a goal).
-pub(super) const SMALL_RUN_SCALE: u32 = 10;
+/// Up to this scale (about 49 exchanges each), a run keeps its exchanges whole in memory, as
+/// far as [`Recording::keeping_whole`]'s budget goes, and when all fitted its end keeps the
+/// pages it frees until the process exits: the end of a small run (the default batch) is what
+/// a user waits for, and its memory is a few MiB at most. Larger runs keep their exchanges
+/// slim and return freed pages (their peak RSS is a goal).
+const SMALL_RUN_SCALE: u32 = 10;
 
 /// What a run holds from its first journal line to its bundle.
 pub(super) struct Session {

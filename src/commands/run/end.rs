@@ -39,9 +39,10 @@ pub(super) async fn conclude(
     ending: &Ending<'_>,
 ) -> Result<Outcome, Failure> {
     session.progress.finish();
-    if config.scale.get() <= super::begin::SMALL_RUN_SCALE {
-        // A few MiB at most, and returning them page by page cost more than the rest of the
-        // default batch's end; larger runs return them as before (their peak RSS is a goal).
+    if session.recording.all_kept_whole() {
+        // A small run (its exchanges all kept whole): a few MiB at most, and returning them
+        // page by page cost more than the rest of the default batch's end; larger runs return
+        // them as before (their peak RSS is a goal).
         crate::allocator::keep_freed_pages();
     }
     let gate = session.shared.gate.state();
