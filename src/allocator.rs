@@ -11,13 +11,7 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// milliseconds, for memory the exit returns anyway a moment later. A process not running on
 /// mimalloc (the library's tests) only has an unused option set.
 pub(crate) fn keep_freed_pages() {
-    // SAFETY: a plain store into mimalloc's option table, a static array; `mi_version`
-    // returns a constant. mimalloc reads the option at each purge, so it takes effect at once.
-    unsafe {
-        if libmimalloc_sys::mi_version() >= 300 {
-            libmimalloc_sys::mi_option_set(PURGE_DELAY, -1);
-        }
-    }
+    return_freed_pages_after(-1);
 }
 
 /// Freed pages are returned to the system only after `ms` milliseconds unused, instead of at
@@ -26,7 +20,8 @@ pub(crate) fn keep_freed_pages() {
 /// for the next one; on a 1 MiB body that was about a fifth of the proxy's CPU
 /// (BENCHMARKS.md, issue 45). Kept for a moment, the pages serve the next body.
 pub(crate) fn return_freed_pages_after(ms: std::ffi::c_long) {
-    // SAFETY: as in `keep_freed_pages`.
+    // SAFETY: a plain store into mimalloc's option table, a static array; `mi_version`
+    // returns a constant. mimalloc reads the option at each purge, so it takes effect at once.
     unsafe {
         if libmimalloc_sys::mi_version() >= 300 {
             libmimalloc_sys::mi_option_set(PURGE_DELAY, ms);

@@ -106,11 +106,12 @@ pub(crate) fn nothing_after<B: BufRead>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::io::Write;
 
-    fn gz(bytes: &[u8]) -> Vec<u8> {
+    /// `bytes` gzip-compressed, for the package readers' tests.
+    pub(in crate::attest) fn gz(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()

@@ -93,13 +93,7 @@ fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-
-    fn gzip(bytes: &[u8]) -> Vec<u8> {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(bytes).unwrap();
-        gz.finish().unwrap()
-    }
+    use crate::attest::shape::tests::gz;
 
     fn read_all(stored: &Stored, origin: &Origin) -> Vec<u8> {
         let mut out = Vec::new();
@@ -118,12 +112,12 @@ mod tests {
             offset: 70_001,
             size: 400_000,
         };
-        let bytes = Origin::Bytes(gzip(&stream).into());
+        let bytes = Origin::Bytes(gz(&stream).into());
         assert_eq!(read_all(&stored, &bytes), &stream[70_001..470_001]);
 
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.tar.gz");
-        std::fs::write(&path, gzip(&stream)).unwrap();
+        std::fs::write(&path, gz(&stream)).unwrap();
         let file = Origin::File(Arc::new(std::fs::File::open(&path).unwrap()));
         // Two readers at once, interleaved: each keeps its own place in the file.
         let (mut a, mut b) = (stored.reader(&file).unwrap(), stored.reader(&file).unwrap());
@@ -140,7 +134,7 @@ mod tests {
             offset: 10_000,
             size: 5,
         };
-        let origin = Origin::Bytes(gzip(&[7u8; 100]).into());
+        let origin = Origin::Bytes(gz(&[7u8; 100]).into());
         assert!(stored.reader(&origin).is_err());
     }
 }

@@ -123,6 +123,20 @@ struct Collected {
     whole_seqs: std::collections::HashSet<u64>,
 }
 
+impl Collected {
+    /// Whether `exchange` is kept whole: while every one so far was and it fits what is left
+    /// of the budget (counted off it).
+    fn kept_whole(&mut self, exchange: &Exchange) -> bool {
+        let left = (self.whole_left.checked_sub(rough_size(exchange))).filter(|_| self.all_whole);
+        self.all_whole = left.is_some();
+        if let Some(left) = left {
+            self.whole_left = left;
+            self.whole_seqs.insert(exchange.seq);
+        }
+        self.all_whole
+    }
+}
+
 pub(crate) struct Collector(Mutex<Collected>);
 
 impl Subscriber for Collector {
@@ -132,26 +146,12 @@ impl Subscriber for Collector {
             return;
         }
         match event {
-            RunEvent::ExchangeFinished(exchange) if collected.all_whole => {
-                match collected.whole_left.checked_sub(rough_size(exchange)) {
-                    Some(left) => {
-                        collected.whole_left = left;
-                        collected.whole_seqs.insert(exchange.seq);
-                        collected.exchanges.push(as_journaled(exchange));
-                    }
-                    None => {
-                        collected.all_whole = false;
-                        let kept = super::slim::slim_copy_marked_once(
-                            exchange,
-                            &mut collected.sandbox_marked,
-                        );
-                        collected.exchanges.push(kept);
-                    }
-                }
-            }
             RunEvent::ExchangeFinished(exchange) => {
-                let kept =
-                    super::slim::slim_copy_marked_once(exchange, &mut collected.sandbox_marked);
+                let kept = if collected.kept_whole(exchange) {
+                    as_journaled(exchange)
+                } else {
+                    super::slim::slim_copy_marked_once(exchange, &mut collected.sandbox_marked)
+                };
                 collected.exchanges.push(kept);
             }
             // The flow state travels to the journal only: resume reads it from there, and a

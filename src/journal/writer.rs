@@ -162,6 +162,29 @@ mod tests {
         recording.take()
     }
 
+    /// A small run keeps its exchanges whole until one does not fit the budget: that one and
+    /// every later one are slim, and the run is no longer said to be all whole.
+    #[test]
+    fn a_recording_keeps_exchanges_whole_only_within_its_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(dir.path(), false).unwrap();
+        let recording = Recording::new(journal, Vec::new(), Vec::new(), Vec::new()).keeping_whole();
+        let mut large = exchange();
+        large.request.body = Some(crate::record::Body::from_value(
+            &serde_json::json!({"data": "z".repeat(5 << 20)}),
+        ));
+        for x in [exchange(), large, exchange()] {
+            recording.events.emit(RunEvent::ExchangeFinished(x));
+        }
+        assert!(!recording.all_kept_whole());
+        let recorded = recording.take();
+        let kept = &recorded.archive.unwrap().kept_whole;
+        let whole: Vec<bool> = (recorded.exchanges.iter())
+            .map(|x| kept.contains(&x.seq) && x.request.body.is_some())
+            .collect();
+        assert_eq!(whole, [true, false, false]);
+    }
+
     #[test]
     fn a_journaled_exchange_is_kept_slim_and_read_back_whole_from_the_journal() {
         let dir = tempfile::tempdir().unwrap();
