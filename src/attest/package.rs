@@ -195,13 +195,13 @@ pub(crate) fn read(path: &Path) -> Result<Loaded, BundleError> {
     })?;
     let file = std::sync::Arc::new(file);
     let input = std::io::BufReader::new(&*file);
-    read_from(path, input, Origin::File(file.clone()))
+    read_from(path, input, Origin::file(file.clone()))
 }
 
 /// Reads a package from `bytes` (one kept inside a dossier); `path` names it in errors.
 pub(crate) fn read_bytes(path: &Path, bytes: Vec<u8>) -> Result<Loaded, BundleError> {
     let bytes: std::sync::Arc<[u8]> = bytes.into();
-    read_from(path, &bytes[..], Origin::Bytes(bytes.clone()))
+    read_from(path, &bytes[..], Origin::bytes(bytes.clone()))
 }
 
 fn read_from<B: std::io::BufRead>(
