@@ -67,6 +67,7 @@ pub(crate) fn publish(
     recording: &Recording,
     requirements: &[Requirement],
     formats: &[crate::report::Format],
+    rendered: Option<&crate::report::prerender::Rendered>,
 ) -> Result<(), BundleNotWritten> {
     // The end line carries what the verdict is computed from besides the exchanges and steps,
     // so `ppcert verify` can compute it again from the journal alone.
@@ -84,7 +85,10 @@ pub(crate) fn publish(
         )
     });
     failpoint
-        .map_or_else(|| crate::report::write_bundle(dir, evidence, formats), Err)
+        .map_or_else(
+            || crate::report::write_bundle(dir, evidence, formats, rendered),
+            Err,
+        )
         .map_err(|error| BundleNotWritten {
             dir: dir.to_path_buf(),
             error,

@@ -28,6 +28,8 @@ pub(crate) struct Record<'a> {
     pub recording: &'a Recording,
     pub requirements: &'a [Requirement],
     pub formats: &'a [crate::report::Format],
+    /// report.html's exchange blocks a small run rendered while it went on.
+    pub rendered: Option<&'a crate::report::prerender::Rendered>,
 }
 
 /// How the session itself went, besides its verdict.
@@ -51,6 +53,7 @@ impl Ending<'_> {
             record.recording,
             record.requirements,
             record.formats,
+            record.rendered,
         );
         if let Err(error) = &published {
             crate::console::tell!(

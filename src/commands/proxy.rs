@@ -400,6 +400,7 @@ async fn finish(
         recording: &proxy.recording,
         requirements: &config.requirements,
         formats: &crate::report::Format::ALL,
+        rendered: None,
     };
     let written = ending.write(&mut evidence, record);
     if let Some(sandbox) = sandbox {

@@ -115,6 +115,12 @@ impl Evidence {
         self.warnings.len() + self.in_journal.as_ref().map_or(0, |j| j.more_warnings)
     }
 
+    /// The record's exchanges when memory holds every one (a run's own record, not left in the
+    /// journal): [`Evidence::for_each_exchange`] walks exactly these.
+    pub(crate) fn exchanges_in_memory(&self) -> Option<&[Exchange]> {
+        self.journal().is_none().then_some(&self.exchanges[..])
+    }
+
     /// Calls `each` with every exchange of the record in order: as memory holds them (slim, in
     /// a run's own record), or whole from the journal one at a time.
     pub(crate) fn for_each_exchange(

@@ -2,6 +2,7 @@
 //! JUnit), and `MANIFEST.sha256` over every file.
 
 mod ctrf;
+mod exchange_view;
 mod failures;
 mod files;
 mod junit;
@@ -10,6 +11,7 @@ mod junit_listed;
 mod junit_resilience;
 pub(crate) mod manifest;
 mod pass;
+pub(crate) mod prerender;
 mod render;
 mod timeline;
 pub mod view;

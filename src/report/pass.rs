@@ -3,6 +3,7 @@
 //! percentiles, the first failures, the time span. Nothing else of an exchange is kept, so a
 //! record of hundreds of thousands of exchanges read from the journal is never held.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -52,10 +53,12 @@ pub(crate) struct Latency {
 
 /// The record's exchanges as the reports read them.
 #[derive(Default)]
-pub(crate) struct Pass {
+pub(crate) struct Pass<'a> {
     pub count: usize,
-    /// The exchanges shown in full, in the record's order (see [`Sampler`]).
-    pub sample: Vec<Exchange>,
+    /// The exchanges shown in full, in the record's order (see [`Sampler`]): borrowed from a
+    /// record in memory (copying a small run's every whole exchange was a tenth of its end),
+    /// owned when read from the journal.
+    pub sample: Vec<Cow<'a, Exchange>>,
     /// The first [`ROWS_SHOWN`] failures (no report lists more), and how many there are.
     pub failures: Vec<Failure>,
     pub failure_count: usize,
@@ -66,21 +69,32 @@ pub(crate) struct Pass {
     durations: BTreeMap<&'static str, BTreeMap<u64, usize>>,
 }
 
-impl Pass {
-    pub(crate) fn of(evidence: &Evidence) -> std::io::Result<Pass> {
+impl<'a> Pass<'a> {
+    pub(crate) fn of(evidence: &'a Evidence) -> std::io::Result<Pass<'a>> {
         let mut pass = Pass::default();
         let mut sampler = Sampler::default();
+        if let Some(exchanges) = evidence.exchanges_in_memory() {
+            for x in exchanges {
+                pass.add(x, &mut sampler, Cow::Borrowed);
+            }
+            return Ok(pass);
+        }
         evidence.for_each_exchange(|x| {
-            pass.add(x, &mut sampler);
+            pass.add(x, &mut sampler, |x| Cow::Owned(x.clone()));
             Ok(())
         })?;
         Ok(pass)
     }
 
-    fn add(&mut self, x: &Exchange, sampler: &mut Sampler) {
+    fn add<'x>(
+        &mut self,
+        x: &'x Exchange,
+        sampler: &mut Sampler,
+        keep: impl FnOnce(&'x Exchange) -> Cow<'a, Exchange>,
+    ) {
         self.count += 1;
         if sampler.keeps(x) {
-            self.sample.push(x.clone());
+            self.sample.push(keep(x));
         }
         if let Some(failure) = failure(x) {
             self.failure_count += 1;

@@ -2,6 +2,7 @@
 
 use super::files::write_atomic_hashed;
 use super::pass::Pass;
+use super::prerender::Rendered;
 use super::{junit, junit_listed, manifest, view};
 use crate::formats::{Format, MARKDOWN};
 use std::io::Write;
@@ -49,20 +50,35 @@ fn environment() -> Environment<'static> {
         .expect("the HTML template parses");
     env.add_template("report.md.j2", include_str!("templates/report.md.j2"))
         .expect("the Markdown template parses");
+    env.add_template(
+        "exchange.html.j2",
+        include_str!("templates/exchange.html.j2"),
+    )
+    .expect("the exchange block's template parses");
     env
 }
 
-fn render_template(
+/// One exchange's block of report.html, as the report would render it.
+pub(super) fn render_block(
+    detail: &super::exchange_view::ExchangeDetail<'_>,
+) -> Result<String, minijinja::Error> {
+    let template = ENVIRONMENT.get_template("exchange.html.j2")?;
+    template.render(
+        minijinja::context! { x => minijinja::Value::from(minijinja::value::Serde(detail)) },
+    )
+}
+
+fn render_template<'a>(
     name: &str,
-    evidence: &Evidence,
-    pass: &Pass,
-    with_exchanges: bool,
+    evidence: &'a Evidence,
+    pass: &'a Pass<'a>,
+    exchanges: view::Exchanges<'a>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let template = ENVIRONMENT
         .get_template(name)
         .map_err(std::io::Error::other)?;
-    let view = view::build(evidence, pass, with_exchanges);
+    let view = view::build(evidence, pass, exchanges);
     template
         .render_captured_to(minijinja::Value::from(minijinja::value::Serde(&view)), out)
         .map(|_| ())
@@ -74,12 +90,13 @@ fn render_template(
 fn render_with(
     format: Format,
     evidence: &Evidence,
-    pass: Option<&Pass>,
+    pass: Option<&Pass<'_>>,
+    rendered: Option<&Rendered>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let (template, with_exchanges) = match format {
-        Format::Html => ("report.html.j2", true),
-        Format::Md => ("report.md.j2", false),
+    let (template, exchanges) = match format {
+        Format::Html => ("report.html.j2", view::Exchanges::Shown(rendered)),
+        Format::Md => ("report.md.j2", view::Exchanges::None),
         Format::Junit if view::partner_traffic(evidence) => {
             return junit::write(evidence, &junit_listed::suites(evidence)?, out);
         }
@@ -87,7 +104,7 @@ fn render_with(
         Format::Ctrf => return super::ctrf::write(evidence, out),
     };
     let pass = pass.ok_or_else(|| std::io::Error::other("no pass over the exchanges"))?;
-    render_template(template, evidence, pass, with_exchanges, out)
+    render_template(template, evidence, pass, exchanges, out)
 }
 
 /// Renders `formats` into `dir` and refreshes the manifest. The exchanges are read once for
@@ -97,7 +114,7 @@ pub(crate) fn write_reports(
     evidence: &Evidence,
     formats: &[Format],
 ) -> std::io::Result<()> {
-    write_files(dir, evidence, formats, None)
+    write_files(dir, evidence, formats, None, None)
 }
 
 /// How `evidence.json` is written: from memory when every exchange there is whole, else with
@@ -118,6 +135,7 @@ fn write_files(
     evidence: &Evidence,
     formats: &[Format],
     record: Option<Record>,
+    rendered: Option<&Rendered>,
 ) -> std::io::Result<()> {
     let mut leaving: Vec<&str> = formats.iter().map(|f| f.file_name()).collect();
     leaving.extend(record.map(|_| evidence::FILE_NAME));
@@ -132,8 +150,9 @@ fn write_files(
     };
     let pass = pass.as_ref();
     let known = std::thread::scope(|scope| {
-        let html = (formats.contains(&Format::Html))
-            .then(|| scope.spawn(move || write_report(dir, Format::Html, evidence, pass)));
+        let html = (formats.contains(&Format::Html)).then(|| {
+            scope.spawn(move || write_report(dir, Format::Html, evidence, pass, rendered))
+        });
         let mut known = manifest::Known::new();
         if let Some(how) = record {
             known.insert(
@@ -142,7 +161,7 @@ fn write_files(
             );
         }
         for format in formats.iter().filter(|f| **f != Format::Html) {
-            let digest = write_report(dir, *format, evidence, pass)?;
+            let digest = write_report(dir, *format, evidence, pass, None)?;
             known.insert(format.file_name().to_string(), digest);
         }
         known.extend(manifest::digests_of(dir, &settled)?);
@@ -159,10 +178,11 @@ fn write_report(
     dir: &Path,
     format: Format,
     evidence: &Evidence,
-    pass: Option<&Pass>,
+    pass: Option<&Pass<'_>>,
+    rendered: Option<&Rendered>,
 ) -> std::io::Result<String> {
     write_atomic_hashed(&dir.join(format.file_name()), |out| {
-        render_with(format, evidence, pass, out)
+        render_with(format, evidence, pass, rendered, out)
     })
 }
 
@@ -195,6 +215,7 @@ pub(crate) fn write_bundle(
     dir: &Path,
     evidence: &mut Evidence,
     formats: &[Format],
+    rendered: Option<&Rendered>,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let all_whole = if evidence.in_journal.is_none() {
@@ -209,7 +230,7 @@ pub(crate) fn write_bundle(
     } else {
         Record::Streamed
     };
-    write_files(dir, evidence, formats, Some(record))
+    write_files(dir, evidence, formats, Some(record), rendered)
 }
 
 /// Appends the Markdown report to `$GITHUB_STEP_SUMMARY` when that is set.
@@ -252,7 +273,8 @@ mod tests {
         });
         let pass = super::Pass::of(&evidence).unwrap();
         let render = |kept: usize| {
-            let view = super::view::build_keeping(&evidence, &pass, true, kept);
+            let shown = super::view::Exchanges::Shown(None);
+            let view = super::view::build_keeping(&evidence, &pass, shown, kept);
             let template = super::ENVIRONMENT.get_template("report.html.j2").unwrap();
             template.render(minijinja::value::Serde(&view)).unwrap()
         };
@@ -270,16 +292,21 @@ mod tests {
         }
     }
 
-    /// A small run's record kept whole is written from memory; the same record kept slim is
-    /// read back from the journal: the two bundles' evidence.json and reports are the same
-    /// bytes.
+    /// A small run's record kept whole is written from memory, with the exchange blocks of
+    /// report.html rendered while it ran; the same record kept slim is read back from the
+    /// journal and renders every block at the end: the two bundles' evidence.json and reports
+    /// are the same bytes.
     #[test]
     fn a_record_kept_whole_writes_the_same_bundle_as_one_read_back() {
         use crate::evidence::collect::Recording;
         let write = |whole: bool| {
             let dir = tempfile::tempdir().unwrap();
             let journal = crate::journal::Journal::open(dir.path(), false).unwrap();
-            let recording = Recording::new(journal, Vec::new(), Vec::new(), Vec::new());
+            let prerender = whole.then(|| super::super::prerender::Prerender::start().unwrap());
+            let others = (prerender.iter())
+                .map(|p| p.clone() as std::sync::Arc<dyn crate::engine::Subscriber>)
+                .collect();
+            let recording = Recording::new(journal, Vec::new(), Vec::new(), others);
             let recording = if whole {
                 recording.keeping_whole()
             } else {
@@ -292,18 +319,31 @@ mod tests {
                     .emit(crate::engine::RunEvent::ExchangeFinished(exchange));
             }
             let recorded = recording.take();
-            let kept = recorded.archive.as_ref().unwrap().kept_whole.len();
+            let rendered = prerender.map(|p| p.finish_all());
+            let blocks = rendered
+                .as_ref()
+                .map_or(0, |r| (1..=3).filter_map(|s| r.block(s)).count());
+            let kept = (recorded.archive.as_ref().unwrap().kept_whole.len(), blocks);
             let run = crate::evidence::test_run();
             let mut evidence = recorded.into_evidence(run, &[], &[], Vec::new());
             let formats = [super::Format::Html, super::Format::Md, super::Format::Junit];
-            super::write_bundle(dir.path(), &mut evidence, &formats).unwrap();
+            super::write_bundle(dir.path(), &mut evidence, &formats, rendered.as_ref()).unwrap();
             let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
             let files = ["evidence.json", "report.html", "report.md", "junit.xml"].map(read);
             (kept, files, dir)
         };
         let (kept_whole, whole, _a) = write(true);
         let (kept_slim, slim, _b) = write(false);
-        assert_eq!((kept_whole, kept_slim), (3, 0), "kept whole, then slim");
+        assert_eq!(
+            kept_whole,
+            (3, 3),
+            "kept whole, every block rendered as it ran"
+        );
+        assert_eq!(
+            kept_slim,
+            (0, 0),
+            "kept slim, no block rendered before the end"
+        );
         for (name, (a, b)) in ["evidence.json", "report.html", "report.md", "junit.xml"]
             .iter()
             .zip(whole.iter().zip(slim.iter()))

@@ -7,13 +7,15 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+pub(crate) use super::exchange_view::PRETTY_KEPT;
+use super::exchange_view::{self, ExchangeView};
 use super::failures::Failure;
 use super::pass::{Latency, Pass, Sampler};
+use super::prerender::Rendered;
 use super::timeline::{self, Mark, Timeline};
 use crate::evidence::Evidence;
 use crate::record::FlowStatus;
 use crate::record::{Body, Exchange, Outcome};
-use crate::timestamp::Timestamp;
 
 /// Bodies longer than this are cut in the HTML report (evidence.json keeps them).
 pub(crate) const BODY_SHOWN: usize = 16 * 1024;
@@ -94,33 +96,17 @@ pub(crate) struct FlowView<'a> {
     pub reason: Option<String>,
     pub ok: bool,
     pub exchanges: Vec<ExchangeView<'a>>,
+    /// The same exchanges as the timeline draws them.
+    #[serde(skip)]
+    pub(super) marks: Vec<Mark>,
 }
 
-#[derive(Serialize)]
-/// Bodies stay raw JSON here. Their pretty text, taken anyway to know what to show, is kept
-/// beside while it fits [`PRETTY_KEPT`] in all (a small run's every body); past that the
-/// template pretty-prints each body as it writes it (the `pretty_body` filter), so a large run
-/// never holds every pretty body at once.
-pub(crate) struct ExchangeView<'a> {
-    pub seq: u64,
-    pub step: String,
-    pub operation: String,
-    pub method: String,
-    pub url: String,
-    pub status: String,
-    pub attempt: u32,
-    pub started_at: Timestamp,
-    pub duration_ms: u64,
-    pub outcome: Outcome,
-    pub request_headers: Vec<(String, String)>,
-    pub request_body: Option<&'a str>,
-    pub request_pretty: Option<String>,
-    pub response_headers: Vec<(String, String)>,
-    pub response_body: Option<&'a str>,
-    pub response_pretty: Option<String>,
-    pub notes: Vec<String>,
-    pub checks: Vec<crate::record::Check>,
-    pub error: Option<String>,
+/// Which exchanges a report lists: none (report.md), or those the [`Pass`] shows in full,
+/// with the blocks a small run rendered while it went on.
+#[derive(Clone, Copy)]
+pub(crate) enum Exchanges<'a> {
+    None,
+    Shown(Option<&'a Rendered>),
 }
 
 /// Pretty JSON (or text), cut at [`BODY_SHOWN`] with a note saying so.
@@ -149,98 +135,6 @@ pub(crate) fn pretty_json(json: &str, truncated: bool) -> (Option<String>, Optio
     (Some(text), note)
 }
 
-/// The pretty text the views of one report keep in all, beside the raw bodies: a default
-/// batch's bodies are some 100 KiB. A report's every body was pretty-printed twice (once to
-/// know whether and how it is shown, once to write it), a fifth of the HTML report's time.
-pub(crate) const PRETTY_KEPT: usize = 1 << 20;
-
-/// A body to show: its JSON text, its pretty text while `budget` has room for it, and the note
-/// about its size.
-struct Shown<'a> {
-    json: Option<&'a str>,
-    pretty: Option<String>,
-    note: Option<String>,
-}
-
-fn shown_body<'a>(body: Option<&'a Body>, truncated: bool, budget: &mut usize) -> Shown<'a> {
-    let Some(body) = body else {
-        return Shown {
-            json: None,
-            pretty: None,
-            note: None,
-        };
-    };
-    let (text, note) = pretty_body(body, truncated);
-    let text = text.filter(|t| !t.is_empty());
-    let json = text.as_ref().map(|_| body.json());
-    let pretty = text.filter(|t| match budget.checked_sub(t.len()) {
-        Some(left) => {
-            *budget = left;
-            true
-        }
-        None => false,
-    });
-    Shown { json, pretty, note }
-}
-
-fn exchange_view<'a>(x: &'a Exchange, budget: &mut usize) -> ExchangeView<'a> {
-    let mut notes = Vec::new();
-    let request = shown_body(x.request.body.as_ref(), false, budget);
-    notes.extend(request.note);
-    let response = match &x.response {
-        Some(r) => shown_body(Some(&r.body), r.body_truncated, budget),
-        None => shown_body(None, false, budget),
-    };
-    notes.extend(response.note);
-    if x.retried {
-        notes.push("retried".into());
-    }
-    if x.delivery == crate::record::Delivery::Reconciled {
-        notes.push("reconciled after a lost answer".into());
-    }
-    if let Some(layout) = &x.layout {
-        notes.push(format!("layout: {layout}"));
-    }
-    ExchangeView {
-        seq: x.seq,
-        step: x.step.clone(),
-        operation: x.operation.as_str().into(),
-        method: x.method.clone(),
-        url: x.url.clone(),
-        status: x
-            .response
-            .as_ref()
-            .map_or("—".into(), |r| r.status.to_string()),
-        attempt: x.attempt,
-        started_at: x.started_at,
-        duration_ms: x.duration_ms,
-        outcome: x.outcome,
-        request_headers: x
-            .request
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        request_body: request.json,
-        request_pretty: request.pretty,
-        response_headers: x
-            .response
-            .as_ref()
-            .map(|r| {
-                r.headers
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        response_body: response.json,
-        response_pretty: response.pretty,
-        notes,
-        checks: x.checks.clone(),
-        error: x.error.clone(),
-    }
-}
-
 fn duration(evidence: &Evidence) -> String {
     match evidence.run.finished_at {
         Some(end) => {
@@ -255,19 +149,30 @@ fn duration(evidence: &Evidence) -> String {
 /// are shown; how many flows are left out.
 fn flow_views<'a>(
     evidence: &'a Evidence,
-    pass: &'a Pass,
-    exchanges: bool,
+    pass: &'a Pass<'a>,
+    shown_how: Exchanges<'a>,
     kept: usize,
 ) -> (Vec<FlowView<'a>>, usize, usize) {
-    let mut grouped: BTreeMap<&str, Vec<ExchangeView>> = BTreeMap::new();
+    let mut grouped: BTreeMap<&str, (Vec<ExchangeView>, Vec<Mark>)> = BTreeMap::new();
     let mut shown = 0;
     let mut budget = kept;
+    let exchanges = !matches!(shown_how, Exchanges::None);
+    let rendered = match shown_how {
+        Exchanges::Shown(Some(rendered)) => Some(rendered),
+        _ => None,
+    };
     for x in pass.sample.iter().filter(|_| exchanges) {
         shown += 1;
-        grouped
-            .entry(x.flow.as_str())
-            .or_default()
-            .push(exchange_view(x, &mut budget));
+        let (views, marks) = grouped.entry(x.flow.as_str()).or_default();
+        marks.push(mark(x));
+        views.push(match rendered.and_then(|r| r.block(x.seq)) {
+            Some(html) => ExchangeView::Rendered {
+                seq: x.seq,
+                outcome: x.outcome,
+                html,
+            },
+            None => ExchangeView::Detail(Box::new(exchange_view::detail(x, &mut budget))),
+        });
     }
     // A passing flow none of whose exchanges is shown adds nothing but length.
     let listed: Vec<&crate::evidence::FlowSummary> = evidence
@@ -278,12 +183,16 @@ fn flow_views<'a>(
     let flows_not_listed = evidence.flows.len() - listed.len();
     let flows = listed
         .into_iter()
-        .map(|f| FlowView {
-            ok: f.status == FlowStatus::Completed,
-            label: f.label.clone(),
-            status: f.status,
-            reason: f.reason.clone(),
-            exchanges: grouped.remove(f.label.as_str()).unwrap_or_default(),
+        .map(|f| {
+            let (exchanges, marks) = grouped.remove(f.label.as_str()).unwrap_or_default();
+            FlowView {
+                ok: f.status == FlowStatus::Completed,
+                label: f.label.clone(),
+                status: f.status,
+                reason: f.reason.clone(),
+                exchanges,
+                marks,
+            }
         })
         .collect();
     (flows, shown, flows_not_listed)
@@ -309,41 +218,43 @@ pub(super) fn partner_traffic(evidence: &Evidence) -> bool {
     evidence.run.scenario_source == crate::evidence::PARTNER_TRAFFIC
 }
 
-/// A listed flow's label and its exchanges as the timeline marks them.
-fn marks(flow: &FlowView<'_>) -> (String, Vec<Mark>) {
-    let marks = flow
-        .exchanges
-        .iter()
-        .map(|x| Mark {
-            started_at: x.started_at,
-            duration_ms: x.duration_ms,
-            passed: x.outcome == Outcome::Passed,
-            title: format!(
-                "#{} {} {} → {} ({} ms)",
-                x.seq, x.step, x.method, x.status, x.duration_ms
-            ),
-        })
-        .collect();
-    (flow.label.clone(), marks)
+/// An exchange as the timeline marks it.
+fn mark(x: &Exchange) -> Mark {
+    let status = (x.response.as_ref()).map_or("—".into(), |r| r.status.to_string());
+    Mark {
+        started_at: x.started_at,
+        duration_ms: x.duration_ms,
+        passed: x.outcome == Outcome::Passed,
+        title: format!(
+            "#{} {} {} → {} ({} ms)",
+            x.seq, x.step, x.method, status, x.duration_ms
+        ),
+    }
 }
 
-/// The view of `evidence` whose exchanges `pass` read. `exchanges: false` leaves the flows'
+/// The view of `evidence` whose exchanges `pass` read. [`Exchanges::None`] leaves the flows'
 /// exchanges and the timeline empty, for a summary that shows neither (report.md) and should
 /// not pay for thousands of exchange views.
-pub(crate) fn build<'a>(evidence: &'a Evidence, pass: &'a Pass, exchanges: bool) -> View<'a> {
+pub(crate) fn build<'a>(
+    evidence: &'a Evidence,
+    pass: &'a Pass<'a>,
+    exchanges: Exchanges<'a>,
+) -> View<'a> {
     build_keeping(evidence, pass, exchanges, PRETTY_KEPT)
 }
 
 /// [`build`], keeping at most `kept` bytes of pretty bodies.
 pub(super) fn build_keeping<'a>(
     evidence: &'a Evidence,
-    pass: &'a Pass,
-    exchanges: bool,
+    pass: &'a Pass<'a>,
+    exchanges: Exchanges<'a>,
     kept: usize,
 ) -> View<'a> {
-    let (flows, shown, flows_not_listed) = flow_views(evidence, pass, exchanges, kept);
+    let (mut flows, shown, flows_not_listed) = flow_views(evidence, pass, exchanges, kept);
     let verdict = evidence.verdict.word();
-    let timeline = timeline::timeline(pass.span, flows.len(), flows.iter().map(marks));
+    let listed = flows.len();
+    let marks = (flows.iter_mut()).map(|f| (f.label.clone(), std::mem::take(&mut f.marks)));
+    let timeline = timeline::timeline(pass.span, listed, marks);
     View {
         e: Headline {
             schema_version: evidence.schema_version,

@@ -192,6 +192,40 @@ async fn a_forged_verdict_fails_verify_and_is_never_rendered_passed() {
     assert!(html.contains(r#"id="verdict">FAILED<"#) && !html.contains(r#"id="verdict">PASSED<"#));
 }
 
+/// The reports a run wrote are those `report` renders again from its evidence.json, byte for
+/// byte: a small run renders report.html's exchange blocks while it goes on, and a block
+/// rendered then must read as one rendered at the end (a failed run's blocks open, too).
+#[tokio::test]
+async fn a_run_s_reports_are_the_ones_report_renders_again() {
+    for (name, (dir, bundle)) in [
+        ("the default batch", default_bundle().await),
+        ("a failed run", failed_bundle().await),
+    ] {
+        let read = |file: &str| std::fs::read(bundle.join(file)).unwrap();
+        let written = ["report.html", "report.md", "junit.xml"].map(read);
+        let rendered = ppcert(dir.path(), &["report", bundle.to_str().unwrap()], None).await;
+        assert_eq!(rendered.code, 0, "{name}: {}", rendered.stderr);
+        let again = ["report.html", "report.md", "junit.xml"].map(read);
+        for (file, (a, b)) in ["report.html", "report.md", "junit.xml"]
+            .iter()
+            .zip(written.iter().zip(again.iter()))
+        {
+            assert!(a == b, "{name}: {file} differs when rendered again");
+        }
+        let html = String::from_utf8_lossy(&written[0]);
+        assert!(html.contains(r#"<details class="exchange""#), "{name}");
+    }
+}
+
+/// The default batch, finished, in a fresh directory.
+async fn default_bundle() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let finished = ppcert(dir.path(), &["run", "--out", "b", "--seed", "3"], None).await;
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    let out = dir.path().join("b");
+    (dir, out)
+}
+
 /// `report` renders the verdict the journal gives: a failed run re-renders failed.
 #[tokio::test]
 async fn report_renders_the_verdict_the_journal_gives() {

@@ -37,6 +37,8 @@ pub(super) struct Session {
     pub recording: Recording,
     pub progress: Arc<Progress>,
     pub shared: Arc<Shared>,
+    /// report.html's exchange blocks, rendered while a small run goes on.
+    pub prerender: Option<Arc<crate::report::prerender::Prerender>>,
 }
 
 /// The flow instances to run, and where each picks up.
@@ -86,8 +88,20 @@ pub(super) fn begin(
         &planned(&instances, config),
         instances.len(),
     ));
-    let recording = Recording::new(journal, exchanges, steps, vec![progress.clone()]);
-    let recording = if config.scale.get() <= SMALL_RUN_SCALE {
+    let small = config.scale.get() <= SMALL_RUN_SCALE;
+    // A small run's report.html blocks are rendered while it goes on: its end is what a user
+    // waits for, and they were most of it.
+    let prerender = (small && config.formats.contains(&crate::report::Format::Html))
+        .then(crate::report::prerender::Prerender::start)
+        .flatten();
+    let mut others: Vec<Arc<dyn crate::engine::Subscriber>> = vec![progress.clone()];
+    others.extend(
+        prerender
+            .clone()
+            .map(|p| p as Arc<dyn crate::engine::Subscriber>),
+    );
+    let recording = Recording::new(journal, exchanges, steps, others);
+    let recording = if small {
         recording.keeping_whole()
     } else {
         recording
@@ -106,6 +120,7 @@ pub(super) fn begin(
         recording,
         progress,
         shared: Arc::new(shared),
+        prerender,
     };
     Ok((session, Plan { instances, points }))
 }

@@ -66,10 +66,12 @@ pub(super) async fn conclude(
         let section = receiver.finish(sandbox.as_ref(), &evidence.exchanges).await;
         evidence.webhooks = Some(section);
     }
+    let rendered = session.prerender.map(|p| p.finish());
     let record = Record {
         recording,
         requirements: &config.scenario.scenario.requirements,
         formats: &config.formats,
+        rendered: rendered.as_ref(),
     };
     let written = ending.write(&mut evidence, record);
     if let Some(sandbox) = sandbox {
