@@ -78,12 +78,14 @@ pub(crate) fn common(
 /// The headers with every `env.NAME` they read standing for a value, for checking a file
 /// where the environment is not the run's (`validate`).
 pub(crate) fn without_env(common: Vec<(String, String)>) -> Vec<(String, String)> {
-    let reads = env_reads();
     common
         .into_iter()
-        .map(|(name, value)| {
-            let standing = reads.replace_all(&value, "\"set-at-run\"").into_owned();
-            (name, standing)
+        .map(|(name, value)| match value.contains("env") {
+            true => {
+                let standing = env_reads().replace_all(&value, "\"set-at-run\"");
+                (name, standing.into_owned())
+            }
+            false => (name, value),
         })
         .collect()
 }
@@ -92,10 +94,11 @@ pub(crate) fn without_env(common: Vec<(String, String)>) -> Vec<(String, String)
 /// `validate`, and the file's check before `run`, do not need the environment, which `run`
 /// checks itself ([`env_secrets`]), naming the variable and the key.
 pub(crate) fn definitions_without_env(definitions: &mut Definitions) {
-    let reads = env_reads();
+    // The pattern is compiled only for a text that names `env` (as `env_reads_in` does): its
+    // compilation was a tenth of the start of every run or `validate` given a `ppcert.toml`.
     let stand = |text: &mut String| {
-        if reads.is_match(text) {
-            *text = reads.replace_all(text, "\"set-at-run\"").into_owned();
+        if text.contains("env") && env_reads().is_match(text) {
+            *text = env_reads().replace_all(text, "\"set-at-run\"").into_owned();
         }
     };
     for endpoint in definitions.values_mut() {

@@ -13,7 +13,9 @@ use crate::commands::run_webhooks::RunReceiver;
 use crate::commands::target::Opened;
 use crate::config::RunConfig;
 use crate::datagen::{Generator, run_id};
-use crate::engine::{self, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared, Tokens};
+use crate::engine::{
+    self, Cancel, FlowInstance, Gate, ResumePoint, RunEvent, Shared, Subscriber, Tokens,
+};
 use crate::error::Failure;
 use crate::evidence::collect::Recording;
 use crate::evidence::resume::{Journaled, Previous};
@@ -39,6 +41,28 @@ pub(super) struct Session {
     pub shared: Arc<Shared>,
     /// report.html's exchange blocks, rendered while a small run goes on.
     pub prerender: Option<Arc<crate::report::prerender::Prerender>>,
+    pub first_answer: Arc<FirstAnswer>,
+}
+
+/// Hears the run's first answer (or a dead run's request put back on the record): what
+/// waits until the first request is out, not to take a core from it, starts then.
+#[derive(Default)]
+pub(super) struct FirstAnswer(tokio::sync::Notify);
+
+impl FirstAnswer {
+    /// Resolves once an exchange has been recorded (at once if one was already).
+    pub(super) async fn heard(&self) {
+        self.0.notified().await;
+    }
+}
+
+impl Subscriber for FirstAnswer {
+    fn on(&self, event: &RunEvent) {
+        if let RunEvent::ExchangeFinished(_) = event {
+            // Keeps one permit: the waiter, early or late, hears it.
+            self.0.notify_one();
+        }
+    }
 }
 
 /// The flow instances to run, and where each picks up.
@@ -94,12 +118,9 @@ pub(super) fn begin(
     let prerender = (small && config.formats.contains(&crate::report::Format::Html))
         .then(crate::report::prerender::Prerender::start)
         .flatten();
-    let mut others: Vec<Arc<dyn crate::engine::Subscriber>> = vec![progress.clone()];
-    others.extend(
-        prerender
-            .clone()
-            .map(|p| p as Arc<dyn crate::engine::Subscriber>),
-    );
+    let first_answer = Arc::new(FirstAnswer::default());
+    let mut others: Vec<Arc<dyn Subscriber>> = vec![progress.clone(), first_answer.clone()];
+    others.extend(prerender.clone().map(|p| p as Arc<dyn Subscriber>));
     let recording = Recording::new(journal, exchanges, steps, others);
     let recording = if small {
         recording.keeping_whole()
@@ -121,6 +142,7 @@ pub(super) fn begin(
         progress,
         shared: Arc::new(shared),
         prerender,
+        first_answer,
     };
     Ok((session, Plan { instances, points }))
 }
@@ -264,4 +286,52 @@ fn booking_count(config: &RunConfig) -> u64 {
         .map(|f| u64::from(f.repeat))
         .sum();
     repeats.saturating_mul(u64::from(config.scale.get()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn answered() -> RunEvent {
+        RunEvent::ExchangeFinished(Box::new(crate::journal::test_exchange()))
+    }
+
+    #[tokio::test]
+    async fn the_first_answer_is_heard_whether_it_came_before_or_after_the_wait() {
+        let within = |first: Arc<FirstAnswer>| async move {
+            tokio::time::timeout(Duration::from_secs(5), first.heard()).await
+        };
+        // Recorded before anyone waits (a dead run's request put back on the record).
+        let early = Arc::new(FirstAnswer::default());
+        early.on(&answered());
+        assert!(within(early).await.is_ok());
+        // Recorded while the reports wait for it.
+        let late = Arc::new(FirstAnswer::default());
+        let waiting = tokio::spawn(within(late.clone()));
+        tokio::task::yield_now().await;
+        late.on(&answered());
+        assert!(waiting.await.unwrap().is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_step_started_or_a_request_sending_is_not_an_answer() {
+        let first = FirstAnswer::default();
+        first.on(&RunEvent::StepStarted {
+            flow: "lifecycle#1".into(),
+            step_index: 0,
+        });
+        first.on(&RunEvent::Sending {
+            flow: "lifecycle#1".into(),
+            step: "quote".into(),
+            operation: Operation::Quote,
+            method: "POST".into(),
+            url: "http://127.0.0.1:1/quotes".into(),
+            at: Timestamp::EPOCH,
+            attempt: 1,
+        });
+        let heard = tokio::time::timeout(Duration::from_millis(50), first.heard()).await;
+        assert!(heard.is_err(), "nothing was answered yet");
+    }
 }

@@ -10,18 +10,15 @@ use super::run_webhooks::RunReceiver;
 use super::target::Opened;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
-use crate::engine::{self, Shared};
+use crate::engine;
 use crate::error::Failure;
 use crate::evidence::resume::{Previous, read_previous};
 use crate::output::{OutputMode, ProgressMode};
-use begin::{Plan, Session};
+use begin::{FirstAnswer, Plan, Session};
 
 /// Runs the engine until it ends, or until Ctrl-C: then no new step starts, in-flight requests end.
-async fn execute(
-    shared: Arc<Shared>,
-    progress: Arc<crate::output::Progress>,
-    Plan { instances, points }: Plan,
-) -> end::Ended {
+async fn execute(session: &Session, Plan { instances, points }: Plan) -> end::Ended {
+    let (shared, progress) = (session.shared.clone(), &session.progress);
     let cancel = shared.cancel.clone();
     // Listening before the engine starts: a Ctrl-C from here on stops it gracefully, and one
     // that came earlier (kept since `main`'s first instruction) stops it before its first step.
@@ -32,8 +29,7 @@ async fn execute(
         cancel.cancel(); // no step starts: nothing is sent
     }
     let engine = tokio::spawn(engine::execute(shared, instances, points));
-    // The reports' templates compile while the first requests are in flight, not at the end.
-    drop(tokio::task::spawn_blocking(crate::report::warm));
+    warm_reports_after_the_first_answer(session.first_answer.clone());
     tokio::pin!(engine);
     let ctrl_c = async {
         if crate::ctrl_c::interrupted_early() {
@@ -67,6 +63,16 @@ async fn execute(
         results,
         interrupted,
     }
+}
+
+/// The reports' templates compile while the run goes on, not at its end, and once its first
+/// answer is in, not beside its first requests: on two cores the compile took a core from
+/// them (BENCHMARKS.md). A run that ends before any answer compiles them at its end.
+fn warm_reports_after_the_first_answer(first_answer: Arc<FirstAnswer>) {
+    drop(tokio::spawn(async move {
+        first_answer.heard().await;
+        drop(tokio::task::spawn_blocking(crate::report::warm));
+    }));
 }
 
 pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
@@ -109,7 +115,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<u8, Failure> {
         &plan,
         receiver.as_ref(),
     );
-    let ended = execute(session.shared.clone(), session.progress.clone(), plan).await;
+    let ended = execute(&session, plan).await;
     let sandbox = opened.sandbox.take();
     let dir = session.dir.clone();
     let beside = end::Beside { receiver, sandbox };
