@@ -3,6 +3,8 @@
 /// mimalloc 3's `mi_option_purge_delay` (the crate's constants are version 2's; `main.rs`
 /// gives the same option its default before mimalloc starts).
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+/// mimalloc 3's `mi_option_purge_decommits`.
+const PURGE_DECOMMITS: libmimalloc_sys::mi_option_t = 5;
 
 /// Freed pages are kept until the process exits instead of returned to the system one by one
 /// (the binary returns them at once: `main.rs`). For the end of a small run: each return is an
@@ -25,6 +27,20 @@ pub(crate) fn return_freed_pages_after(ms: std::ffi::c_long) {
     unsafe {
         if libmimalloc_sys::mi_version() >= 300 {
             libmimalloc_sys::mi_option_set(PURGE_DELAY, ms);
+        }
+    }
+}
+
+/// Freed pages are returned lazily (`MADV_FREE`: the system takes them back when it needs
+/// memory) rather than unmapped: a page used again before that is not faulted in and zeroed
+/// again. For `ppcert proxy`, whose large bodies come and go faster than the delay above
+/// covers: under 16 clients sending one megabyte body in ten, 12 page faults per request
+/// fell to about 1, and its CPU per request by about a tenth (BENCHMARKS.md, issue 45).
+pub(crate) fn return_freed_pages_lazily() {
+    // SAFETY: as in `return_freed_pages_after`.
+    unsafe {
+        if libmimalloc_sys::mi_version() >= 300 {
+            libmimalloc_sys::mi_option_set(PURGE_DECOMMITS, 0);
         }
     }
 }

@@ -102,6 +102,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<u8, Failure> {
     let config = config(&args)?;
     // A large body's pages serve the next one rather than being faulted in again each time.
     crate::allocator::return_freed_pages_after(100);
+    crate::allocator::return_freed_pages_lazily();
     // The signing key is read before anything is forwarded: a session must not end unsignable.
     let signer = (args.sign_key.as_deref())
         .map(crate::attest::keys::load_signing)

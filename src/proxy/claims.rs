@@ -190,6 +190,7 @@ impl ClaimWatch {
             duration_ms: started.elapsed().as_millis() as u64,
             request_headers: recorded_headers(&headers, Some(token)),
             request_body: Default::default(),
+            request_cut: None,
             request_view: Default::default(),
             response,
             error,

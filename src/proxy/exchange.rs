@@ -51,17 +51,34 @@ fn kept(
 /// A large body's first part, scrubbed (only as far as a secret across the cut needs: the
 /// rest is never searched), with its length and SHA-256.
 fn kept_cut(bytes: &[u8], token: &Secret) -> (Body, Option<Box<CutBody>>) {
-    let (text, _) = token.scrub_prefix(bytes, PROXY_KEPT_BODY);
-    let body = Body::from_value(&Value::String(text));
-    (body, CutBody::of(bytes, PROXY_KEPT_BODY))
+    (kept_prefix(bytes, token), cut_of(bytes))
+}
+
+/// The length and SHA-256 a request or answer body is recorded with when it is cut.
+pub(crate) fn cut_of(bytes: &[u8]) -> Option<Box<CutBody>> {
+    CutBody::of(bytes, PROXY_KEPT_BODY)
 }
 
 /// A request body as recorded: no JSON of it is kept, so a large one is not parsed again.
-fn kept_request(bytes: &[u8], token: &Secret) -> (Body, Option<Box<CutBody>>) {
+/// `digest`: its cut's length and SHA-256 when already taken (beside the forwarding).
+fn kept_request(
+    bytes: &[u8],
+    token: &Secret,
+    digest: Option<Box<CutBody>>,
+) -> (Body, Option<Box<CutBody>>) {
     if bytes.len() <= PROXY_KEPT_BODY {
         return (keep_body(bytes, token).0, None);
     }
-    kept_cut(bytes, token)
+    match digest {
+        Some(cut) => (kept_prefix(bytes, token), Some(cut)),
+        None => kept_cut(bytes, token),
+    }
+}
+
+/// A large body's first part as recorded, scrubbed.
+fn kept_prefix(bytes: &[u8], token: &Secret) -> Body {
+    let (text, _) = token.scrub_prefix(bytes, PROXY_KEPT_BODY);
+    Body::from_value(&Value::String(text))
 }
 
 /// The partner's own bearer token, if it sent one: never recorded, only its fingerprint.
@@ -142,6 +159,9 @@ pub(crate) struct Forwarded {
     pub duration_ms: u64,
     pub request_headers: BTreeMap<String, String>,
     pub request_body: Bytes,
+    /// The request body's cut (length and SHA-256) when it was taken before the record is
+    /// made; else it is taken then.
+    pub request_cut: Option<Box<CutBody>>,
     /// The spec's view of the request body, parsed once when it was judged (`Null` for a
     /// request without one): what the answer teaches and a claim's status are read from it.
     pub request_view: std::sync::Arc<Value>,
@@ -156,7 +176,7 @@ pub(crate) struct Forwarded {
 
 impl Forwarded {
     pub(crate) fn into_exchange(self, token: &Secret) -> Exchange {
-        let (body, cut) = kept_request(&self.request_body, token);
+        let (body, cut) = kept_request(&self.request_body, token, self.request_cut);
         let accepted = self
             .response
             .as_ref()

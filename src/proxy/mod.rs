@@ -428,8 +428,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
         return (StatusCode::BAD_REQUEST, "ppcert proxy: body cut off").into_response();
     };
-    let started = Instant::now();
-    let started_at = Timestamp::now();
+    let (started, started_at) = (Instant::now(), Timestamp::now());
     let relative = proxy.relative(parts.uri.path()).to_string();
     let url = upstream_url(&proxy.upstream, &relative, parts.uri.query());
     let recognised = proxy.routes.recognise(parts.method.as_str(), &relative);
@@ -437,9 +436,9 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     let Some(recognised) = recognised else {
         return forward_unrecognised(&proxy, &parts, &url, body, &token).await;
     };
-    let content_type =
-        (parts.headers.get(axum::http::header::CONTENT_TYPE)).and_then(|v| v.to_str().ok());
-    let judged = (proxy.rules).judge_sent(&recognised, content_type, &body, Utc::now());
+    let armed = (proxy.faults.as_ref()).and_then(|f| f.arm(recognised.operation));
+    let (judged, request_cut, sent) =
+        judge_first_or_beside(&proxy, &parts, &url, &recognised, &body, armed.is_some()).await;
     let mut forwarded = Forwarded {
         operation: recognised.operation,
         booking: judged.booking.clone(),
@@ -449,6 +448,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         duration_ms: 0,
         request_headers: recorded_headers(&parts.headers, Some(&token)),
         request_body: body.clone(),
+        request_cut,
         request_view: judged.view,
         response: None,
         error: None,
@@ -457,8 +457,9 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
         reads: Vec::new(),
     };
     let violated = forwarded.checks.iter().any(|c| !c.passed && !c.warning);
-    let armed = (proxy.faults.as_ref()).and_then(|f| f.arm(recognised.operation));
-    let response = if proxy.strict && violated {
+    let response = if let Some(sent) = sent {
+        relay(&proxy, &recognised, &mut forwarded, sent, &token)
+    } else if proxy.strict && violated {
         forwarded.error = Some("refused locally by --strict: not forwarded".into());
         refusal(&forwarded.checks)
     } else if let Some(armed) = armed {
@@ -480,6 +481,55 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: axum::extract::Request
     (proxy.claims).observe(&recognised, &mut forwarded, &token, environment);
     proxy.record_or_hold(&recognised, forwarded, &token);
     response
+}
+
+/// The request's verdict; for a large body, also its cut's digest and the upstream's answer.
+/// A large body is judged and digested on a thread of its own while it is forwarded: the
+/// partner waits for the longer of the two, not for both, and small requests on this worker
+/// are not held up behind a megabyte's parse. Under `--strict` the verdict decides whether
+/// to forward, and a fault armed changes what is sent: judged first there, as any body.
+async fn judge_first_or_beside(
+    proxy: &Arc<Proxy>,
+    parts: &axum::http::request::Parts,
+    url: &str,
+    recognised: &routes::Recognised,
+    body: &Bytes,
+    armed: bool,
+) -> (
+    rules::Judged,
+    Option<Box<crate::record::CutBody>>,
+    Option<Result<Sent, (StatusCode, String)>>,
+) {
+    let content_type =
+        (parts.headers.get(axum::http::header::CONTENT_TYPE)).and_then(|v| v.to_str().ok());
+    if body.len() <= exchange::PROXY_KEPT_BODY || proxy.strict || armed {
+        let judged = (proxy.rules).judge_sent(recognised, content_type, body, Utc::now());
+        return (judged, None, None);
+    }
+    let judging = judge_aside(proxy, recognised, content_type, body);
+    let sent = send(proxy, parts, url, body.clone()).await;
+    let (judged, cut) = match judging.await {
+        Ok(done) => done,
+        Err(failed) => std::panic::resume_unwind(failed.into_panic()),
+    };
+    (judged, cut, Some(sent))
+}
+
+/// A large body's verdict and its cut's digest, on a blocking thread: the same
+/// [`Rules::judge_sent`] and [`exchange::cut_of`] as for any body, only elsewhere.
+fn judge_aside(
+    proxy: &Arc<Proxy>,
+    recognised: &routes::Recognised,
+    content_type: Option<&str>,
+    body: &Bytes,
+) -> tokio::task::JoinHandle<(rules::Judged, Option<Box<crate::record::CutBody>>)> {
+    let (proxy, recognised) = (proxy.clone(), recognised.clone());
+    let (content_type, body) = (content_type.map(str::to_string), body.clone());
+    tokio::task::spawn_blocking(move || {
+        let judged =
+            (proxy.rules).judge_sent(&recognised, content_type.as_deref(), &body, Utc::now());
+        (judged, exchange::cut_of(&body))
+    })
 }
 
 /// A request no endpoint recognises: forwarded, neither checked nor counted, but said on the

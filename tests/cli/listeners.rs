@@ -331,3 +331,118 @@ async fn public_listening_is_allowed_with_a_warning_naming_what_is_exposed() {
     );
     child.kill().await.unwrap();
 }
+
+/// A large body is judged and digested beside its forwarding: the upstream still receives
+/// every byte as sent, the record keeps its exact length and SHA-256, and the verdict is the
+/// one the same body without its large field gets. Under `--strict` a large body that breaks
+/// a rule is still judged before anything is forwarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_body_reaches_the_upstream_whole_and_is_judged_as_a_small_one() {
+    use sha2::Digest as _;
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::<axum::body::Bytes>::new()));
+    let kept = received.clone();
+    let upstream = serve(
+        axum::Router::new().fallback(move |body: axum::body::Bytes| {
+            kept.lock().unwrap().push(body);
+            async move {
+                (
+                    axum::http::StatusCode::CREATED,
+                    [("content-type", "application/json")],
+                    r#"{"data": {"id": "q1"}}"#,
+                )
+            }
+        }),
+    )
+    .await;
+    // Past the reader's buffer several times over, and not a multiple of it.
+    let large = format!(
+        r#"{{"data": {{"bookingNumber": "BN-LARGE-1", "pad": "{}"}}}}"#,
+        "z".repeat(1_500_001)
+    );
+    let small = r#"{"data": {"bookingNumber": "BN-LARGE-1", "pad": "z"}}"#.to_string();
+    let send = |addr: String, body: String| async move {
+        http_client()
+            .post(format!("http://{addr}/quotes"))
+            .bearer_auth("tok-large-456")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr, _) = start("proxy", dir.path(), &["--base-url", &upstream]).await;
+    assert_eq!(send(addr.clone(), large.clone()).await.status(), 201);
+    assert_eq!(send(addr.clone(), small.clone()).await.status(), 201);
+    interrupt(&child).await;
+    ended(&mut child, "proxy").await;
+    {
+        let received = received.lock().unwrap();
+        assert_eq!(received.len(), 2);
+        assert!(
+            received[0] == large.as_bytes(),
+            "the large body arrived altered"
+        );
+        assert!(received[1] == small.as_bytes());
+    }
+    let evidence = read_json(&dir.path().join("b/evidence.json"));
+    let (big, little) = (&evidence["exchanges"][0], &evidence["exchanges"][1]);
+    let cut = &big["request"]["cut"];
+    assert_eq!(cut["length"], large.len());
+    let digest = format!("{:x}", sha2::Sha256::digest(large.as_bytes()));
+    assert_eq!(cut["sha256"], digest);
+    assert_eq!(big["booking_number"], "BN-LARGE-1", "{big}");
+    assert_eq!(
+        big["checks"], little["checks"],
+        "the same verdict, word for word"
+    );
+    assert!(
+        big["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["passed"] == false),
+        "a quote without its fields breaks the spec's rules: {big}"
+    );
+
+    let strict_dir = tempfile::tempdir().unwrap();
+    let args = ["--base-url", upstream.as_str(), "--strict"];
+    let (mut child, addr, _) = start("proxy", strict_dir.path(), &args).await;
+    let refused = send(addr.clone(), large.clone()).await;
+    assert_eq!(refused.status(), 400);
+    let said = refused.text().await.unwrap();
+    assert!(said.contains("REFUSED_BY_PPCERT_PROXY"), "{said}");
+    interrupt(&child).await;
+    ended(&mut child, "proxy").await;
+    assert_eq!(received.lock().unwrap().len(), 2, "--strict forwarded it");
+}
+
+/// A request head within the 64 KiB a connection reads at a time is served; one far past it
+/// is answered 431 and the connection closed (docs/listeners.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_head_within_64_kib_is_served_and_a_far_longer_one_refused_with_431() {
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut child, addr, _) = start(kind, dir.path(), &[]).await;
+        for (size, expected) in [(60 * 1024, None), (1 << 20, Some("HTTP/1.1 431"))] {
+            let mut tcp = TcpStream::connect(&addr).await.unwrap();
+            let head = format!(
+                "GET /openapi.json HTTP/1.1\r\nhost: {addr}\r\nx-pad: {}\r\nconnection: close\r\n\r\n",
+                "p".repeat(size)
+            );
+            let _ = tcp.write_all(head.as_bytes()).await;
+            let mut answer = vec![0; 64];
+            let n = tokio::time::timeout(Duration::from_secs(30), tcp.read(&mut answer))
+                .await
+                .unwrap_or_else(|_| panic!("{kind}: no answer"))
+                .unwrap_or(0);
+            let answer = String::from_utf8_lossy(&answer[..n]).to_string();
+            match expected {
+                Some(status) => assert!(answer.starts_with(status), "{kind}: {answer}"),
+                None => assert!(!answer.starts_with("HTTP/1.1 431"), "{kind}: {answer}"),
+            }
+        }
+        interrupt(&child).await;
+        ended(&mut child, kind).await;
+    }
+}
