@@ -77,6 +77,8 @@ pub(crate) fn publish(
         requirements: Some(requirements.to_vec()),
         flows: Some(evidence.flows.clone()),
     });
+    // Taken after the end line: the journal is complete.
+    let journal = (recording.journal_sha256()).map(|digest| (journal::FILE_NAME, digest));
     // Failpoint for the test of a bundle that cannot be written (hidden, tests only).
     let failpoint = crate::env::failpoint("PPCERT_TEST_FAIL_BUNDLE").map(|_| {
         std::io::Error::new(
@@ -86,7 +88,7 @@ pub(crate) fn publish(
     });
     failpoint
         .map_or_else(
-            || crate::report::write_bundle(dir, evidence, formats, rendered),
+            || crate::report::write_bundle(dir, evidence, formats, rendered, journal),
             Err,
         )
         .map_err(|error| BundleNotWritten {

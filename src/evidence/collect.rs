@@ -242,6 +242,11 @@ impl Recording {
         self.journal.write(line);
     }
 
+    /// The journal's SHA-256 as written (see [`JournalWriter::sha256_hex`]).
+    pub(crate) fn journal_sha256(&self) -> Option<String> {
+        self.journal.sha256_hex()
+    }
+
     /// What was recorded; the exchanges the journal could not hold come back whole.
     pub(crate) fn take(&self) -> Recorded {
         let collected =

@@ -92,6 +92,10 @@ pub(crate) struct FlowSummary {
 pub(crate) struct Journal {
     pub(super) file: File,
     pub(super) path: PathBuf,
+    /// The SHA-256 of every line written, for the manifest: reading a journal back to hash it
+    /// was a tenth of a small run's end. `None` once the file holds other bytes than those
+    /// (a resumed run's earlier lines, a write that failed part-way).
+    pub(super) written: Option<sha2::Sha256>,
 }
 
 /// The `type` of an exchange line and of a step line: lines of other kinds are passed over
@@ -118,7 +122,17 @@ impl Journal {
             .append(append)
             .truncate(!append)
             .open(&path)?;
-        Ok(Journal { file, path })
+        Ok(Journal {
+            file,
+            path,
+            written: (!append).then(<sha2::Sha256 as sha2::Digest>::new),
+        })
+    }
+
+    /// The file's SHA-256 (lower-case hex), when it holds exactly the lines this journal wrote.
+    pub(crate) fn sha256_hex(&self) -> Option<String> {
+        let written = self.written.clone()?;
+        Some(crate::digest::hex(&sha2::Digest::finalize(written)))
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -130,8 +144,13 @@ impl Journal {
     pub(crate) fn append<L: Serialize>(&mut self, line: &L) -> std::io::Result<()> {
         let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
         text.push('\n');
-        self.file.write_all(text.as_bytes())?;
-        self.file.flush()
+        let appended = (self.file.write_all(text.as_bytes())).and_then(|()| self.file.flush());
+        match (&appended, &mut self.written) {
+            (Ok(()), Some(written)) => sha2::Digest::update(written, text.as_bytes()),
+            (Ok(()), None) => {}
+            (Err(_), written) => *written = None,
+        }
+        appended
     }
 }
 
@@ -300,5 +319,28 @@ pub(crate) mod tests {
             text.contains(r#""body":"<html>bad gateway</html>""#),
             "{text}"
         );
+    }
+
+    /// The digest the manifest takes of a run's journal as it is written is the file's own;
+    /// a resumed journal (earlier lines) and one a write failed in are read back instead.
+    #[test]
+    fn the_journal_s_digest_taken_as_written_is_the_file_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::open(dir.path(), false).unwrap();
+        for flow in ["a#1", "b#2", "c#3"] {
+            journal.append(&sending(flow)).unwrap();
+        }
+        let file = crate::digest::file_sha256_hex(journal.path()).unwrap();
+        assert_eq!(journal.sha256_hex(), Some(file));
+        let mut resumed = Journal::open(dir.path(), true).unwrap();
+        resumed.append(&sending("d#4")).unwrap();
+        assert_eq!(resumed.sha256_hex(), None, "resumed: read back");
+        let mut full = Journal {
+            file: OpenOptions::new().write(true).open("/dev/full").unwrap(),
+            path: PathBuf::from("/dev/full"),
+            written: Some(<sha2::Sha256 as sha2::Digest>::new()),
+        };
+        assert!(full.append(&sending("e#5")).is_err());
+        assert_eq!(full.sha256_hex(), None, "a failed write: read back");
     }
 }

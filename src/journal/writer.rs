@@ -44,6 +44,13 @@ impl JournalWriter {
         &self.path
     }
 
+    /// The journal file's SHA-256, taken as its lines were written; `None` when it must be
+    /// read back (a resumed run's, or one a write failed in).
+    pub(crate) fn sha256_hex(&self) -> Option<String> {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.journal.sha256_hex().filter(|_| inner.error.is_none())
+    }
+
     /// Appends a line (a [`Line`](super::Line) or a [`LineRef`]); whether it reached the file.
     pub(crate) fn write<L: serde::Serialize>(&self, line: &L) -> bool {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -274,6 +281,7 @@ mod tests {
                 .open("/dev/full")
                 .unwrap(),
             path: PathBuf::from("/dev/full"),
+            written: None,
         };
         let recorded = recorded_through(full);
         assert!(recorded.exchanges[0].request.body.is_some());

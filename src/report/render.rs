@@ -114,7 +114,7 @@ pub(crate) fn write_reports(
     evidence: &Evidence,
     formats: &[Format],
 ) -> std::io::Result<()> {
-    write_files(dir, evidence, formats, None, None)
+    write_files(dir, evidence, formats, None, None, None)
 }
 
 /// How `evidence.json` is written: from memory when every exchange there is whole, else with
@@ -136,12 +136,14 @@ fn write_files(
     formats: &[Format],
     record: Option<Record>,
     rendered: Option<&Rendered>,
+    hashed: Option<(&str, String)>,
 ) -> std::io::Result<()> {
     let mut leaving: Vec<&str> = formats.iter().map(|f| f.file_name()).collect();
     leaving.extend(record.map(|_| evidence::FILE_NAME));
     // Listed before anything is written beside them: a file renamed while the directory is
     // read would fail the listing.
-    let settled = manifest::settled(dir, &leaving)?;
+    let mut settled = manifest::settled(dir, &leaving)?;
+    settled.retain(|name| hashed.as_ref().is_none_or(|(hashed, _)| name != hashed));
     let templated = (formats.iter()).any(|f| matches!(f, Format::Html | Format::Md));
     let pass = if templated {
         Some(Pass::of(evidence)?)
@@ -165,6 +167,7 @@ fn write_files(
             known.insert(format.file_name().to_string(), digest);
         }
         known.extend(manifest::digests_of(dir, &settled)?);
+        known.extend(hashed.map(|(name, digest)| (name.to_string(), digest)));
         if let Some(html) = html {
             known.insert(Format::Html.file_name().to_string(), joined(html)?);
         }
@@ -210,12 +213,14 @@ fn write_record(dir: &Path, evidence: &Evidence, how: Record) -> std::io::Result
 /// its exchanges slim (a small run's whole): those a report shows are put back whole from the
 /// journal first, and when every exchange in memory is then whole (a small run, where nothing
 /// is read back) evidence.json is written from memory; otherwise it reads each exchange whole
-/// from the journal. A record left in the journal is read from there.
+/// from the journal. A record left in the journal is read from there. `journal`: a file of the
+/// bundle whose digest was taken as it was written (the run's journal), not read back.
 pub(crate) fn write_bundle(
     dir: &Path,
     evidence: &mut Evidence,
     formats: &[Format],
     rendered: Option<&Rendered>,
+    journal: Option<(&str, String)>,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let all_whole = if evidence.in_journal.is_none() {
@@ -230,7 +235,7 @@ pub(crate) fn write_bundle(
     } else {
         Record::Streamed
     };
-    write_files(dir, evidence, formats, Some(record), rendered)
+    write_files(dir, evidence, formats, Some(record), rendered, journal)
 }
 
 /// Appends the Markdown report to `$GITHUB_STEP_SUMMARY` when that is set.
@@ -327,7 +332,8 @@ mod tests {
             let run = crate::evidence::test_run();
             let mut evidence = recorded.into_evidence(run, &[], &[], Vec::new());
             let formats = [super::Format::Html, super::Format::Md, super::Format::Junit];
-            super::write_bundle(dir.path(), &mut evidence, &formats, rendered.as_ref()).unwrap();
+            super::write_bundle(dir.path(), &mut evidence, &formats, rendered.as_ref(), None)
+                .unwrap();
             let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
             let files = ["evidence.json", "report.html", "report.md", "junit.xml"].map(read);
             (kept, files, dir)
