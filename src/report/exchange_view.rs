@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::view::pretty_body;
+use super::pretty::pretty_body;
 use crate::record::{Body, Exchange, Outcome};
 use crate::timestamp::Timestamp;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::view::pretty_body;
+use super::pretty::pretty_body;
 use crate::evidence::Evidence;
 use crate::record::{Exchange, StepEvent, StepStatus};
 

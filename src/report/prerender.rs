@@ -102,7 +102,7 @@ fn render_each(exchanges: Receiver<Exchange>, stop: &AtomicBool) -> Rendered {
         }
         // Rendered at once, so every pretty body is kept for it.
         let detail = exchange_view::detail(&x, &mut usize::MAX.clone());
-        let Ok(block) = super::render::render_block(&detail) else {
+        let Ok(block) = super::environment::render_block(&detail) else {
             continue;
         };
         left = left.saturating_sub(block.len());

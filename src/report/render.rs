@@ -8,65 +8,9 @@ use crate::formats::{Format, MARKDOWN};
 use std::io::Write;
 use std::path::Path;
 
-use minijinja::{Environment, UndefinedBehavior};
+use super::environment::ENVIRONMENT;
 
 use crate::evidence::{self, Evidence};
-
-/// Markdown table cells: no pipe or line break may escape the cell.
-/// A server's text made inert in Markdown: on one line, no table cell break, no HTML (a
-/// comment would hide the rest of the job summary), no way out of a code span.
-pub(crate) fn md(value: String) -> String {
-    value
-        .replace(['\r', '\n'], " ")
-        .replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('`', "'")
-}
-
-/// The reports' templates, compiled once per process, on first use or by [`warm`]: they were
-/// compiled again for each report (both for each), a third of writing a default batch's bundle.
-static ENVIRONMENT: std::sync::LazyLock<Environment<'static>> =
-    std::sync::LazyLock::new(environment);
-
-/// Compiles the reports' templates now: a run calls it on a blocking thread while its first
-/// requests are in flight, so that its end only renders.
-pub(crate) fn warm() {
-    std::sync::LazyLock::force(&ENVIRONMENT);
-}
-
-fn environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.add_filter("md", md);
-    // Money as money: `74.90`, not `74.9`; minor units by currency (2 when unknown).
-    env.add_filter("money", |amount: f64, currency: Option<String>| {
-        crate::models::money::format(amount, currency.as_deref().unwrap_or("EUR"))
-    });
-    env.add_filter("pretty_body", |json: &str| {
-        view::pretty_json(json, false).0.unwrap_or_default()
-    });
-    env.add_template("report.html.j2", include_str!("templates/report.html.j2"))
-        .expect("the HTML template parses");
-    env.add_template("report.md.j2", include_str!("templates/report.md.j2"))
-        .expect("the Markdown template parses");
-    env.add_template(
-        "exchange.html.j2",
-        include_str!("templates/exchange.html.j2"),
-    )
-    .expect("the exchange block's template parses");
-    env
-}
-
-/// One exchange's block of report.html, as the report would render it.
-pub(super) fn render_block(
-    detail: &super::exchange_view::ExchangeDetail<'_>,
-) -> Result<String, minijinja::Error> {
-    let template = ENVIRONMENT.get_template("exchange.html.j2")?;
-    template.render(
-        minijinja::context! { x => minijinja::Value::from(minijinja::value::Serde(detail)) },
-    )
-}
 
 fn render_template<'a>(
     name: &str,
@@ -255,7 +199,7 @@ pub(crate) fn append_step_summary(dir: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::md;
+    use crate::report::environment::{ENVIRONMENT, md};
 
     /// A body's pretty text kept in the view (a small run's) and one the template
     /// pretty-prints as it writes it (past the budget) read the same, and mixed as well.
@@ -280,7 +224,7 @@ mod tests {
         let render = |kept: usize| {
             let shown = super::view::Exchanges::Shown(None);
             let view = super::view::build_keeping(&evidence, &pass, shown, kept);
-            let template = super::ENVIRONMENT.get_template("report.html.j2").unwrap();
+            let template = ENVIRONMENT.get_template("report.html.j2").unwrap();
             template.render(minijinja::value::Serde(&view)).unwrap()
         };
         let kept = render(super::view::PRETTY_KEPT);
