@@ -101,7 +101,8 @@ fn render_each(exchanges: Receiver<Exchange>, stop: &AtomicBool) -> Rendered {
             continue;
         }
         // Rendered at once, so every pretty body is kept for it.
-        let detail = exchange_view::detail(&x, &mut usize::MAX.clone());
+        let mut unbounded = usize::MAX;
+        let detail = exchange_view::detail(&x, &mut unbounded);
         let Ok(block) = super::environment::render_block(&detail) else {
             continue;
         };

@@ -126,10 +126,9 @@ fn flow_views<'a>(
     let mut grouped: BTreeMap<&str, (Vec<ExchangeView>, Vec<Mark>)> = BTreeMap::new();
     let mut shown = 0;
     let mut budget = kept;
-    let exchanges = !matches!(shown_how, Exchanges::None);
-    let rendered = match shown_how {
-        Exchanges::Shown(Some(rendered)) => Some(rendered),
-        _ => None,
+    let (exchanges, rendered) = match shown_how {
+        Exchanges::None => (false, None),
+        Exchanges::Shown(rendered) => (true, rendered),
     };
     for x in pass.sample.iter().filter(|_| exchanges) {
         shown += 1;
